@@ -1,0 +1,1 @@
+//! Arena decisions. OWNER: arena helper.

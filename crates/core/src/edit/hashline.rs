@@ -1,0 +1,1 @@
+//! OWNER: hashline-guards helper.

@@ -1,0 +1,1 @@
+//! Flow scheduling decisions. OWNER: flow helper.

@@ -1,0 +1,34 @@
+//! # coderig — the engine room of AI coding-agent harnesses
+//!
+//! One Rust core, used as a crate, a Python module, a Node addon and an HTTP
+//! server. Every capability is a folder with a pure *decisions* part (no IO,
+//! no clock, no randomness that the caller did not seed):
+//!
+//! - [`edit`]: locate the text a model wants to replace (tiered, refusing when
+//!   unsure), apply edits with faithful bytes, guards, hashline anchors.
+//! - [`flow`]: DAG scheduling decisions with Airflow-grade trigger rules.
+//! - [`arena`]: lanes, benchmarks, analysis prompts and ratings for battles
+//!   between coding agents.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod arena;
+pub mod edit;
+pub mod flow;
+
+pub use edit::apply::{Applied, ApplyOptions, Edit};
+// edit-engine helper adds: pub use edit::apply::{apply_edit, apply_edit_with, apply_edits};
+// edit-engine helper adds: pub use edit::file::{edit_file, edits_file, hashline_edit_file, write_atomic};
+// edit-engine helper adds: pub use edit::locate::locate;
+pub use edit::error::EditError;
+// hashline-guards helper adds: pub use edit::guards::check as check_guards;
+pub use edit::guards::{GuardViolation, ViolationKind};
+pub use edit::locate::{Match, MatchKind, Nearest, Tier};
+
+/// xxHash32 of `data` with `seed` (the reference algorithm, via `xxhash-rust`).
+///
+/// Guarantees bit-for-bit agreement with the reference implementation; the
+/// shared vectors in `shared/vectors/hashline.json` pin it.
+pub fn xxhash32(data: &[u8], seed: u32) -> u32 {
+    xxhash_rust::xxh32::xxh32(data, seed)
+}
