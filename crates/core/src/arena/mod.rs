@@ -1,1 +1,38 @@
-//! Arena decisions. OWNER: arena helper.
+//! Arena decisions: the same prompt to several contestants, then a verdict.
+//!
+//! Every function here is pure (no IO, no clock, no unseeded randomness) so
+//! the async runner, the bindings and harness authors can call it directly.
+//!
+//! - [`lane`]: which lane a contestant runs in and which contestants to
+//!   start now (serial local GPU lane, parallel cloud lane).
+//! - [`bench`]: duration and tokens/second of a finished contestant.
+//! - [`paths`]: slugs and folder names of the results tree
+//!   `<project>/Arena/<YYYY-MM-DD>-<type>-<8 hex>/<identity>-<model>/`.
+//! - [`resume`]: what to do with each contestant after a crash.
+//! - [`analysis`]: digest, judge and cross-examination prompts, and parsing
+//!   of the `WINNER:` / `VERDICT:` lines they ask for.
+//! - [`rating`]: Bradley–Terry ratings over many battles with bootstrap
+//!   confidence intervals.
+
+pub mod analysis;
+pub mod bench;
+pub mod error;
+pub mod lane;
+pub mod paths;
+pub mod rating;
+pub mod resume;
+
+pub use analysis::{
+    build_cross_exam_prompt, build_digest_prompt, build_judge_prompt, extract_verdict,
+    extract_winner, should_name_winner, ANALYSIS_CAP_CHARS, DIFF_CAP_CHARS,
+    ORIGINAL_PROMPT_CAP_CHARS, RESULT_CAP_CHARS,
+};
+pub use bench::{benchmark_line, compute_benchmark, Benchmark};
+pub use error::ArenaError;
+pub use lane::{
+    classify_lane, dispatch_now, is_battle_complete, next_local_contestant, BattleType,
+    ContestantStatus, Lane,
+};
+pub use paths::{battle_slug, contestant_dir, sanitize_slug};
+pub use rating::{bradley_terry, Rating};
+pub use resume::{reconcile_contestant_resume, reconcile_contestants, ContestantAction, TaskState};
