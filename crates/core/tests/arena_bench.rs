@@ -2,10 +2,12 @@
 
 use coderig::arena::{benchmark_line, compute_benchmark, Benchmark, Lane};
 
+/// (started_ms, ended_ms, tokens, lane, expected duration_ms, expected tokens/s)
+type Case = (i64, i64, Option<u64>, Lane, u64, Option<f64>);
+
 #[test]
 fn compute_benchmark_table() {
-    // (started, ended, tokens, lane, duration_ms, tokens_per_sec)
-    let cases: Vec<(i64, i64, Option<u64>, Lane, u64, Option<f64>)> = vec![
+    let cases: Vec<Case> = vec![
         (1_000, 3_000, Some(100), Lane::Local, 2_000, Some(50.0)),
         (1_000, 3_000, Some(100), Lane::Cloud, 2_000, None), // cloud: never
         (1_000, 3_000, None, Lane::Local, 2_000, None),      // unknown tokens
