@@ -5,7 +5,7 @@
 //!
 //! - [`lane`]: which lane a contestant runs in and which contestants to
 //!   start now (serial local GPU lane, parallel cloud lane).
-//! - [`bench`]: duration and tokens/second of a finished contestant.
+//! - [`bench`](mod@bench): duration and tokens/second of a finished contestant.
 //! - [`paths`]: slugs and folder names of the results tree
 //!   `<project>/Arena/<YYYY-MM-DD>-<type>-<8 hex>/<identity>-<model>/`.
 //! - [`resume`]: what to do with each contestant after a crash.

@@ -20,7 +20,7 @@
 use rand_pcg::rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Virtual wins (= virtual losses) per contestant against the strength-1
 /// virtual opponent: one virtual tie.
@@ -87,7 +87,8 @@ pub fn bradley_terry<S: AsRef<str>>(
     let all: Vec<usize> = (0..games.len()).collect();
     let scores = fit(n, &games, &all);
 
-    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(bootstrap); n];
+    // No preallocation from `bootstrap`: a huge count must not abort on allocation.
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); n];
     if !games.is_empty() {
         let mut rng = Pcg64Mcg::seed_from_u64(seed);
         let mut picked = vec![0usize; games.len()];
@@ -136,8 +137,9 @@ pub fn bradley_terry<S: AsRef<str>>(
 fn fit(n: usize, games: &[(usize, Vec<usize>)], picked: &[usize]) -> Vec<Option<f64>> {
     let mut present = vec![false; n];
     let mut wins = vec![0.0f64; n];
-    // Comparisons per unordered pair, kept as (i, j, count) with i < j.
-    let mut pair_counts: HashMap<(usize, usize), f64> = HashMap::new();
+    // Comparisons per unordered pair (i < j), ordered so that the floating
+    // point sums below run in the same order on every run.
+    let mut pair_counts: BTreeMap<(usize, usize), f64> = BTreeMap::new();
     for &g in picked {
         let (w, losers) = &games[g];
         present[*w] = true;
