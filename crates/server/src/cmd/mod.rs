@@ -1,0 +1,3 @@
+//! Subcommands of the `coderig` binary, one module each.
+
+pub mod serve;

@@ -1,0 +1,248 @@
+//! End-to-end tests over real HTTP on 127.0.0.1: the router served on an
+//! ephemeral port, and the compiled `coderig` binary.
+
+use coderig_server::{app, Config};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+
+/// Serves [`app`] on `127.0.0.1:0` in the background; returns the base URL.
+async fn spawn_server(config: Config) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app(&config)).await.unwrap() });
+    format!("http://{addr}")
+}
+
+async fn json_of(response: reqwest::Response) -> (StatusCode, Value) {
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap().to_owned());
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/json"),
+        "status {status}"
+    );
+    (status, response.json().await.unwrap())
+}
+
+fn assert_error(body: &Value, kind: &str) {
+    assert_eq!(body["ok"], false, "{body}");
+    assert_eq!(body["error"]["kind"], kind, "{body}");
+    assert_eq!(body["error"]["code"], kind.to_ascii_uppercase(), "{body}");
+    assert!(
+        !body["error"]["message"].as_str().unwrap().is_empty(),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn health_reports_ok_and_version() {
+    let base = spawn_server(Config::default()).await;
+    let (status, body) = json_of(reqwest::get(format!("{base}/api/health")).await.unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({"ok": true, "version": env!("CARGO_PKG_VERSION")})
+    );
+}
+
+#[tokio::test]
+async fn unknown_route_is_a_json_404() {
+    let base = spawn_server(Config::default()).await;
+    let (status, body) = json_of(reqwest::get(format!("{base}/api/nope")).await.unwrap()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_error(&body, "not_found");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("/api/nope"));
+}
+
+#[tokio::test]
+async fn wrong_method_is_a_json_405() {
+    let base = spawn_server(Config::default()).await;
+    let client = reqwest::Client::new();
+    let (status, body) = json_of(
+        client
+            .post(format!("{base}/api/health"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_error(&body, "method_not_allowed");
+}
+
+#[tokio::test]
+async fn xxhash32_route_matches_every_shared_vector() {
+    let vectors: Value =
+        serde_json::from_str(include_str!("../../../tests/vectors/hashline.json")).unwrap();
+    let cases = vectors["xxhash32"].as_array().unwrap();
+    assert!(cases.len() >= 40);
+    let base = spawn_server(Config::default()).await;
+    let client = reqwest::Client::new();
+    for case in cases {
+        let request = json!({"data": case["input"], "seed": case["seed"]});
+        let response = client
+            .post(format!("{base}/api/xxhash32"))
+            .json(&request)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::OK, "{case}: {body}");
+        assert_eq!(body, json!({"ok": true, "hash": case["hash"]}), "{case}");
+    }
+}
+
+#[tokio::test]
+async fn xxhash32_seed_defaults_to_zero() {
+    let base = spawn_server(Config::default()).await;
+    let client = reqwest::Client::new();
+    let response = client
+        .post(format!("{base}/api/xxhash32"))
+        .json(&json!({"data": "abc"}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["hash"], coderig::xxhash32(b"abc", 0));
+}
+
+#[tokio::test]
+async fn malformed_json_is_a_json_400() {
+    let base = spawn_server(Config::default()).await;
+    let client = reqwest::Client::new();
+    let response = client
+        .post(format!("{base}/api/xxhash32"))
+        .header("content-type", "application/json")
+        .body("{\"data\": ")
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error(&body, "invalid_input");
+}
+
+#[tokio::test]
+async fn wrong_shapes_and_content_types_are_json_invalid_input() {
+    let base = spawn_server(Config::default()).await;
+    let client = reqwest::Client::new();
+    let url = format!("{base}/api/xxhash32");
+    let cases: Vec<(reqwest::RequestBuilder, StatusCode)> = vec![
+        // seed out of u32 range
+        (
+            client.post(&url).json(&json!({"data": "a", "seed": -1})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            client
+                .post(&url)
+                .json(&json!({"data": "a", "seed": 4294967296u64})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        // missing / wrongly typed / unknown fields
+        (
+            client.post(&url).json(&json!({})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            client.post(&url).json(&json!({"data": 5})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            client.post(&url).json(&json!({"data": "a", "sed": 1})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        // not declared as JSON
+        (
+            client.post(&url).body("{\"data\": \"a\"}"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+    ];
+    for (request, expected) in cases {
+        let (status, body) = json_of(request.send().await.unwrap()).await;
+        assert_eq!(status, expected, "{body}");
+        assert_error(&body, "invalid_input");
+    }
+}
+
+#[tokio::test]
+async fn oversize_body_is_a_json_413() {
+    let base = spawn_server(Config {
+        max_body_bytes: 1024,
+    })
+    .await;
+    let client = reqwest::Client::new();
+    let url = format!("{base}/api/xxhash32");
+    let small = client
+        .post(&url)
+        .json(&json!({"data": "x".repeat(512)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(small.status(), StatusCode::OK);
+    let big = client
+        .post(&url)
+        .json(&json!({"data": "x".repeat(4096)}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(big).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_error(&body, "payload_too_large");
+}
+
+/// Kills the child when dropped, so a failing assertion cannot leak it.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_binary_serves_on_the_port_it_prints() {
+    let child = Command::new(env!("CARGO_BIN_EXE_coderig"))
+        .args(["serve", "--port", "0"])
+        .env_remove("CODERIG_HOST")
+        .env_remove("CODERIG_PORT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop(child);
+    let stdout = child.0.stdout.take().unwrap();
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        line
+    })
+    .await
+    .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("coderig listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_owned();
+    let addr: SocketAddr = url.strip_prefix("http://").unwrap().parse().unwrap();
+    assert!(
+        addr.ip().is_loopback(),
+        "must bind loopback by default: {addr}"
+    );
+    assert_ne!(addr.port(), 0);
+    let (status, body) = json_of(reqwest::get(format!("{url}/api/health")).await.unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["ok"], true);
+    child.0.kill().unwrap();
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Runs every test of coderig: Rust (fmt, clippy, unit, property, server
+# end-to-end, examples, benches compile), Python (wheel + pytest) and Node
+# (addon + node --test). The one test command of README and .ci/run.
+#
+# Needs only the toolchains: Rust (cargo), python3 (>= 3.9, with venv + pip)
+# and node >= 20.17 with npm. Everything else (maturin, pytest,
+# @napi-rs/cli) is installed from the registries into .venv/ and
+# crates/node/node_modules/, which later runs reuse, as they reuse target/.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+VENV="$ROOT/.venv"
+STAGE_NAMES=()
+STAGE_TIMES=()
+CURRENT_STAGE=""
+STAGE_STARTED=0
+TOTAL_STARTED=$SECONDS
+
+stage() {
+    finish_stage
+    CURRENT_STAGE="$1"
+    STAGE_STARTED=$SECONDS
+    printf '\n\033[1m==> %s\033[0m\n' "$CURRENT_STAGE"
+}
+
+finish_stage() {
+    if [[ -n "$CURRENT_STAGE" ]]; then
+        STAGE_NAMES+=("$CURRENT_STAGE")
+        STAGE_TIMES+=($((SECONDS - STAGE_STARTED)))
+        CURRENT_STAGE=""
+    fi
+}
+
+summary() {
+    local status=$1
+    local failed="$CURRENT_STAGE"
+    finish_stage
+    printf '\n\033[1m==> Summary\033[0m\n'
+    local i
+    for i in "${!STAGE_NAMES[@]}"; do
+        local mark="ok"
+        if [[ $status -ne 0 && "${STAGE_NAMES[$i]}" == "$failed" ]]; then mark="FAILED"; fi
+        printf '  %-7s %4ss  %s\n' "$mark" "${STAGE_TIMES[$i]}" "${STAGE_NAMES[$i]}"
+    done
+    if [[ $status -eq 0 ]]; then
+        printf 'All tests passed in %ss.\n' $((SECONDS - TOTAL_STARTED))
+    else
+        printf 'FAILED in stage "%s" (exit %s) after %ss.\n' "$failed" "$status" $((SECONDS - TOTAL_STARTED))
+    fi
+}
+trap 'summary $?' EXIT
+
+stage "Toolchains"
+cargo --version
+python3 --version
+node --version
+echo "npm $(npm --version)"
+# rustup installs may lack the components; add them when rustup is there.
+if command -v rustup >/dev/null 2>&1; then
+    cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
+    cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+fi
+
+stage "Python tools (.venv: maturin, pytest)"
+if [[ ! -x "$VENV/bin/python" ]]; then
+    python3 -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.16,<2" "pytest>=7"
+"$VENV/bin/python" -m pytest --version
+
+stage "cargo fmt --check"
+cargo fmt --all --check
+
+stage "cargo clippy (all targets, -D warnings)"
+cargo clippy --workspace --all-targets -- -D warnings
+
+stage "cargo test (unit, property, server end-to-end, doc)"
+cargo test --workspace
+
+# ---------------------------------------------------------------------------
+# PostgreSQL: when the store lands, start a throwaway server here (recipe in
+# the project's RECIPES: initdb + pg_ctl on a free port, DATABASE_URL
+# exported, stopped by the EXIT trap) and run the store tests against it.
+# There is no store yet, so nothing is started.
+# ---------------------------------------------------------------------------
+
+stage "Rust examples (cargo run --example, every example of every package)"
+examples=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c '
+import json, sys
+for package in json.load(sys.stdin)["packages"]:
+    for target in package["targets"]:
+        if "example" in target["kind"]:
+            print(package["name"], target["name"])
+')
+if [[ -z "$examples" ]]; then
+    echo "(no Rust examples)"
+else
+    while read -r package example; do
+        echo "--- $package: $example"
+        cargo run --quiet -p "$package" --example "$example"
+    done <<<"$examples"
+fi
+
+stage "Python module (pip install ./crates/py, maturin backend, release)"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./crates/py
+"$VENV/bin/python" -c 'import coderig; print("coderig", coderig.__version__, "from", coderig.__file__)'
+
+stage "pytest"
+# pytest exits 5 when it collected no tests; set -e counts that as a failure.
+"$VENV/bin/python" -m pytest crates/py/tests -q
+
+stage "Node addon (npm ci, napi build)"
+(
+    cd crates/node
+    if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+        npm ci --no-audit --no-fund
+    fi
+    # Debug build: it reuses the artifacts of `cargo test`; speed is not under test.
+    npx napi build --platform
+)
+
+stage "node --test"
+(cd crates/node && npm test)
+
+stage "Python and Node examples (examples/*.py, examples/*.mjs)"
+shopt -s nullglob
+scripts=(examples/*.py examples/*.mjs)
+shopt -u nullglob
+if [[ ${#scripts[@]} -eq 0 ]]; then
+    echo "(no Python or Node examples)"
+fi
+for script in "${scripts[@]}"; do
+    echo "--- $script"
+    case "$script" in
+        *.py) "$VENV/bin/python" "$script" ;;
+        *.mjs) node "$script" ;;
+    esac
+done
+
+stage "Benches build (compiled and linked, not run)"
+# Debug profile on purpose: clippy already type-checks them, this proves they
+# link, and it reuses the artifacts of `cargo test` instead of a release
+# build of the whole workspace (minutes on 2 cores). Run them with `cargo bench`.
+cargo build --workspace --benches
+
+finish_stage
