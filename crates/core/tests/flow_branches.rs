@@ -178,10 +178,18 @@ fn batched_flow(cap: Option<usize>) -> Flow {
     })
 }
 
+/// cap, in flight, ready, admitted
+type BatchRow = (
+    Option<usize>,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
 #[test]
 fn batches_admit_at_most_the_free_slots() {
     #[rustfmt::skip]
-    let table: &[(Option<usize>, &[&str], &[&str], &[&str])] = &[
+    let table: &[BatchRow] = &[
         // cap, in flight, ready, admitted
         (Some(2), &[], &["a", "b", "c"], &["a", "b"]), // 0 running, cap 2, 3 ready -> 2
         (Some(2), &["a"], &["b", "c"], &["b"]),

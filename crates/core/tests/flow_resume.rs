@@ -6,12 +6,22 @@ use coderig::flow::{
 use std::collections::HashMap;
 use std::str::FromStr;
 
+/// status, task id, task state, retry count, max retries, expected action
+type Row = (
+    StepStatus,
+    Option<&'static str>,
+    Option<TaskState>,
+    u32,
+    Option<u32>,
+    &'static str,
+);
+
 #[test]
 fn every_resume_row() {
     use StepStatus as S;
     use TaskState as T;
     #[rustfmt::skip]
-    let rows: &[(StepStatus, Option<&str>, Option<TaskState>, u32, Option<u32>, &str)] = &[
+    let rows: &[Row] = &[
         // timed out: retries left -> retry, else mark-failed (task state irrelevant)
         (S::TimedOut, Some("t1"), Some(T::Running), 0, Some(2), "retry"),
         (S::TimedOut, None, None, 1, Some(2), "retry"),
