@@ -300,7 +300,9 @@ impl Scheduler {
 
     /// Starts another iteration of an in-flight do-while whose body steps
     /// have all finished: the body steps become pending again (their
-    /// dependents' counters are rolled back) and the ready ones are returned.
+    /// dependents' counters are rolled back, a body switch forgets its
+    /// decision; launch-excluded steps stay excluded) and the ready ones are
+    /// returned.
     /// The caller decides *whether* to iterate with
     /// [`crate::flow::is_loop_terminated`], and ends the loop with
     /// [`Scheduler::complete`].
@@ -321,8 +323,15 @@ impl Scheduler {
             });
         }
         self.loop_iterations[i as usize] += 1;
+        let body: Vec<u32> = body
+            .into_iter()
+            .filter(|b| !self.launch_excluded.contains(b))
+            .collect();
         for &b in &body {
             self.set_status(b, Status::Pending);
+            if self.kinds[b as usize] == StepKind::Switch {
+                self.switch_results.remove(&self.ids[b as usize]);
+            }
         }
         self.worklist.extend(body.iter().rev());
         Ok(self.finish_event())
