@@ -181,19 +181,36 @@ impl Contribution {
     }
 }
 
+/// Calls `f` once per distinct id of `deps`, in order. Dependency lists are
+/// usually short, and a scan beats allocating a set for every step on every
+/// call; long lists (a big fan-in join) use a set to stay linear.
+fn for_each_distinct<'a>(deps: &'a [String], mut f: impl FnMut(&'a str)) {
+    if deps.len() <= 16 {
+        for (k, d) in deps.iter().enumerate() {
+            if !deps[..k].contains(d) {
+                f(d);
+            }
+        }
+    } else {
+        let mut seen = HashSet::with_capacity(deps.len());
+        for d in deps {
+            if seen.insert(d.as_str()) {
+                f(d);
+            }
+        }
+    }
+}
+
 /// Counts `deps` by their outcome in `state` (duplicates counted once).
 ///
 /// This flow-less form knows nothing of do-while bodies: a running do-while
 /// counts as unsettled here; [`ready_steps`] applies the body rule.
 pub fn dep_counts(deps: &[String], state: &SchedulerState) -> DepCounts {
-    let mut seen = HashSet::with_capacity(deps.len());
     let mut c = DepCounts::default();
-    for d in deps {
-        if seen.insert(d.as_str()) {
-            c.total += 1;
-            contribution(state.outcome(d), false).add_to(&mut c);
-        }
-    }
+    for_each_distinct(deps, |d| {
+        c.total += 1;
+        contribution(state.outcome(d), false).add_to(&mut c);
+    });
     c
 }
 
@@ -211,6 +228,13 @@ fn by_id(flow: &Flow) -> HashMap<&str, &Step> {
     m
 }
 
+/// Duplicate ids (an invalid flow) are judged once, by their first step.
+fn is_first_with_its_id(step: &Step, steps: &HashMap<&str, &Step>) -> bool {
+    steps
+        .get(step.id.as_str())
+        .is_some_and(|first| std::ptr::eq(*first, step))
+}
+
 fn in_loop_body(dep: Option<&&Step>, dependent: &str) -> bool {
     matches!(dep, Some(d) if d.kind == StepKind::DoWhile && d.loop_body.iter().any(|b| b == dependent))
 }
@@ -223,13 +247,10 @@ fn flow_dep_counts(
     outcome: &dyn Fn(&str) -> StepOutcome,
 ) -> DepCounts {
     let mut c = DepCounts::default();
-    let mut seen = HashSet::with_capacity(step.deps.len());
-    for d in &step.deps {
-        if seen.insert(d.as_str()) {
-            c.total += 1;
-            contribution(outcome(d), in_loop_body(steps.get(d.as_str()), &step.id)).add_to(&mut c);
-        }
-    }
+    for_each_distinct(&step.deps, |d| {
+        c.total += 1;
+        contribution(outcome(d), in_loop_body(steps.get(d), &step.id)).add_to(&mut c);
+    });
     c
 }
 
@@ -242,10 +263,9 @@ fn flow_dep_counts(
 pub fn ready_steps(flow: &Flow, state: &SchedulerState) -> Vec<String> {
     let steps = by_id(flow);
     let outcome = |id: &str| state.outcome(id);
-    let mut seen = HashSet::new();
     flow.steps
         .iter()
-        .filter(|s| seen.insert(s.id.as_str()))
+        .filter(|s| is_first_with_its_id(s, &steps))
         .filter(|s| state.outcome(&s.id) == StepOutcome::Pending)
         .filter(|s| {
             decide_trigger(s.trigger_rule, &flow_dep_counts(s, &steps, &outcome))
@@ -326,10 +346,9 @@ pub fn propagate_skips(flow: &Flow, state: &SchedulerState) -> Vec<(String, Skip
             virtual_skips.insert(s.id.as_str(), r);
         }
     }
-    let mut seen = HashSet::new();
     flow.steps
         .iter()
-        .filter(|s| seen.insert(s.id.as_str()))
+        .filter(|s| is_first_with_its_id(s, &steps))
         .filter_map(|s| virtual_skips.get(s.id.as_str()).map(|r| (s.id.clone(), *r)))
         .collect()
 }

@@ -122,9 +122,8 @@ pub fn validate(flow: &Flow) -> Vec<ValidationError> {
         errors.push(ValidationError::ZeroBatchCap);
     }
     for s in &flow.steps {
-        let mut seen = HashSet::new();
-        for d in &s.deps {
-            if !known(d) && seen.insert(d.as_str()) {
+        for (k, d) in s.deps.iter().enumerate() {
+            if !known(d) && !s.deps[..k].contains(d) {
                 errors.push(ValidationError::UnknownDependency {
                     step: s.id.clone(),
                     dep: d.clone(),
@@ -183,16 +182,17 @@ fn find_cycles(flow: &Flow, ids: &HashMap<&str, usize>) -> Vec<ValidationError> 
         if ids.get(s.id.as_str()) != Some(&i) {
             continue;
         }
-        let mut seen = HashSet::new();
-        for d in &s.deps {
-            if let Some(&j) = ids.get(d.as_str()) {
-                if seen.insert(j) {
-                    deps[i].push(j);
-                    dependents[j].push(i);
-                    indegree[i] += 1;
-                }
-            }
+        deps[i] = s
+            .deps
+            .iter()
+            .filter_map(|d| ids.get(d.as_str()).copied())
+            .collect();
+        deps[i].sort_unstable();
+        deps[i].dedup();
+        for &j in &deps[i] {
+            dependents[j].push(i);
         }
+        indegree[i] = deps[i].len();
     }
     let mut queue: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
     let mut removed = vec![false; n];
