@@ -518,7 +518,7 @@ pub fn is_run_complete(flow: &Flow, state: &SchedulerState) -> bool {
 
 /// True when the run can make no progress: not complete, nothing in flight,
 /// nothing ready and nothing left to skip. A valid flow (see
-/// [`crate::flow::validate`]) driven by these decisions never gets stuck;
+/// [`crate::flow::validate()`]) driven by these decisions never gets stuck;
 /// this catches unknown dependency ids, cycles and inconsistent states.
 pub fn is_stuck(flow: &Flow, state: &SchedulerState) -> bool {
     !is_run_complete(flow, state)

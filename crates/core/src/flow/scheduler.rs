@@ -103,7 +103,7 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// Validates `flow` (see [`crate::flow::validate`]) and builds the scheduler.
+    /// Validates `flow` (see [`crate::flow::validate()`]) and builds the scheduler.
     pub fn new(flow: Flow) -> Result<Scheduler, FlowError> {
         Self::with_excluded(flow, std::iter::empty::<&str>())
     }
