@@ -312,3 +312,29 @@ fn always_runs_at_start_and_deliberate_skip_of_a_pending_step() {
     );
     assert_eq!(s.complete("a").unwrap(), Vec::<String>::new());
 }
+
+#[test]
+fn flows_and_schedulers_can_cross_threads_for_the_bindings() {
+    fn assert_send_sync<T: Send + Sync + Clone + std::fmt::Debug>() {}
+    assert_send_sync::<Flow>();
+    assert_send_sync::<Scheduler>();
+    assert_send_sync::<coderig::flow::SchedulerState>();
+    assert_send_sync::<FlowError>();
+}
+
+#[test]
+fn a_failed_do_while_fails_its_pending_body() {
+    let flow = Flow::new(vec![
+        Step::new("loop", StepKind::DoWhile).loop_body(["draft", "review"]),
+        Step::new("draft", StepKind::Agent).deps(["loop"]),
+        Step::new("review", StepKind::Agent).deps(["draft"]),
+        code("after").deps(["loop"]).trigger_rule(TriggerRule::AllDone),
+    ]);
+    let mut s = Scheduler::new(flow).unwrap();
+    assert_eq!(s.start().unwrap(), ids(&["loop", "draft"]));
+    assert_eq!(s.fail("loop").unwrap(), ids(&["after"]));
+    // draft is already running and keeps running; review can never start.
+    assert_eq!(s.take_skipped(), vec![]);
+    assert_eq!(s.fail("draft").unwrap(), Vec::<String>::new());
+    assert_eq!(s.take_skipped(), vec![("review".to_string(), SkipReason::UpstreamFailed)]);
+}
