@@ -328,7 +328,9 @@ fn a_failed_do_while_fails_its_pending_body() {
         Step::new("loop", StepKind::DoWhile).loop_body(["draft", "review"]),
         Step::new("draft", StepKind::Agent).deps(["loop"]),
         Step::new("review", StepKind::Agent).deps(["draft"]),
-        code("after").deps(["loop"]).trigger_rule(TriggerRule::AllDone),
+        code("after")
+            .deps(["loop"])
+            .trigger_rule(TriggerRule::AllDone),
     ]);
     let mut s = Scheduler::new(flow).unwrap();
     assert_eq!(s.start().unwrap(), ids(&["loop", "draft"]));
@@ -336,5 +338,8 @@ fn a_failed_do_while_fails_its_pending_body() {
     // draft is already running and keeps running; review can never start.
     assert_eq!(s.take_skipped(), vec![]);
     assert_eq!(s.fail("draft").unwrap(), Vec::<String>::new());
-    assert_eq!(s.take_skipped(), vec![("review".to_string(), SkipReason::UpstreamFailed)]);
+    assert_eq!(
+        s.take_skipped(),
+        vec![("review".to_string(), SkipReason::UpstreamFailed)]
+    );
 }
