@@ -1,0 +1,57 @@
+//! The error type of the incremental scheduler.
+
+use super::validate::ValidationError;
+
+/// Why a [`crate::flow::Scheduler`] refused a flow or an event. The
+/// scheduler's state is unchanged when an event is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlowError {
+    /// The flow failed validation; every problem is listed.
+    #[error("invalid flow: {}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<ValidationError>),
+    /// No step has this id.
+    #[error("unknown step {0:?}")]
+    UnknownStep(String),
+    /// The event does not apply to the step in its current state
+    /// (e.g. completing a step that was never dispatched).
+    #[error("cannot {event} step {step:?}: it is {state}")]
+    InvalidTransition {
+        /// The step.
+        step: String,
+        /// The refused event (`complete`, `fail`, `skip`, ...).
+        event: &'static str,
+        /// The step's state (`pending`, `held`, `in_flight`, `done`, ...).
+        state: &'static str,
+    },
+    /// `start` was called twice.
+    #[error("the scheduler was already started")]
+    AlreadyStarted,
+    /// An event arrived before `start`.
+    #[error("the scheduler was not started")]
+    NotStarted,
+    /// A switch step must be completed with its decision.
+    #[error("switch step {0:?} must be completed with complete_switch")]
+    SwitchOutcomeRequired(String),
+    /// The step is not a switch.
+    #[error("step {0:?} is not a switch")]
+    NotASwitch(String),
+    /// The switch has no case with this label.
+    #[error("switch {step:?} has no case {label:?}")]
+    UnknownCase {
+        /// The switch step.
+        step: String,
+        /// The unknown label.
+        label: String,
+    },
+    /// The step is not a do-while.
+    #[error("step {0:?} is not a do_while")]
+    NotALoop(String),
+    /// A new iteration was requested while a body step has not finished.
+    #[error("do_while {step:?} cannot iterate: body step {body:?} has not finished")]
+    LoopBodyBusy {
+        /// The do-while step.
+        step: String,
+        /// A body step that is still pending, held or running.
+        body: String,
+    },
+}

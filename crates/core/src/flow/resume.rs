@@ -1,0 +1,146 @@
+//! Crash-resume: what to do with each persisted step row when a runtime
+//! restarts, given the state of the task (worker job) it pointed to.
+
+use super::decide::should_retry;
+use super::spec::named_enum;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+named_enum!(
+    /// The persisted status of a step row.
+    StepStatus, "step status", {
+        /// Not started.
+        Pending => "pending",
+        /// Dispatched to a task.
+        Running => "running",
+        /// Finished successfully.
+        Done => "done",
+        /// Failed.
+        Failed => "failed",
+        /// Skipped.
+        Skipped => "skipped",
+        /// Hit its timeout.
+        TimedOut => "timed_out",
+        /// Cancelled.
+        Cancelled => "cancelled",
+    }
+);
+
+named_enum!(
+    /// The state of the task (worker job) a running step points to.
+    TaskState, "task state", {
+        /// Queued, not picked up yet.
+        Pending => "pending",
+        /// Being worked on.
+        Running => "running",
+        /// Waiting on something (e.g. an approval).
+        Blocked => "blocked",
+        /// Finished successfully.
+        Completed => "completed",
+        /// Finished with an error.
+        Failed => "failed",
+        /// Cancelled.
+        Cancelled => "cancelled",
+    }
+);
+
+named_enum!(
+    /// What a resuming runtime does with one step row.
+    ResumeAction, "resume action", {
+        /// Leave it as it is.
+        Keep => "keep",
+        /// Dispatch it again (its worker is gone).
+        ReDispatch => "re-dispatch",
+        /// Record it as done (its task finished while we were down).
+        MarkDone => "mark-done",
+        /// Record it as failed.
+        MarkFailed => "mark-failed",
+        /// Record it as cancelled.
+        MarkCancelled => "mark-cancelled",
+        /// Start a new attempt (counts against the retry budget).
+        Retry => "retry",
+    }
+);
+
+/// The resume table, row by row:
+///
+/// | step status | task | action |
+/// |---|---|---|
+/// | `timed_out` | any | `retry` if `retry_count < max_retries`, else `mark-failed` |
+/// | not `running` (pending, done, failed, skipped, cancelled) | any | `keep` |
+/// | `running` | no task id, or task row missing | `re-dispatch` |
+/// | `running` | `completed` | `mark-done` |
+/// | `running` | `failed` | `mark-failed` |
+/// | `running` | `cancelled` | `mark-cancelled` |
+/// | `running` | `pending` | `keep` (the queue still holds it) |
+/// | `running` | `running` / `blocked` | `re-dispatch` (the process died with us) |
+///
+/// `max_retries = None` means no retries.
+pub fn reconcile_resume_step(
+    status: StepStatus,
+    task_id: Option<&str>,
+    task_state: Option<TaskState>,
+    retry_count: u32,
+    max_retries: Option<u32>,
+) -> ResumeAction {
+    match status {
+        StepStatus::TimedOut => {
+            if should_retry(max_retries.unwrap_or(0), retry_count) {
+                ResumeAction::Retry
+            } else {
+                ResumeAction::MarkFailed
+            }
+        }
+        StepStatus::Running => match (task_id, task_state) {
+            (None, _) | (Some(_), None) => ResumeAction::ReDispatch,
+            (Some(_), Some(TaskState::Completed)) => ResumeAction::MarkDone,
+            (Some(_), Some(TaskState::Failed)) => ResumeAction::MarkFailed,
+            (Some(_), Some(TaskState::Cancelled)) => ResumeAction::MarkCancelled,
+            (Some(_), Some(TaskState::Pending)) => ResumeAction::Keep,
+            (Some(_), Some(TaskState::Running | TaskState::Blocked)) => ResumeAction::ReDispatch,
+        },
+        StepStatus::Pending
+        | StepStatus::Done
+        | StepStatus::Failed
+        | StepStatus::Skipped
+        | StepStatus::Cancelled => ResumeAction::Keep,
+    }
+}
+
+/// One persisted step row, as [`reconcile_run`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumeRow {
+    /// The step's id.
+    pub step_id: String,
+    /// The task it was dispatched as, if any.
+    pub task_id: Option<String>,
+    /// Its persisted status.
+    pub status: StepStatus,
+    /// Retries used so far.
+    #[serde(default)]
+    pub retry_count: u32,
+    /// Its retry budget (`None`: none).
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+}
+
+/// [`reconcile_resume_step`] for every row, in row order; a task id absent
+/// from `task_states` is a missing task row.
+pub fn reconcile_run(
+    rows: &[ResumeRow],
+    task_states: &HashMap<String, TaskState>,
+) -> Vec<(String, ResumeAction)> {
+    rows.iter()
+        .map(|r| {
+            let task_state = r.task_id.as_ref().and_then(|t| task_states.get(t).copied());
+            let action = reconcile_resume_step(
+                r.status,
+                r.task_id.as_deref(),
+                task_state,
+                r.retry_count,
+                r.max_retries,
+            );
+            (r.step_id.clone(), action)
+        })
+        .collect()
+}
