@@ -1,0 +1,316 @@
+//! Placeholder comments (`// ... existing code ...`) and conflict markers.
+//!
+//! A placeholder is recognised by what its words say, not by its comment
+//! syntax: every comment opener on a line (`//`, `#`, `/*`, `<!--`, `--`, `;`)
+//! starts a candidate body, and a body is a placeholder when
+//! - it has an ellipsis (`...` or `…`) followed by a placeholder phrase
+//!   (`... existing code`, `... rest of the file`, `... (unchanged)`,
+//!   `... keep existing`, `... same as before`), or
+//! - all its words are placeholder vocabulary and one is a strong word
+//!   (`rest of the code`, `existing code`, `code unchanged`).
+//!
+//! A line that is not a comment counts only when it consists of nothing but
+//! an ellipsis and such a phrase (`... existing code ...`), so spreads such
+//! as `...rest` or `...existing,` and Python's `...` body are never markers.
+
+use super::{GuardViolation, ViolationKind};
+use std::collections::BTreeMap;
+
+const OPENERS: &[&str] = &["//", "#", "/*", "<!--", "--", ";"];
+
+/// Words that say "code was left out here" on their own.
+const STRONG: &[&str] = &[
+    "existing",
+    "unchanged",
+    "remaining",
+    "omitted",
+    "elided",
+    "unmodified",
+    "untouched",
+    "snip",
+    "snipped",
+];
+
+/// Words that may start the phrase after an ellipsis.
+const FIRST: &[&str] = &[
+    "existing",
+    "rest",
+    "the",
+    "remaining",
+    "unchanged",
+    "omitted",
+    "elided",
+    "keep",
+    "previous",
+    "same",
+    "other",
+    "all",
+    "code",
+    "more",
+    "snip",
+    "snipped",
+    "unmodified",
+    "untouched",
+    "original",
+    "your",
+    "everything",
+];
+
+/// Words a placeholder comment without an ellipsis may consist of.
+const VOCAB: &[&str] = &[
+    "existing",
+    "unchanged",
+    "remaining",
+    "omitted",
+    "elided",
+    "unmodified",
+    "untouched",
+    "snip",
+    "snipped",
+    "rest",
+    "of",
+    "the",
+    "code",
+    "file",
+    "function",
+    "functions",
+    "method",
+    "methods",
+    "class",
+    "classes",
+    "component",
+    "implementation",
+    "body",
+    "content",
+    "contents",
+    "lines",
+    "imports",
+    "logic",
+    "other",
+    "remains",
+    "is",
+    "are",
+    "stays",
+    "stay",
+    "for",
+    "brevity",
+    "here",
+    "goes",
+    "and",
+    "props",
+    "properties",
+    "fields",
+    "module",
+    "tests",
+    "handlers",
+    "helpers",
+    "original",
+    "all",
+    "everything",
+    "else",
+    "keep",
+    "as",
+    "same",
+    "before",
+    "above",
+    "below",
+    "previous",
+    "previously",
+];
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// A strong placeholder phrase among `words`; `after_ellipsis` also admits
+/// the weaker ones (`same`, `previous`, `keep`, `more code`).
+fn has_strong_phrase(words: &[String], after_ellipsis: bool) -> bool {
+    words.iter().any(|w| STRONG.contains(&w.as_str()))
+        || words
+            .windows(2)
+            .any(|p| (p[0] == "rest" && p[1] == "of") || (p[0] == "the" && p[1] == "rest"))
+        || after_ellipsis
+            && (words
+                .iter()
+                .any(|w| matches!(w.as_str(), "same" | "previous" | "keep"))
+                || words.windows(2).any(|p| p[0] == "more" && p[1] == "code"))
+}
+
+/// The words of `body` when it holds an ellipsis next to a placeholder
+/// phrase: a phrase right after an ellipsis (`... existing code`), or a
+/// strong phrase opening the text before the first one (`rest of file ...`).
+fn ellipsis_phrase(body: &str) -> Option<Vec<String>> {
+    if !body.contains("...") {
+        return None;
+    }
+    for (idx, seg) in body.split("...").enumerate() {
+        let w = words(seg);
+        let head = &w[..w.len().min(5)];
+        if head
+            .first()
+            .is_some_and(|first| FIRST.contains(&first.as_str()))
+            && has_strong_phrase(head, idx > 0)
+        {
+            return Some(words(body));
+        }
+    }
+    None
+}
+
+/// Normalized key of a placeholder in a comment body.
+fn comment_placeholder(body: &str) -> Option<String> {
+    let body = body.replace('…', "...");
+    if let Some(w) = ellipsis_phrase(&body) {
+        return Some(w.join(" "));
+    }
+    let w = words(&body);
+    if !w.is_empty()
+        && w.iter().all(|x| VOCAB.contains(&x.as_str()))
+        && has_strong_phrase(&w, false)
+    {
+        return Some(w.join(" "));
+    }
+    None
+}
+
+/// Normalized key of the placeholder on `line`, if it has one.
+pub(super) fn placeholder_key(line: &str) -> Option<String> {
+    for opener in OPENERS {
+        for (i, _) in line.match_indices(opener) {
+            let body = &line[i + opener.len()..];
+            if let Some(k) = comment_placeholder(body) {
+                return Some(k);
+            }
+        }
+    }
+    // A bare placeholder line: only an ellipsis and words, e.g. `... existing code ...`.
+    let t = line
+        .trim()
+        .trim_start_matches('*')
+        .trim()
+        .replace('…', "...");
+    if t.starts_with("...")
+        && t.chars()
+            .all(|c| c.is_alphanumeric() || c.is_whitespace() || ".()'-".contains(c))
+    {
+        if let Some(w) = ellipsis_phrase(&t) {
+            if w.len() >= 2 {
+                return Some(w.join(" "));
+            }
+        }
+    }
+    None
+}
+
+fn shown(line: &str) -> String {
+    let t = line.trim();
+    let mut s: String = t.chars().take(80).collect();
+    if t.chars().count() > 80 {
+        s.push('…');
+    }
+    s
+}
+
+pub(super) fn leaked_placeholders(original: &str, updated: &str) -> Option<GuardViolation> {
+    let mut before: BTreeMap<String, usize> = BTreeMap::new();
+    for line in original.lines() {
+        if let Some(k) = placeholder_key(line) {
+            *before.entry(k).or_default() += 1;
+        }
+    }
+    let mut after: BTreeMap<String, Vec<(usize, &str)>> = BTreeMap::new();
+    for (n, line) in updated.lines().enumerate() {
+        if let Some(k) = placeholder_key(line) {
+            after.entry(k).or_default().push((n + 1, line));
+        }
+    }
+    let mut leaked: Vec<(usize, &str)> = Vec::new();
+    for (key, at) in &after {
+        let had = before.get(key).copied().unwrap_or(0);
+        if at.len() > had {
+            // The occurrences beyond the original's count are the new ones;
+            // which of them is "new" is unknowable, so name the last ones.
+            leaked.extend(&at[had..]);
+        }
+    }
+    if leaked.is_empty() {
+        return None;
+    }
+    leaked.sort_unstable();
+    let listed: Vec<String> = leaked
+        .iter()
+        .take(10)
+        .map(|(n, l)| format!("line {n}: `{}`", shown(l)))
+        .collect();
+    Some(GuardViolation {
+        kind: ViolationKind::MarkerLeak,
+        message: format!(
+            "the result contains {} placeholder comment{} that the original did not have ({}). \
+             A placeholder stands for code that would be deleted: send the real lines instead \
+             (or a targeted edit that leaves them out of the replaced text).",
+            leaked.len(),
+            if leaked.len() == 1 { "" } else { "s" },
+            listed.join("; ")
+        ),
+    })
+}
+
+/// Which conflict marker a line is, if any.
+fn conflict_marker(line: &str) -> Option<&'static str> {
+    let l = line.strip_suffix('\r').unwrap_or(line);
+    let is = |m: &str| l == m || l.strip_prefix(m).is_some_and(|r| r.starts_with(' '));
+    if is("<<<<<<<") {
+        Some("<<<<<<<")
+    } else if is(">>>>>>>") {
+        Some(">>>>>>>")
+    } else if is("|||||||") {
+        Some("|||||||")
+    } else if l == "=======" {
+        Some("=======")
+    } else {
+        None
+    }
+}
+
+pub(super) fn new_conflict_markers(original: &str, updated: &str) -> Option<GuardViolation> {
+    let mut before: BTreeMap<&str, usize> = BTreeMap::new();
+    for line in original.lines() {
+        if let Some(m) = conflict_marker(line) {
+            *before.entry(m).or_default() += 1;
+        }
+    }
+    let mut after: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (n, line) in updated.lines().enumerate() {
+        if let Some(m) = conflict_marker(line) {
+            after.entry(m).or_default().push(n + 1);
+        }
+    }
+    let mut new: Vec<(usize, &str)> = Vec::new();
+    for (m, at) in &after {
+        let had = before.get(m).copied().unwrap_or(0);
+        if at.len() > had {
+            new.extend(at[had..].iter().map(|&n| (n, *m)));
+        }
+    }
+    if new.is_empty() {
+        return None;
+    }
+    new.sort_unstable();
+    let listed: Vec<String> = new
+        .iter()
+        .take(10)
+        .map(|(n, m)| format!("line {n}: `{m}`"))
+        .collect();
+    Some(GuardViolation {
+        kind: ViolationKind::ConflictMarker,
+        message: format!(
+            "the result adds merge conflict marker{} ({}): resolve the conflict and send only \
+             the resolved text.",
+            if new.len() == 1 { "" } else { "s" },
+            listed.join("; ")
+        ),
+    })
+}
