@@ -322,17 +322,15 @@ impl<'a> Snapshot<'a> {
         format!("{line}#{}{}", char::from(hi), char::from(lo))
     }
 
-    /// Lines (nearest to `near` first, at most `limit`) whose current or
-    /// legacy hash is `hash`, excluding `except`.
+    /// Lines (nearest to `near` first, at most `limit`) whose current hash
+    /// is `hash`, excluding `except`. Legacy hashes are left out: hints are
+    /// for refs copied from `format`, and each extra hash adds chance matches.
     fn lines_with_hash(&self, hash: &str, near: usize, except: usize, limit: usize) -> Vec<usize> {
         let mut scratch = String::new();
         let want = hash.as_bytes();
         let mut found: Vec<usize> = (1..=self.numbered())
             .filter(|&n| n != except)
-            .filter(|&n| {
-                hash_letters(self.hash_of(n, &mut scratch)) == want
-                    || hash_letters(legacy_hash_byte(n, self.texts[n - 1])) == want
-            })
+            .filter(|&n| hash_letters(self.hash_of(n, &mut scratch)) == want)
             .collect();
         found.sort_by_key(|&n| (n.abs_diff(near), n));
         found.truncate(limit);
