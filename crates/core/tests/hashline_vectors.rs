@@ -95,3 +95,14 @@ fn format_agrees_with_line_hash_on_every_line() {
         );
     }
 }
+
+#[test]
+fn format_numbers_lines_across_digit_boundaries() {
+    let content = "x\n".repeat(1200);
+    let formatted = hashline::format(&content);
+    for (i, line) in formatted.split('\n').enumerate() {
+        let n = i + 1;
+        let text = if n == 1201 { "" } else { "x" };
+        assert_eq!(line, format!("{n}#{}|{text}", hashline::line_hash(n, text)));
+    }
+}

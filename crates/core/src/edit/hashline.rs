@@ -91,7 +91,7 @@ fn hash_line_byte(line_no: usize, text: &str, scratch: &mut String) -> u8 {
     } else {
         text
     };
-    hash_cleaned(line_no, cleaned.trim_end_matches(is_js_whitespace))
+    hash_cleaned(line_no, trim_js_end(cleaned))
 }
 
 fn legacy_hash_byte(line_no: usize, text: &str) -> u8 {
@@ -131,19 +131,50 @@ pub fn legacy_line_hash(line_no: usize, text: &str) -> String {
     hash_string(legacy_hash_byte(line_no, text))
 }
 
-fn push_decimal(out: &mut String, mut n: usize) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+/// The end-trim of [`line_hash`], with a fast path for the usual line that
+/// ends in a visible ASCII character.
+fn trim_js_end(s: &str) -> &str {
+    match s.as_bytes().last() {
+        Some(&b) if b < 0x80 && !matches!(b, b' ' | b'\t' | 0x0B | 0x0C | b'\r' | b'\n') => s,
+        None => s,
+        _ => s.trim_end_matches(is_js_whitespace),
     }
-    for &d in &buf[i..] {
-        out.push(char::from(d));
+}
+
+/// A line number kept as ASCII digits, incremented in place (no division
+/// per line).
+struct DecimalCounter {
+    digits: [u8; 20],
+    start: usize,
+}
+
+impl DecimalCounter {
+    fn one() -> Self {
+        let mut digits = [b'0'; 20];
+        digits[19] = b'1';
+        DecimalCounter { digits, start: 19 }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.digits[self.start..]
+    }
+
+    fn increment(&mut self) {
+        let mut i = self.digits.len() - 1;
+        loop {
+            if self.digits[i] == b'9' {
+                self.digits[i] = b'0';
+                if i == 0 {
+                    // 20 digits exceed usize; unreachable for in-memory content.
+                    return;
+                }
+                i -= 1;
+            } else {
+                self.digits[i] += 1;
+                break;
+            }
+        }
+        self.start = self.start.min(i);
     }
 }
 
@@ -151,32 +182,39 @@ fn push_decimal(out: &mut String, mut n: usize) {
 ///
 /// Lines are the pieces between `\n`s (a CRLF line is shown without its
 /// `\r`), so content ending with a newline shows a last empty line, and an
-/// empty content shows `1#KM|`. Single pass, one allocation for the output.
+/// empty content shows `1#KM|`. Single pass over memchr-found newlines into
+/// one preallocated buffer; no allocation per line.
 pub fn format(content: &str) -> String {
     let bytes = content.as_bytes();
-    let newlines = memchr::memchr_iter(b'\n', bytes).count();
-    let line_count = newlines + 1;
+    let line_count = memchr::memchr_iter(b'\n', bytes).count() + 1;
+    let has_cr = memchr::memchr(b'\r', bytes).is_some();
     let digits = line_count.checked_ilog10().unwrap_or(0) as usize + 1;
-    let mut out = String::with_capacity(content.len() + line_count * (digits + 4));
+    let mut out: Vec<u8> = Vec::with_capacity(content.len() + line_count * (digits + 4));
     let mut scratch = String::new();
+    let mut number = DecimalCounter::one();
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
     for (line_no, end) in (1..).zip(ends) {
         let raw = &content[start..end];
-        let text = raw.strip_suffix('\r').unwrap_or(raw);
+        let (text, byte) = if has_cr {
+            let text = raw.strip_suffix('\r').unwrap_or(raw);
+            (text, hash_line_byte(line_no, text, &mut scratch))
+        } else {
+            (raw, hash_cleaned(line_no, trim_js_end(raw)))
+        };
         if line_no > 1 {
-            out.push('\n');
+            out.push(b'\n');
         }
-        push_decimal(&mut out, line_no);
-        out.push('#');
-        let [hi, lo] = hash_letters(hash_line_byte(line_no, text, &mut scratch));
-        out.push(char::from(hi));
-        out.push(char::from(lo));
-        out.push('|');
-        out.push_str(text);
+        out.extend_from_slice(number.as_bytes());
+        let [hi, lo] = hash_letters(byte);
+        out.extend_from_slice(&[b'#', hi, lo, b'|']);
+        out.extend_from_slice(text.as_bytes());
+        number.increment();
         start = end + 1;
     }
-    out
+    // Only whole UTF-8 lines and ASCII were written, so this never fails;
+    // the fallback keeps the function total without `unsafe`.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// A parsed `LINE#HH` reference: a 1-based line number and a two-letter hash.
