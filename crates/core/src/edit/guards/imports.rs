@@ -576,6 +576,17 @@ fn strip_visibility(t: &str) -> &str {
     }
 }
 
+/// Drops leading `#[...]` attributes on the same line (`#[cfg(test)] use x;`).
+fn strip_attributes(mut t: &str) -> &str {
+    while let Some(rest) = t.strip_prefix("#[") {
+        match rest.find(']') {
+            Some(close) => t = rest[close + 1..].trim_start(),
+            None => return t,
+        }
+    }
+    t
+}
+
 fn rust_signal(t: &str) -> bool {
     let t = strip_visibility(t);
     if t.starts_with("extern crate ") {
@@ -698,7 +709,7 @@ fn rust_imports(content: &str) -> BTreeSet<String> {
     let lines: Vec<&str> = content.lines().collect();
     let mut n = 0;
     while n < lines.len() {
-        let t = strip_visibility(lines[n].trim());
+        let t = strip_visibility(strip_attributes(lines[n].trim()));
         n += 1;
         if let Some(rest) = t.strip_prefix("extern crate ") {
             let words: Vec<&str> = rest.trim_end_matches(';').split_whitespace().collect();
@@ -925,6 +936,14 @@ mod tests {
                 "import java.util.List",
                 "import static org.junit.Assert.*"
             ]
+        );
+    }
+
+    #[test]
+    fn attributes_before_a_use_are_skipped() {
+        assert_eq!(
+            keys(Lang::Rust, "#[cfg(test)] #[allow(unused)] use a::b;\n"),
+            keys(Lang::Rust, "#[cfg(test)]\nuse a::b;\n")
         );
     }
 

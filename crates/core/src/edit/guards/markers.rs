@@ -17,6 +17,10 @@ use super::{GuardViolation, ViolationKind};
 use std::collections::BTreeMap;
 
 const OPENERS: &[&str] = &["//", "#", "/*", "<!--", "--", ";"];
+/// Longer lines are never taken for placeholders.
+const MAX_LINE: usize = 1000;
+/// How many occurrences of one opener per line start a candidate body.
+const OPENINGS_PER_LINE: usize = 4;
 
 /// Words that say "code was left out here" on their own.
 const STRONG: &[&str] = &[
@@ -178,8 +182,13 @@ fn comment_placeholder(body: &str) -> Option<String> {
 
 /// Normalized key of the placeholder on `line`, if it has one.
 pub(super) fn placeholder_key(line: &str) -> Option<String> {
+    // Placeholders are short comment lines; skipping very long lines (minified
+    // code) and looking at a few openers per line keeps the scan linear.
+    if line.len() > MAX_LINE {
+        return None;
+    }
     for opener in OPENERS {
-        for (i, _) in line.match_indices(opener) {
+        for (i, _) in line.match_indices(opener).take(OPENINGS_PER_LINE) {
             let body = &line[i + opener.len()..];
             if let Some(k) = comment_placeholder(body) {
                 return Some(k);
