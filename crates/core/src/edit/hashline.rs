@@ -1,6 +1,6 @@
 //! Hashline anchors: `LINE#HH` references that detect stale line edits.
 //!
-//! [`format`] shows a file as `12#VK|text` lines; a model then names the
+//! [`format()`] shows a file as `12#VK|text` lines; a model then names the
 //! lines it wants to change by their `LINE#HH` reference, and [`apply`]
 //! refuses the edit when any referenced line changed since it was read.
 //!
@@ -13,7 +13,7 @@
 //! U+FEFF) and "letter or digit" means general category `L*` or `N*`; both
 //! choices are pinned by the shared vectors in `tests/vectors/hashline.json`.
 //!
-//! Line numbering is that of [`format`]: the content is split on `\n`, so a
+//! Line numbering is that of [`format()`]: the content is split on `\n`, so a
 //! file ending with a newline shows one last empty line (`8#XW|`). That last
 //! line is not a real line of the file: edits anchored on it act at the end
 //! of the file, and a file that ended with one newline still ends with
@@ -292,7 +292,7 @@ pub fn parse_ref(s: &str) -> Result<LineRef, EditError> {
     Ok(LineRef { line, hash })
 }
 
-/// The content split as [`format`] numbers it.
+/// The content split as [`format()`] numbers it.
 struct Snapshot<'a> {
     /// Line texts without `\n` and without a trailing `\r`.
     texts: Vec<&'a str>,
@@ -330,7 +330,7 @@ impl<'a> Snapshot<'a> {
         }
     }
 
-    /// Numbered lines (as in [`format`]).
+    /// Numbered lines (as in [`format()`]).
     fn numbered(&self) -> usize {
         self.texts.len()
     }
@@ -512,7 +512,7 @@ fn validate_snapshot(snap: &Snapshot<'_>, refs: &[&LineRef]) -> Result<(), EditE
 /// Checks that every ref names an existing line whose current (or legacy)
 /// hash is the ref's hash.
 ///
-/// Errors: any line outside `1..=N` (N as numbered by [`format`]) ⇒
+/// Errors: any line outside `1..=N` (N as numbered by [`format()`]) ⇒
 /// [`EditError::InvalidInput`] listing each such ref with a "did you mean"
 /// hint (the lines whose hash is the given hash, nearest first); otherwise
 /// any stale ref ⇒ [`EditError::HashlineMismatch`] whose message shows every
@@ -631,7 +631,7 @@ fn echoed_prefix(line: &str) -> Option<(usize, &str, &str)> {
     Some((n, &line[digits + 1..digits + 3], &line[digits + 4..]))
 }
 
-/// Removes `N#HH|` prefixes a model echoed from [`format`] output.
+/// Removes `N#HH|` prefixes a model echoed from [`format()`] output.
 ///
 /// A prefix is stripped when every non-empty line of the edit carries one
 /// (the model pasted formatted lines), or, line by line, when the prefix's
@@ -690,7 +690,7 @@ fn parse_edit_ref(s: &str, edit: usize, field: &str) -> Result<LineRef, EditErro
 ///   line comes after that line's replacement, an insert before a line comes
 ///   before it;
 /// - append without `pos` inserts after the last line, prepend without `pos`
-///   before the first; the virtual empty line [`format`] shows after a final
+///   before the first; the virtual empty line [`format()`] shows after a final
 ///   newline anchors at the end of the file;
 /// - untouched lines keep their bytes and line endings; new lines get the
 ///   file's line ending (CRLF when its first line ends with CRLF); the final
