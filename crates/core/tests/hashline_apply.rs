@@ -380,6 +380,11 @@ fn echoed_prefixes_are_stripped() {
             vec!["2#VK x".into()],
             "l1\n2#VK x\nl3\nl4\nl5\n",
         ),
+        (
+            "copied from a mismatch message",
+            vec![">>> 2#ZZ|X".into(), "    3#PP|  Y".into()],
+            "l1\nX\n  Y\nl3\nl4\nl5\n",
+        ),
     ];
     for (name, sent, want) in cases {
         let edit = HashlineEdit::Replace {

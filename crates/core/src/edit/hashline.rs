@@ -233,6 +233,15 @@ impl fmt::Display for LineRef {
     }
 }
 
+impl std::str::FromStr for LineRef {
+    type Err = EditError;
+
+    /// Same as [`parse_ref`].
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_ref(s)
+    }
+}
+
 fn malformed_ref(s: &str, why: &str) -> EditError {
     let shown: String = s.chars().take(80).collect();
     EditError::invalid(format!(
@@ -613,8 +622,13 @@ pub enum HashlineEdit {
 }
 
 /// Whether `line` starts with an echoed `N#HH|` prefix (exact form: digits,
-/// `#`, two uppercase alphabet letters, `|`); returns (line number, hash, rest).
+/// `#`, two uppercase alphabet letters, `|`), optionally behind the `>>> ` or
+/// four-space gutter of a mismatch message; returns (line number, hash, rest).
 fn echoed_prefix(line: &str) -> Option<(usize, &str, &str)> {
+    let line = line
+        .strip_prefix(">>> ")
+        .or_else(|| line.strip_prefix("    "))
+        .unwrap_or(line);
     let digits = line.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 {
         return None;
@@ -699,9 +713,12 @@ fn parse_edit_ref(s: &str, edit: usize, field: &str) -> Result<LineRef, EditErro
 ///   prefixes are stripped from them (rule below);
 /// - a result equal to `content` ⇒ [`EditError::NoOp`].
 ///
-/// Prefix rule: a prefix is stripped when every non-empty sent line of that
-/// edit has one, or when its hash equals the hash of the rest of the line at
-/// that line number (a pasted, unedited line).
+/// Prefix rule: a prefix is exactly `N#HH|` (uppercase alphabet letters),
+/// optionally behind the `>>> ` or four-space gutter of a mismatch message.
+/// It is stripped when every non-empty sent line of that edit has one, or
+/// when its hash equals the hash of the rest of the line at that line number
+/// (a pasted, unedited line). So real content that merely looks like a
+/// prefix is kept unless all the edit's lines look like that.
 pub fn apply(content: &str, edits: &[HashlineEdit]) -> Result<String, EditError> {
     let snap = Snapshot::new(content);
     let real = snap.real();
