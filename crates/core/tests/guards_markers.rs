@@ -136,6 +136,13 @@ fn ordinary_code_and_comments_are_not_markers() {
         "color: #fff; /* unchanged from the theme? no: darker */",
         "i--; // decrement the rest counter",
         "// the remaining bytes are padding",
+        "/// unchanged.",
+        "# The rest",
+        "# And the rest.",
+        "// ... same, but for start states.",
+        "//   ... same layout and ABI as the only field,",
+        "//  preserves the number of elements. ... The same holds",
+        "/// omitted.",
     ];
     for line in fine {
         let updated = format!("start\n{line}\n");

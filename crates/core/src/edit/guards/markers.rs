@@ -6,8 +6,9 @@
 //! - it has an ellipsis (`...` or `…`) followed by a placeholder phrase
 //!   (`... existing code`, `... rest of the file`, `... (unchanged)`,
 //!   `... keep existing`, `... same as before`), or
-//! - all its words are placeholder vocabulary and one is a strong word
-//!   (`rest of the code`, `existing code`, `code unchanged`).
+//! - all its words are placeholder vocabulary, one is a strong word and one
+//!   names what was left out (`rest of the code`, `existing code`,
+//!   `code unchanged`; not wrapped prose such as `/// unchanged.`).
 //!
 //! A line that is not a comment counts only when it consists of nothing but
 //! an ellipsis and such a phrase (`... existing code ...`), so spreads such
@@ -129,18 +130,58 @@ fn words(s: &str) -> Vec<String> {
         .collect()
 }
 
+/// Nouns that say *what* was left out; a placeholder without an ellipsis
+/// must name one, which keeps wrapped prose (`/// unchanged.`, `# The rest`)
+/// from counting.
+const NOUNS: &[&str] = &[
+    "code",
+    "file",
+    "function",
+    "functions",
+    "method",
+    "methods",
+    "class",
+    "classes",
+    "component",
+    "components",
+    "implementation",
+    "body",
+    "content",
+    "contents",
+    "lines",
+    "imports",
+    "logic",
+    "props",
+    "properties",
+    "fields",
+    "module",
+    "tests",
+    "handlers",
+    "helpers",
+];
+
+fn has_noun(words: &[String]) -> bool {
+    words.iter().any(|w| NOUNS.contains(&w.as_str()))
+}
+
 /// A strong placeholder phrase among `words`; `after_ellipsis` also admits
-/// the weaker ones (`same`, `previous`, `keep`, `more code`).
+/// the weaker ones (`same as before`, `previous code`, `keep …`, `more code`)
+/// when they name what was left out or say "as before/above".
 fn has_strong_phrase(words: &[String], after_ellipsis: bool) -> bool {
+    let weak = || {
+        words
+            .iter()
+            .any(|w| matches!(w.as_str(), "same" | "previous" | "keep" | "more"))
+            && (has_noun(words)
+                || words
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "before" | "above" | "original")))
+    };
     words.iter().any(|w| STRONG.contains(&w.as_str()))
         || words
             .windows(2)
             .any(|p| (p[0] == "rest" && p[1] == "of") || (p[0] == "the" && p[1] == "rest"))
-        || after_ellipsis
-            && (words
-                .iter()
-                .any(|w| matches!(w.as_str(), "same" | "previous" | "keep"))
-                || words.windows(2).any(|p| p[0] == "more" && p[1] == "code"))
+        || after_ellipsis && weak()
 }
 
 /// The words of `body` when it holds an ellipsis next to a placeholder
@@ -171,20 +212,35 @@ fn comment_placeholder(body: &str) -> Option<String> {
         return Some(w.join(" "));
     }
     let w = words(&body);
-    if !w.is_empty()
-        && w.iter().all(|x| VOCAB.contains(&x.as_str()))
-        && has_strong_phrase(&w, false)
+    if w.iter().all(|x| VOCAB.contains(&x.as_str())) && has_noun(&w) && has_strong_phrase(&w, false)
     {
         return Some(w.join(" "));
     }
     None
 }
 
+/// Word stems of which every placeholder phrase contains one (each STRONG
+/// word, `rest`, and the weak `same`/`previous`/`keep`/`more`): a cheap
+/// filter that spares the word split for almost every line.
+const STEMS: &[&str] = &[
+    "exist", "unchang", "remain", "omit", "elid", "unmodif", "untouch", "snip", "rest", "same",
+    "previous", "keep", "more",
+];
+
+fn mentions_placeholder_word(line: &str) -> bool {
+    let lower = if line.is_ascii() {
+        line.to_ascii_lowercase()
+    } else {
+        line.to_lowercase()
+    };
+    STEMS.iter().any(|s| lower.contains(s))
+}
+
 /// Normalized key of the placeholder on `line`, if it has one.
 pub(super) fn placeholder_key(line: &str) -> Option<String> {
     // Placeholders are short comment lines; skipping very long lines (minified
     // code) and looking at a few openers per line keeps the scan linear.
-    if line.len() > MAX_LINE {
+    if line.len() > MAX_LINE || !mentions_placeholder_word(line) {
         return None;
     }
     for opener in OPENERS {
