@@ -314,6 +314,27 @@ fn crlf_files_stay_crlf() {
 }
 
 #[test]
+fn mixed_line_endings_keep_each_region_style() {
+    // First line CRLF, the rest LF (a real pattern in the wild).
+    let mixed = "head\r\n\r\na\nb\nc\n";
+    let cases: Vec<(HashlineEdit, &str)> = vec![
+        (replace(mixed, 4, None, &["b"]), ""),
+        (
+            replace(mixed, 4, None, &["X", "Y"]),
+            "head\r\n\r\na\nX\nY\nc\n",
+        ),
+        (replace(mixed, 1, None, &["H"]), "H\r\n\r\na\nb\nc\n"),
+        (append(mixed, None, &["Z"]), "head\r\n\r\na\nb\nc\nZ\n"),
+    ];
+    for (edit, want) in cases {
+        match hashline::apply(mixed, &[edit]) {
+            Ok(got) => assert_eq!(got, want),
+            Err(e) => assert!(want.is_empty() && e.code() == "NO_OP", "{e}"),
+        }
+    }
+}
+
+#[test]
 fn mixed_line_endings_keep_untouched_bytes() {
     let mixed = "a\r\nb\nc\r\n";
     assert_eq!(

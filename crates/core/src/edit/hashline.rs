@@ -706,9 +706,10 @@ fn parse_edit_ref(s: &str, edit: usize, field: &str) -> Result<LineRef, EditErro
 /// - append without `pos` inserts after the last line, prepend without `pos`
 ///   before the first; the virtual empty line [`format()`] shows after a final
 ///   newline anchors at the end of the file;
-/// - untouched lines keep their bytes and line endings; new lines get the
-///   file's line ending (CRLF when its first line ends with CRLF); the final
-///   newline is kept as it was (present ⇒ exactly one);
+/// - untouched lines keep their bytes and line endings; replacement lines
+///   end like the last line they replace, inserted lines get the file's line
+///   ending (the one most of its lines use; CRLF on a tie); the final newline
+///   is kept as it was (present ⇒ exactly one);
 /// - sent lines are split as described on [`Lines`], and echoed `N#HH|`
 ///   prefixes are stripped from them (rule below);
 /// - a result equal to `content` ⇒ [`EditError::NoOp`].
@@ -825,7 +826,10 @@ pub fn apply(content: &str, edits: &[HashlineEdit]) -> Result<String, EditError>
     }
 
     // One forward pass over the snapshot.
-    let eol = if snap.crlf.first().copied().unwrap_or(false) {
+    // The file's line ending: the one most of its lines use (CRLF on a tie).
+    let terminated = snap.texts.len() - 1;
+    let crlf_count = snap.crlf.iter().filter(|&&c| c).count();
+    let eol = if terminated > 0 && crlf_count * 2 >= terminated {
         "\r\n"
     } else {
         "\n"
@@ -856,7 +860,10 @@ pub fn apply(content: &str, edits: &[HashlineEdit]) -> Result<String, EditError>
             break;
         }
         if let Some((end, lines)) = replace_at[i].take() {
-            out_lines.extend(lines.into_iter().map(|l| (l, None)));
+            // Replacement lines end like the last line they replace, so a
+            // mixed-ending file keeps each region's style.
+            let term = original_eol(end - 1);
+            out_lines.extend(lines.into_iter().map(|l| (l, term)));
             i = end;
         } else {
             out_lines.push((snap.texts[i], original_eol(i)));
