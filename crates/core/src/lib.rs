@@ -21,7 +21,7 @@ pub use edit::apply::{Applied, ApplyOptions, Edit};
 // edit-engine helper adds: pub use edit::file::{edit_file, edits_file, hashline_edit_file, write_atomic};
 // edit-engine helper adds: pub use edit::locate::locate;
 pub use edit::error::EditError;
-// hashline-guards helper adds: pub use edit::guards::check as check_guards;
+pub use edit::guards::check as check_guards;
 pub use edit::guards::{GuardViolation, ViolationKind};
 pub use edit::locate::{Match, MatchKind, Nearest, Tier};
 

@@ -1,6 +1,15 @@
 //! Guards against catastrophic edits.
 //!
-//! OWNER: hashline-guards helper. Types below are the agreed contract; bodies to be written.
+//! [`check`] compares an original text with an edited one and reports what
+//! looks like damage rather than intent: a truncation, imports that
+//! disappeared, placeholder comments (`// ... existing code ...`) that leaked
+//! in, and new merge-conflict markers. Every check is relative to the
+//! original, so text that was already there never trips a guard.
+
+mod imports;
+mod markers;
+
+pub use imports::Lang;
 
 /// What a guard caught.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -35,4 +44,62 @@ pub struct GuardViolation {
     pub kind: ViolationKind,
     /// What it saw, written for a model to act on.
     pub message: String,
+}
+
+/// Runs every guard on an edit of `original` into `updated`.
+///
+/// `path` (when given) picks the import syntax by extension; without it the
+/// syntax is detected from the original's content, and when neither tells,
+/// imports are not checked. Guarantees, each relative to `original`:
+/// - [`ViolationKind::Truncation`]: both texts non-empty, more than 60 % of
+///   the characters and more than 50 % of the lines lost;
+/// - [`ViolationKind::DroppedImports`]: an import of the original (compared
+///   as parsed, normalized statements, per imported name or path) is absent
+///   from `updated`; moving, re-ordering or reformatting imports is not;
+/// - [`ViolationKind::MarkerLeak`]: a placeholder such as
+///   `// ... existing code ...` occurs more often than in the original;
+/// - [`ViolationKind::ConflictMarker`]: more lines starting with `<<<<<<< `,
+///   `|||||||`, `>>>>>>> ` or equal to `=======` than in the original.
+///
+/// At most one violation per kind, in the order above. Pure; never panics.
+pub fn check(original: &str, updated: &str, path: Option<&str>) -> Vec<GuardViolation> {
+    let mut found = Vec::new();
+    if let Some(v) = truncation(original, updated) {
+        found.push(v);
+    }
+    if let Some(v) = imports::dropped(original, updated, path) {
+        found.push(v);
+    }
+    if let Some(v) = markers::leaked_placeholders(original, updated) {
+        found.push(v);
+    }
+    if let Some(v) = markers::new_conflict_markers(original, updated) {
+        found.push(v);
+    }
+    found
+}
+
+fn truncation(original: &str, updated: &str) -> Option<GuardViolation> {
+    if original.is_empty() || updated.is_empty() {
+        return None;
+    }
+    let (chars_before, chars_after) = (original.chars().count(), updated.chars().count());
+    let (lines_before, lines_after) = (original.lines().count(), updated.lines().count());
+    // Integer comparisons: lost/before > 60 % ⇔ 100·lost > 60·before.
+    let chars_lost = chars_before.saturating_sub(chars_after);
+    let lines_lost = lines_before.saturating_sub(lines_after);
+    if chars_lost * 100 > chars_before * 60 && lines_lost * 100 > lines_before * 50 {
+        Some(GuardViolation {
+            kind: ViolationKind::Truncation,
+            message: format!(
+                "the edit shrinks the file from {lines_before} to {lines_after} lines and from \
+                 {chars_before} to {chars_after} characters ({}% of the characters lost): this \
+                 looks like an accidental truncation. Send a targeted edit of the part that \
+                 changes instead of rewriting the file, or the complete content.",
+                chars_lost * 100 / chars_before
+            ),
+        })
+    } else {
+        None
+    }
 }

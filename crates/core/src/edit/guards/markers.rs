@@ -1,0 +1,381 @@
+//! Placeholder comments (`// ... existing code ...`) and conflict markers.
+//!
+//! A placeholder is recognised by what its words say, not by its comment
+//! syntax: every comment opener on a line (`//`, `#`, `/*`, `<!--`, `--`, `;`)
+//! starts a candidate body, and a body is a placeholder when
+//! - it has an ellipsis (`...` or `…`) followed by a placeholder phrase
+//!   (`... existing code`, `... rest of the file`, `... (unchanged)`,
+//!   `... keep existing`, `... same as before`), or
+//! - all its words are placeholder vocabulary, one is a strong word and one
+//!   names what was left out (`rest of the code`, `existing code`,
+//!   `code unchanged`; not wrapped prose such as `/// unchanged.`).
+//!
+//! A line that is not a comment counts only when it consists of nothing but
+//! an ellipsis and such a phrase (`... existing code ...`), so spreads such
+//! as `...rest` or `...existing,` and Python's `...` body are never markers.
+
+use super::{GuardViolation, ViolationKind};
+use std::collections::BTreeMap;
+
+const OPENERS: &[&str] = &["//", "#", "/*", "<!--", "--", ";"];
+/// Longer lines are never taken for placeholders.
+const MAX_LINE: usize = 1000;
+/// How many occurrences of one opener per line start a candidate body.
+const OPENINGS_PER_LINE: usize = 4;
+
+/// Words that say "code was left out here" on their own.
+const STRONG: &[&str] = &[
+    "existing",
+    "unchanged",
+    "remaining",
+    "omitted",
+    "elided",
+    "unmodified",
+    "untouched",
+    "snip",
+    "snipped",
+];
+
+/// Words that may start the phrase after an ellipsis.
+const FIRST: &[&str] = &[
+    "existing",
+    "rest",
+    "the",
+    "remaining",
+    "unchanged",
+    "omitted",
+    "elided",
+    "keep",
+    "previous",
+    "same",
+    "other",
+    "all",
+    "code",
+    "more",
+    "snip",
+    "snipped",
+    "unmodified",
+    "untouched",
+    "original",
+    "your",
+    "everything",
+];
+
+/// Words a placeholder comment without an ellipsis may consist of.
+const VOCAB: &[&str] = &[
+    "existing",
+    "unchanged",
+    "remaining",
+    "omitted",
+    "elided",
+    "unmodified",
+    "untouched",
+    "snip",
+    "snipped",
+    "rest",
+    "of",
+    "the",
+    "code",
+    "file",
+    "function",
+    "functions",
+    "method",
+    "methods",
+    "class",
+    "classes",
+    "component",
+    "implementation",
+    "body",
+    "content",
+    "contents",
+    "lines",
+    "imports",
+    "logic",
+    "other",
+    "remains",
+    "is",
+    "are",
+    "stays",
+    "stay",
+    "for",
+    "brevity",
+    "here",
+    "goes",
+    "and",
+    "props",
+    "properties",
+    "fields",
+    "module",
+    "tests",
+    "handlers",
+    "helpers",
+    "original",
+    "all",
+    "everything",
+    "else",
+    "keep",
+    "as",
+    "same",
+    "before",
+    "above",
+    "below",
+    "previous",
+    "previously",
+];
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Nouns that say *what* was left out; a placeholder without an ellipsis
+/// must name one, which keeps wrapped prose (`/// unchanged.`, `# The rest`)
+/// from counting.
+const NOUNS: &[&str] = &[
+    "code",
+    "file",
+    "function",
+    "functions",
+    "method",
+    "methods",
+    "class",
+    "classes",
+    "component",
+    "components",
+    "implementation",
+    "body",
+    "content",
+    "contents",
+    "lines",
+    "imports",
+    "logic",
+    "props",
+    "properties",
+    "fields",
+    "module",
+    "tests",
+    "handlers",
+    "helpers",
+];
+
+fn has_noun(words: &[String]) -> bool {
+    words.iter().any(|w| NOUNS.contains(&w.as_str()))
+}
+
+/// A strong placeholder phrase among `words`; `after_ellipsis` also admits
+/// the weaker ones (`same as before`, `previous code`, `keep …`, `more code`)
+/// when they name what was left out or say "as before/above".
+fn has_strong_phrase(words: &[String], after_ellipsis: bool) -> bool {
+    let weak = || {
+        words
+            .iter()
+            .any(|w| matches!(w.as_str(), "same" | "previous" | "keep" | "more"))
+            && (has_noun(words)
+                || words
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "before" | "above" | "original")))
+    };
+    words.iter().any(|w| STRONG.contains(&w.as_str()))
+        || words
+            .windows(2)
+            .any(|p| (p[0] == "rest" && p[1] == "of") || (p[0] == "the" && p[1] == "rest"))
+        || after_ellipsis && weak()
+}
+
+/// The words of `body` when it holds an ellipsis next to a placeholder
+/// phrase: a phrase right after an ellipsis (`... existing code`), or a
+/// strong phrase opening the text before the first one (`rest of file ...`).
+fn ellipsis_phrase(body: &str) -> Option<Vec<String>> {
+    if !body.contains("...") {
+        return None;
+    }
+    for (idx, seg) in body.split("...").enumerate() {
+        let w = words(seg);
+        let head = &w[..w.len().min(5)];
+        if head
+            .first()
+            .is_some_and(|first| FIRST.contains(&first.as_str()))
+            && has_strong_phrase(head, idx > 0)
+        {
+            return Some(words(body));
+        }
+    }
+    None
+}
+
+/// Normalized key of a placeholder in a comment body.
+fn comment_placeholder(body: &str) -> Option<String> {
+    let body = body.replace('…', "...");
+    if let Some(w) = ellipsis_phrase(&body) {
+        return Some(w.join(" "));
+    }
+    let w = words(&body);
+    if w.iter().all(|x| VOCAB.contains(&x.as_str())) && has_noun(&w) && has_strong_phrase(&w, false)
+    {
+        return Some(w.join(" "));
+    }
+    None
+}
+
+/// Word stems of which every placeholder phrase contains one (each STRONG
+/// word, `rest`, and the weak `same`/`previous`/`keep`/`more`): a cheap
+/// filter that spares the word split for almost every line.
+const STEMS: &[&str] = &[
+    "exist", "unchang", "remain", "omit", "elid", "unmodif", "untouch", "snip", "rest", "same",
+    "previous", "keep", "more",
+];
+
+fn mentions_placeholder_word(line: &str) -> bool {
+    let lower = if line.is_ascii() {
+        line.to_ascii_lowercase()
+    } else {
+        line.to_lowercase()
+    };
+    STEMS.iter().any(|s| lower.contains(s))
+}
+
+/// Normalized key of the placeholder on `line`, if it has one.
+pub(super) fn placeholder_key(line: &str) -> Option<String> {
+    // Placeholders are short comment lines; skipping very long lines (minified
+    // code) and looking at a few openers per line keeps the scan linear.
+    if line.len() > MAX_LINE || !mentions_placeholder_word(line) {
+        return None;
+    }
+    for opener in OPENERS {
+        for (i, _) in line.match_indices(opener).take(OPENINGS_PER_LINE) {
+            let body = &line[i + opener.len()..];
+            if let Some(k) = comment_placeholder(body) {
+                return Some(k);
+            }
+        }
+    }
+    // A bare placeholder line: only an ellipsis and words, e.g. `... existing code ...`.
+    let t = line
+        .trim()
+        .trim_start_matches('*')
+        .trim()
+        .replace('…', "...");
+    if t.starts_with("...")
+        && t.chars()
+            .all(|c| c.is_alphanumeric() || c.is_whitespace() || ".()'-".contains(c))
+    {
+        if let Some(w) = ellipsis_phrase(&t) {
+            if w.len() >= 2 {
+                return Some(w.join(" "));
+            }
+        }
+    }
+    None
+}
+
+fn shown(line: &str) -> String {
+    let t = line.trim();
+    let mut s: String = t.chars().take(80).collect();
+    if t.chars().count() > 80 {
+        s.push('…');
+    }
+    s
+}
+
+pub(super) fn leaked_placeholders(original: &str, updated: &str) -> Option<GuardViolation> {
+    let mut before: BTreeMap<String, usize> = BTreeMap::new();
+    for line in original.lines() {
+        if let Some(k) = placeholder_key(line) {
+            *before.entry(k).or_default() += 1;
+        }
+    }
+    let mut after: BTreeMap<String, Vec<(usize, &str)>> = BTreeMap::new();
+    for (n, line) in updated.lines().enumerate() {
+        if let Some(k) = placeholder_key(line) {
+            after.entry(k).or_default().push((n + 1, line));
+        }
+    }
+    let mut leaked: Vec<(usize, &str)> = Vec::new();
+    for (key, at) in &after {
+        let had = before.get(key).copied().unwrap_or(0);
+        if at.len() > had {
+            // The occurrences beyond the original's count are the new ones;
+            // which of them is "new" is unknowable, so name the last ones.
+            leaked.extend(&at[had..]);
+        }
+    }
+    if leaked.is_empty() {
+        return None;
+    }
+    leaked.sort_unstable();
+    let listed: Vec<String> = leaked
+        .iter()
+        .take(10)
+        .map(|(n, l)| format!("line {n}: `{}`", shown(l)))
+        .collect();
+    Some(GuardViolation {
+        kind: ViolationKind::MarkerLeak,
+        message: format!(
+            "the result contains {} placeholder comment{} that the original did not have ({}). \
+             A placeholder stands for code that would be deleted: send the real lines instead \
+             (or a targeted edit that leaves them out of the replaced text).",
+            leaked.len(),
+            if leaked.len() == 1 { "" } else { "s" },
+            listed.join("; ")
+        ),
+    })
+}
+
+/// Which conflict marker a line is, if any.
+fn conflict_marker(line: &str) -> Option<&'static str> {
+    let l = line.strip_suffix('\r').unwrap_or(line);
+    let is = |m: &str| l == m || l.strip_prefix(m).is_some_and(|r| r.starts_with(' '));
+    if is("<<<<<<<") {
+        Some("<<<<<<<")
+    } else if is(">>>>>>>") {
+        Some(">>>>>>>")
+    } else if is("|||||||") {
+        Some("|||||||")
+    } else if l == "=======" {
+        Some("=======")
+    } else {
+        None
+    }
+}
+
+pub(super) fn new_conflict_markers(original: &str, updated: &str) -> Option<GuardViolation> {
+    let mut before: BTreeMap<&str, usize> = BTreeMap::new();
+    for line in original.lines() {
+        if let Some(m) = conflict_marker(line) {
+            *before.entry(m).or_default() += 1;
+        }
+    }
+    let mut after: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (n, line) in updated.lines().enumerate() {
+        if let Some(m) = conflict_marker(line) {
+            after.entry(m).or_default().push(n + 1);
+        }
+    }
+    let mut new: Vec<(usize, &str)> = Vec::new();
+    for (m, at) in &after {
+        let had = before.get(m).copied().unwrap_or(0);
+        if at.len() > had {
+            new.extend(at[had..].iter().map(|&n| (n, *m)));
+        }
+    }
+    if new.is_empty() {
+        return None;
+    }
+    new.sort_unstable();
+    let listed: Vec<String> = new
+        .iter()
+        .take(10)
+        .map(|(n, m)| format!("line {n}: `{m}`"))
+        .collect();
+    Some(GuardViolation {
+        kind: ViolationKind::ConflictMarker,
+        message: format!(
+            "the result adds merge conflict marker{} ({}): resolve the conflict and send only \
+             the resolved text.",
+            if new.len() == 1 { "" } else { "s" },
+            listed.join("; ")
+        ),
+    })
+}
