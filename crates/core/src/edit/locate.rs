@@ -224,24 +224,20 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn lines(&mut self) -> &[LineSpan] {
-        if self.lines.is_none() {
-            self.lines = Some(split_lines(self.content, self.base));
-        }
-        self.lines.as_deref().unwrap_or(&[])
-    }
-
-    fn norm_lines(&mut self, folded: bool) -> &[String] {
-        let missing = if folded {
-            self.folded.is_none()
+    /// Line spans and normalised lines (folded or whitespace-only),
+    /// computed on first use.
+    fn views(&mut self, folded: bool) -> (&[LineSpan], &[String]) {
+        let content = self.content;
+        let lines = self
+            .lines
+            .get_or_insert_with(|| split_lines(content, self.base));
+        let slot = if folded {
+            &mut self.folded
         } else {
-            self.ws.is_none()
+            &mut self.ws
         };
-        if missing {
-            self.lines();
-            let content = self.content;
-            let lines = self.lines.as_deref().unwrap_or(&[]);
-            let v: Vec<String> = lines
+        let norm = slot.get_or_insert_with(|| {
+            lines
                 .iter()
                 .map(|l| {
                     let t = &content[l.start..l.end];
@@ -251,15 +247,9 @@ impl<'a> Ctx<'a> {
                         ws_norm(t)
                     }
                 })
-                .collect();
-            if folded {
-                self.folded = Some(v);
-            } else {
-                self.ws = Some(v);
-            }
-        }
-        let v = if folded { &self.folded } else { &self.ws };
-        v.as_deref().unwrap_or(&[])
+                .collect()
+        });
+        (lines.as_slice(), norm.as_slice())
     }
 
     /// The needle as given, then with its line breaks converted to the
@@ -321,8 +311,7 @@ fn line_tier(ctx: &mut Ctx<'_>, needle_lf: &str, folded: bool) -> Vec<Range<usiz
     if nd.is_empty() {
         return Vec::new();
     }
-    let norm = ctx.norm_lines(folded).to_vec();
-    let lines = ctx.lines().to_vec();
+    let (lines, norm) = ctx.views(folded);
     let nb: Vec<usize> = (0..norm.len()).filter(|&i| !norm[i].is_empty()).collect();
     let k = nd.len();
     let mut spans = Vec::new();
@@ -406,8 +395,7 @@ fn fuzzy_tier(ctx: &mut Ctx<'_>, needle_lf: &str, unescaped: bool) -> Fuzzy {
     if k == 0 {
         return Fuzzy::Nearest(None);
     }
-    let norm = ctx.norm_lines(true).to_vec();
-    let lines = ctx.lines().to_vec();
+    let (lines, norm) = ctx.views(true);
     let nb: Vec<usize> = (0..norm.len()).filter(|&i| !norm[i].is_empty()).collect();
     if nb.len() < k {
         return Fuzzy::Nearest(None);
