@@ -169,10 +169,19 @@ fn applies_with_faithful_bytes() {
     }
 }
 
+/// `(name, content, old, new, code, phrases the message must contain)`
+type Refusal = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
 #[test]
 fn refusals_have_the_right_kind_and_a_useful_message() {
-    // (name, content, old, new, code, phrases the message must contain)
-    let cases: &[(&str, &str, &str, &str, &str, &[&str])] = &[
+    let cases: &[Refusal] = &[
         ("empty old", "abc\n", "", "x", "INVALID_INPUT", &["empty"]),
         (
             "ambiguous lists lines",
