@@ -145,10 +145,12 @@ fn each_tier_finds_its_cases() {
     }
 }
 
+type Lines = Vec<(usize, usize)>;
+
 #[test]
 fn every_tier_refuses_two_locations() {
     // (tier that finds both, content, needle, candidate lines)
-    let cases: Vec<(&str, &str, &str, Vec<(usize, usize)>)> = vec![
+    let cases: Vec<(&str, &str, &str, Lines)> = vec![
         ("exact", "x = 1\ny = 2\nx = 1\n", "x = 1", vec![(1, 1), (3, 3)]),
         ("exact, overlapping", "aaa\n", "aa", vec![(1, 1), (1, 1)]),
         (
