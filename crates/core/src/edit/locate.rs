@@ -512,14 +512,21 @@ pub(crate) fn locate_all(content: &str, needle: &str) -> Outcome {
             return Outcome::Found(l);
         }
     }
-    // A one-line needle that only becomes several lines once unescaped was
-    // surely escaped: score the unescaped text.
-    let (fuzzy_needle, fuzzy_unescaped) = match &unescaped {
-        Some(u) if !needle.contains('\n') && u.contains('\n') => (to_lf(u).into_owned(), true),
-        _ => (to_lf(needle).into_owned(), false),
+    let nearest = match fuzzy_tier(&mut ctx, &to_lf(needle), false) {
+        Fuzzy::Found(l) => return Outcome::Found(l),
+        Fuzzy::Nearest(n) => n,
     };
-    match fuzzy_tier(&mut ctx, &fuzzy_needle, fuzzy_unescaped) {
-        Fuzzy::Found(l) => Outcome::Found(l),
-        Fuzzy::Nearest(n) => Outcome::NotFound(n),
+    // A one-line needle that only becomes several lines once unescaped was
+    // probably escaped: score the unescaped text too.
+    if let Some(u) = unescaped.filter(|u| !needle.contains('\n') && u.contains('\n')) {
+        match fuzzy_tier(&mut ctx, &to_lf(&u), true) {
+            Fuzzy::Found(l) => return Outcome::Found(l),
+            Fuzzy::Nearest(n) => {
+                if n.map(|n| n.score) > nearest.map(|n| n.score) {
+                    return Outcome::NotFound(n);
+                }
+            }
+        }
     }
+    Outcome::NotFound(nearest)
 }
