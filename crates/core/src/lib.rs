@@ -16,13 +16,14 @@ pub mod arena;
 pub mod edit;
 pub mod flow;
 
+pub use edit::apply::{apply_edit, apply_edit_with, apply_edits};
 pub use edit::apply::{Applied, ApplyOptions, Edit};
-// edit-engine helper adds: pub use edit::apply::{apply_edit, apply_edit_with, apply_edits};
-// edit-engine helper adds: pub use edit::file::{edit_file, edits_file, hashline_edit_file, write_atomic};
-// edit-engine helper adds: pub use edit::locate::locate;
 pub use edit::error::EditError;
+pub use edit::file::{edit_file, edits_file, hashline_edit_file, write_atomic};
 pub use edit::guards::check as check_guards;
 pub use edit::guards::{GuardViolation, ViolationKind};
+pub use edit::hashline;
+pub use edit::locate::locate;
 pub use edit::locate::{Match, MatchKind, Nearest, Tier};
 
 /// xxHash32 of `data` with `seed` (the reference algorithm, via `xxhash-rust`).

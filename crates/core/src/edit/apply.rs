@@ -1,8 +1,28 @@
 //! Splicing edits into content with faithful bytes.
 //!
-//! OWNER: edit-engine helper. Types below are the agreed contract; bodies to be written.
+//! Every edit is first located with [`locate`](crate::edit::locate) and then
+//! spliced in by byte span: nothing in `new` is interpreted (a `$` is a `$`).
+//! When the match needed a tolerant tier, `new` is rewritten into the file's
+//! conventions before splicing:
+//!
+//! - lines of `new` that the model left as they were in `old` are written as
+//!   the file has them (indentation, trailing spaces, punctuation, typos);
+//! - other lines are re-indented by the needle→file indentation mapping
+//!   (a constant column shift, tabs↔spaces at a detected tab width);
+//! - at the unicode and fuzzy tiers, text copied from `old` takes the file's
+//!   characters and new text takes the file's punctuation style (curly
+//!   quotes, dashes, ellipsis and NBSP in comments) — or is folded to plain
+//!   ASCII when only the model used typographic characters;
+//! - when doubled escapes made the match, `new` is unescaped too if it is
+//!   escaped the same way;
+//! - line breaks become the file's (CRLF/LF); BOM and final newline stay.
 
-use crate::edit::locate::Tier;
+use crate::edit::error::EditError;
+use crate::edit::locate::{locate_all, Located, Nearest, Outcome, Tier};
+use crate::edit::normalize::{fold_char, fold_norm, indent_cols, indent_of, to_lf, unescape};
+use similar::{capture_diff_slices, Algorithm, DiffTag};
+use std::collections::HashMap;
+use std::ops::Range;
 
 /// One search/replace edit.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -44,4 +64,762 @@ pub struct Applied {
     pub tier: Tier,
     /// Number of spans replaced.
     pub replacements: usize,
+}
+
+/// Apply one edit with [`ApplyOptions::default`] (guards on, no path).
+///
+/// Same guarantees as [`apply_edit_with`].
+pub fn apply_edit(content: &str, edit: &Edit) -> Result<Applied, EditError> {
+    apply_edit_with(content, edit, &ApplyOptions::default())
+}
+
+/// Apply one edit.
+///
+/// Guarantees: an empty `old` is [`EditError::InvalidInput`]; a target that
+/// is not found is [`EditError::NotFound`] (with the nearest window), two or
+/// more locations at the winning tier without `replace_all` are
+/// [`EditError::Ambiguous`]; a result identical to `content` is
+/// [`EditError::NoOp`]; guard violations (when `opts.guards`) are
+/// [`EditError::Guard`]. On success everything outside the replaced spans is
+/// byte-for-byte unchanged, and the replacement uses the file's line breaks.
+pub fn apply_edit_with(
+    content: &str,
+    edit: &Edit,
+    opts: &ApplyOptions,
+) -> Result<Applied, EditError> {
+    run(content, std::slice::from_ref(edit), opts, false)
+}
+
+/// Apply several edits atomically: all are located against the one original
+/// `content`, then spliced together.
+///
+/// Guarantees: all or nothing; overlapping targets of two edits are
+/// [`EditError::InvalidInput`] naming both; an edit whose `old` exists only in
+/// another edit's `new` is refused as [`EditError::NotFound`]; guards run
+/// once on the final result; `replacements` is the total number of spans
+/// replaced and `tier` the weakest tier used. An empty list is
+/// [`EditError::InvalidInput`].
+pub fn apply_edits(
+    content: &str,
+    edits: &[Edit],
+    opts: &ApplyOptions,
+) -> Result<Applied, EditError> {
+    if edits.is_empty() {
+        return Err(EditError::invalid(
+            "no edits were given: send at least one {old, new} pair",
+        ));
+    }
+    run(content, edits, opts, edits.len() > 1)
+}
+
+/// One span to replace.
+struct Planned {
+    span: Range<usize>,
+    text: String,
+    edit: usize,
+}
+
+fn label(multi: bool, idx: usize) -> String {
+    if multi {
+        format!("edit #{} (of this batch): ", idx + 1)
+    } else {
+        String::new()
+    }
+}
+
+fn run(
+    content: &str,
+    edits: &[Edit],
+    opts: &ApplyOptions,
+    multi: bool,
+) -> Result<Applied, EditError> {
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut weakest = Tier::Exact;
+    for (idx, edit) in edits.iter().enumerate() {
+        let (spans, tier) = plan_edit(content, edit, idx, edits, multi)?;
+        if tier.rank() > weakest.rank() {
+            weakest = tier;
+        }
+        planned.extend(spans);
+    }
+    planned.sort_by_key(|p| (p.span.start, p.span.end));
+    for w in planned.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        if b.span.start < a.span.end {
+            let (la, _) = crate::edit::normalize::line_range(content, a.span.start, a.span.end);
+            let (lb, _) = crate::edit::normalize::line_range(content, b.span.start, b.span.end);
+            let lines = format!(
+                "lines {}–{}",
+                la.min(lb),
+                crate::edit::normalize::line_range(
+                    content,
+                    a.span.start,
+                    a.span.end.max(b.span.end)
+                )
+                .1
+            );
+            return Err(EditError::invalid(if a.edit == b.edit {
+                format!(
+                    "{}two replaced spans overlap ({lines}). Nothing was changed. Send one edit whose `old` covers the whole region.",
+                    label(multi, a.edit)
+                )
+            } else {
+                format!(
+                    "edits #{} and #{} target overlapping text ({lines}). Nothing was changed. Merge them into one edit whose `old` covers both, or send them in separate calls.",
+                    a.edit.min(b.edit) + 1,
+                    a.edit.max(b.edit) + 1
+                )
+            }));
+        }
+    }
+    let mut out = String::with_capacity(content.len() + 64);
+    let mut pos = 0;
+    for p in &planned {
+        out.push_str(&content[pos..p.span.start]);
+        out.push_str(&p.text);
+        pos = p.span.end;
+    }
+    out.push_str(&content[pos..]);
+    if out == content {
+        return Err(EditError::NoOp {
+            message: "the edit changes nothing: with `new` applied the file reads exactly as it does now. Re-read the file (it may already contain the change) and send a `new` that differs from the current text.".to_string(),
+        });
+    }
+    if opts.guards {
+        let violations = crate::edit::guards::check(content, &out, opts.path.as_deref());
+        if !violations.is_empty() {
+            let list: Vec<String> = violations
+                .iter()
+                .map(|v| format!("- {}: {}", v.kind.as_str(), v.message))
+                .collect();
+            return Err(EditError::Guard {
+                message: format!(
+                    "the edit was refused by a safety guard and the file was not changed:\n{}\nSend `new` as complete, final text (no placeholders, keep the imports still in use) and try again.",
+                    list.join("\n")
+                ),
+                violations,
+            });
+        }
+    }
+    Ok(Applied {
+        content: out,
+        tier: weakest,
+        replacements: planned.len(),
+    })
+}
+
+/// Locate one edit and compute the text of each span it replaces.
+fn plan_edit(
+    content: &str,
+    edit: &Edit,
+    idx: usize,
+    all: &[Edit],
+    multi: bool,
+) -> Result<(Vec<Planned>, Tier), EditError> {
+    let lab = label(multi, idx);
+    if edit.old.is_empty() {
+        return Err(EditError::invalid(format!(
+            "{lab}`old` is empty. Send the exact text to replace (copy a few complete lines from the file); to create a file, write it instead of editing."
+        )));
+    }
+    let located = match locate_all(content, &edit.old) {
+        Outcome::Found(l) => l,
+        Outcome::NotFound(nearest) => {
+            return Err(not_found(edit, idx, all, multi, nearest));
+        }
+    };
+    if located.uncertain || (located.spans.len() > 1 && !edit.replace_all) {
+        return Err(ambiguous(content, &located, &lab));
+    }
+    let spans = if edit.replace_all {
+        non_overlapping(&located.spans)
+    } else {
+        located.spans.clone()
+    };
+    let new_text = if located.unescaped && !edit.new.contains('\n') {
+        unescape(&edit.new).unwrap_or_else(|| edit.new.clone())
+    } else {
+        edit.new.clone()
+    };
+    let new_lf = to_lf(&new_text).into_owned();
+    let file_crlf = is_crlf_file(content);
+    let mut planned = Vec::with_capacity(spans.len());
+    for span in spans {
+        let region = &content[span.clone()];
+        let region_lf = to_lf(region);
+        let exactish =
+            located.tier == Tier::Exact || (located.unescaped && region_lf == located.needle);
+        let mut repl = if exactish {
+            new_lf.clone()
+        } else {
+            transfer(&located.needle, &region_lf, &new_lf, located.tier)
+        };
+        let mut span = span;
+        if repl.is_empty() && !exactish {
+            // A line-wise match deletes whole lines: take the line break too.
+            let rest = &content[span.end..];
+            if rest.starts_with("\r\n") {
+                span.end += 2;
+            } else if rest.starts_with('\n') {
+                span.end += 1;
+            }
+        }
+        let crlf = if region.contains('\n') {
+            region.contains("\r\n")
+        } else {
+            file_crlf
+        };
+        if crlf {
+            repl = repl.replace('\n', "\r\n");
+        }
+        planned.push(Planned {
+            span,
+            text: repl,
+            edit: idx,
+        });
+    }
+    Ok((planned, located.tier))
+}
+
+fn is_crlf_file(content: &str) -> bool {
+    let lf = memchr::memchr_iter(b'\n', content.as_bytes()).count();
+    let crlf = memchr::memmem::find_iter(content.as_bytes(), b"\r\n").count();
+    crlf * 2 > lf
+}
+
+fn non_overlapping(spans: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for s in spans {
+        if out.last().map_or(true, |l| l.end <= s.start) {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
+fn fmt_ranges(lines: &[(usize, usize)]) -> String {
+    let shown: Vec<String> = lines
+        .iter()
+        .take(10)
+        .map(|&(a, b)| {
+            if a == b {
+                format!("{a}")
+            } else {
+                format!("{a}–{b}")
+            }
+        })
+        .collect();
+    let more = if lines.len() > 10 {
+        format!(" and {} more", lines.len() - 10)
+    } else {
+        String::new()
+    };
+    format!("{}{more}", shown.join(", "))
+}
+
+fn ambiguous(content: &str, l: &Located, lab: &str) -> EditError {
+    let lines = l.candidate_lines(content);
+    let message = if l.uncertain {
+        format!(
+            "{lab}`old` is ambiguous: it is not in the file verbatim, and {} places are about equally similar to it (lines {}; best similarity {:.2}). Nothing was changed. Re-read the file and copy `old` verbatim from the place you mean, with enough surrounding lines to make it unique.",
+            lines.len(),
+            fmt_ranges(&lines),
+            l.score
+        )
+    } else {
+        format!(
+            "{lab}`old` is ambiguous: it matches {} places in the file ({} match) at lines {}. Nothing was changed. Include more surrounding lines in `old` so that it matches exactly one place, or set replace_all to change every occurrence.",
+            lines.len(),
+            l.tier.as_str(),
+            fmt_ranges(&lines)
+        )
+    };
+    EditError::Ambiguous {
+        message,
+        count: lines.len(),
+        lines,
+    }
+}
+
+fn not_found(
+    edit: &Edit,
+    idx: usize,
+    all: &[Edit],
+    multi: bool,
+    nearest: Option<Nearest>,
+) -> EditError {
+    let lab = label(multi, idx);
+    let needle_norm = fold_norm(&edit.old);
+    let producer = all.iter().enumerate().find(|(j, other)| {
+        *j != idx
+            && (other.new.contains(edit.old.as_str())
+                || fold_norm(&other.new).contains(&needle_norm))
+    });
+    let message = if let Some((j, _)) = producer {
+        format!(
+            "{lab}`old` was not found in the file: it exists only in the `new` text of edit #{}. All edits of a batch are matched against the file as it was before any of them. Nothing was changed. Fold this change into edit #{}, or send it in a later call.",
+            j + 1,
+            j + 1
+        )
+    } else {
+        let mut m = format!(
+            "{lab}`old` was not found in the file, even tolerating whitespace and indentation, typographic punctuation, escaped line breaks and small typos (similarity ≥ 0.85). Nothing was changed."
+        );
+        if let Some(n) = nearest {
+            m.push_str(&format!(
+                " The closest text is at lines {}–{} (similarity {:.2}, below the 0.85 needed).",
+                n.first_line, n.last_line, n.score
+            ));
+        }
+        m.push_str(" Re-read the file and send `old` copied verbatim from its current content (complete lines, exact indentation).");
+        m
+    };
+    EditError::NotFound { message, nearest }
+}
+
+// ---------------------------------------------------------------- transfer
+
+fn is_blank(line: &str) -> bool {
+    fold_norm(line).is_empty()
+}
+
+/// How indentation written in the needle maps to the file's.
+struct IndentRule {
+    identity: bool,
+    map: HashMap<String, Option<String>>,
+    /// (tab width, column shift)
+    linear: Option<(usize, isize)>,
+    tabs: bool,
+}
+
+impl IndentRule {
+    fn new(pairs: &[(&str, &str)]) -> Self {
+        let identity = pairs.iter().all(|(n, f)| n == f);
+        let mut map: HashMap<String, Option<String>> = HashMap::new();
+        for (n, f) in pairs {
+            let e = map
+                .entry(n.to_string())
+                .or_insert_with(|| Some(f.to_string()));
+            if e.as_deref() != Some(*f) {
+                *e = None;
+            }
+        }
+        let linear = [4usize, 2, 8, 3].into_iter().find_map(|w| {
+            let mut d = None;
+            for (n, f) in pairs {
+                let x = indent_cols(f, w) as isize - indent_cols(n, w) as isize;
+                match d {
+                    None => d = Some(x),
+                    Some(y) if y != x => return None,
+                    _ => {}
+                }
+            }
+            d.map(|d| (w, d))
+        });
+        let tab_lines = pairs.iter().filter(|(_, f)| f.starts_with('\t')).count();
+        let space_lines = pairs.iter().filter(|(_, f)| f.starts_with(' ')).count();
+        IndentRule {
+            identity,
+            map,
+            linear,
+            tabs: tab_lines > space_lines,
+        }
+    }
+
+    fn apply(&self, indent: &str) -> String {
+        if self.identity {
+            return indent.to_string();
+        }
+        if let Some(Some(f)) = self.map.get(indent) {
+            return f.clone();
+        }
+        match self.linear {
+            Some((w, d)) => {
+                let cols = (indent_cols(indent, w) as isize + d).max(0) as usize;
+                if self.tabs {
+                    format!("{}{}", "\t".repeat(cols / w), " ".repeat(cols % w))
+                } else {
+                    " ".repeat(cols)
+                }
+            }
+            None => indent.to_string(),
+        }
+    }
+}
+
+/// Direction of one punctuation class between the model's text and the file.
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
+enum Dir {
+    #[default]
+    Keep,
+    /// The file uses the typographic form where the model wrote ASCII.
+    Fancy,
+    /// The model used the typographic form where the file has ASCII.
+    Plain,
+}
+
+#[derive(Clone, Copy, Default, Debug)]
+struct Style {
+    squote: Dir,
+    dquote: Dir,
+    dash: Dir,
+    ellipsis: Dir,
+    space: Dir,
+}
+
+#[derive(Clone, Copy)]
+enum Class {
+    SQuote,
+    DQuote,
+    Dash,
+    Ellipsis,
+    Space,
+}
+
+fn class_of(c: char) -> Option<Class> {
+    Some(match fold_char(c)? {
+        "'" => Class::SQuote,
+        "\"" => Class::DQuote,
+        "-" | "--" => Class::Dash,
+        "..." => Class::Ellipsis,
+        _ => Class::Space,
+    })
+}
+
+impl Style {
+    fn from_pairs(pairs: &[(&str, &str)]) -> Style {
+        let mut n_has = [false; 5];
+        let mut f_has = [false; 5];
+        for (n, f) in pairs {
+            for c in n.chars() {
+                if let Some(k) = class_of(c) {
+                    n_has[k as usize] = true;
+                }
+            }
+            for c in f.chars() {
+                if let Some(k) = class_of(c) {
+                    f_has[k as usize] = true;
+                }
+            }
+        }
+        let dir = |k: Class| match (n_has[k as usize], f_has[k as usize]) {
+            (false, true) => Dir::Fancy,
+            (true, false) => Dir::Plain,
+            _ => Dir::Keep,
+        };
+        Style {
+            squote: dir(Class::SQuote),
+            dquote: dir(Class::DQuote),
+            dash: dir(Class::Dash),
+            ellipsis: dir(Class::Ellipsis),
+            space: dir(Class::Space),
+        }
+    }
+
+    fn dir(&self, k: Class) -> Dir {
+        match k {
+            Class::SQuote => self.squote,
+            Class::DQuote => self.dquote,
+            Class::Dash => self.dash,
+            Class::Ellipsis => self.ellipsis,
+            Class::Space => self.space,
+        }
+    }
+
+    /// Append `text` (new text of the model) to `out` (the line so far) in
+    /// the file's punctuation style. Quotes alternate open/close by their
+    /// parity on the line; dashes, ellipses and NBSP only inside a comment.
+    fn push(&self, out: &mut String, text: &[char]) {
+        let mut squotes = out
+            .chars()
+            .filter(|&c| c == '\'' || matches!(class_of(c), Some(Class::SQuote)))
+            .count();
+        let mut dquotes = out
+            .chars()
+            .filter(|&c| c == '"' || matches!(class_of(c), Some(Class::DQuote)))
+            .count();
+        let mut comment = out.contains('#') || out.contains("//");
+        let mut prev = out.chars().last();
+        let mut i = 0;
+        while i < text.len() {
+            let c = text[i];
+            i += 1;
+            if let Some(k) = class_of(c) {
+                if self.dir(k) == Dir::Plain {
+                    out.push_str(fold_char(c).unwrap_or(""));
+                } else {
+                    out.push(c);
+                }
+                match k {
+                    Class::SQuote => squotes += 1,
+                    Class::DQuote => dquotes += 1,
+                    _ => {}
+                }
+                prev = Some(c);
+                continue;
+            }
+            if c == '#' || (c == '/' && prev == Some('/')) {
+                comment = true;
+            }
+            let pushed = match c {
+                '\'' if self.squote == Dir::Fancy => {
+                    squotes += 1;
+                    Some(if squotes % 2 == 1 {
+                        '\u{2018}'
+                    } else {
+                        '\u{2019}'
+                    })
+                }
+                '\'' => {
+                    squotes += 1;
+                    None
+                }
+                '"' if self.dquote == Dir::Fancy => {
+                    dquotes += 1;
+                    Some(if dquotes % 2 == 1 {
+                        '\u{201C}'
+                    } else {
+                        '\u{201D}'
+                    })
+                }
+                '"' => {
+                    dquotes += 1;
+                    None
+                }
+                '-' if comment && self.dash == Dir::Fancy => {
+                    if text.get(i) == Some(&'-') {
+                        i += 1;
+                        Some('\u{2014}')
+                    } else {
+                        Some('\u{2013}')
+                    }
+                }
+                '.' if comment
+                    && self.ellipsis == Dir::Fancy
+                    && text.get(i) == Some(&'.')
+                    && text.get(i + 1) == Some(&'.') =>
+                {
+                    i += 2;
+                    Some('\u{2026}')
+                }
+                ' ' if comment && self.space == Dir::Fancy => Some('\u{00A0}'),
+                _ => None,
+            };
+            out.push(pushed.unwrap_or(c));
+            prev = Some(c);
+        }
+    }
+
+    fn active(&self) -> bool {
+        [
+            self.squote,
+            self.dquote,
+            self.dash,
+            self.ellipsis,
+            self.space,
+        ]
+        .iter()
+        .any(|d| *d != Dir::Keep)
+    }
+}
+
+/// The body of a changed line, merged three-way with the needle line as the
+/// base: where only the file differs from the needle (its spelling of the
+/// same text) the file's text is kept, where only the model changed it the
+/// model's text is written in the file's punctuation style, and where both
+/// touched the same place the model's text wins unless both agree.
+fn char_transfer(new_body: &str, old_body: &str, file_body: &str, style: &Style) -> String {
+    let nc: Vec<char> = old_body.chars().collect();
+    let fc: Vec<char> = file_body.chars().collect();
+    let bc: Vec<char> = new_body.chars().collect();
+    // (start, end, replacement, from_model) over needle char indices.
+    let mut hunks: Vec<(usize, usize, &[char], bool)> = Vec::new();
+    for (other, model) in [(&fc, false), (&bc, true)] {
+        for op in capture_diff_slices(Algorithm::Myers, &nc, other) {
+            let (tag, o, t) = op.as_tag_tuple();
+            if tag != DiffTag::Equal {
+                hunks.push((o.start, o.end, &other[t], model));
+            }
+        }
+    }
+    hunks.sort_by_key(|h| (h.0, h.1));
+    let side_text = |group: &[(usize, usize, &[char], bool)], model: bool, a: usize, b: usize| {
+        let mut t: Vec<char> = Vec::new();
+        let mut pos = a;
+        for h in group.iter().filter(|h| h.3 == model) {
+            t.extend_from_slice(&nc[pos..h.0.max(pos)]);
+            t.extend_from_slice(h.2);
+            pos = h.1.max(pos);
+        }
+        t.extend_from_slice(&nc[pos..b]);
+        t
+    };
+    let mut out = String::with_capacity(new_body.len() + 8);
+    let mut pos = 0;
+    let mut i = 0;
+    while i < hunks.len() {
+        let (ga, mut gb) = (hunks[i].0, hunks[i].1);
+        let mut j = i + 1;
+        while j < hunks.len() && hunks[j].0 <= gb {
+            gb = gb.max(hunks[j].1);
+            j += 1;
+        }
+        let group = &hunks[i..j];
+        out.extend(&nc[pos..ga]);
+        let file_side = side_text(group, false, ga, gb);
+        let has_model = group.iter().any(|h| h.3);
+        let has_file = group.iter().any(|h| !h.3);
+        if has_model {
+            let model_side = side_text(group, true, ga, gb);
+            if has_file && model_side == file_side {
+                out.extend(&file_side);
+            } else {
+                style.push(&mut out, &model_side);
+            }
+        } else {
+            out.extend(&file_side);
+        }
+        pos = gb;
+        i = j;
+    }
+    out.extend(&nc[pos..]);
+    out
+}
+
+/// Similarity of two lines' normalised text in `[0, 1]`.
+fn line_similarity(a: &str, b: &str) -> f64 {
+    rapidfuzz::distance::levenshtein::normalized_similarity(
+        fold_norm(a).chars(),
+        fold_norm(b).chars(),
+    )
+}
+
+/// Rewrite `new` (LF) for a match of `needle` (LF) on `found` (the file's
+/// matched text, LF) at a tolerant `tier`. See the module docs.
+fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> String {
+    let mut n: Vec<&str> = needle.split('\n').collect();
+    let f: Vec<&str> = found.split('\n').collect();
+    let mut nl: Vec<&str> = new.split('\n').collect();
+    // Blank needle lines before/after the matched lines are not part of the
+    // span: drop them, and the same blank lines of `new`.
+    let f_first_blank = f.first().is_some_and(|l| is_blank(l));
+    let f_last_blank = f.last().is_some_and(|l| is_blank(l));
+    while n.len() > 1 && is_blank(n[0]) && !f_first_blank {
+        n.remove(0);
+        if nl.len() > 1 && is_blank(nl[0]) {
+            nl.remove(0);
+        }
+    }
+    while n.len() > 1 && is_blank(n[n.len() - 1]) && !f_last_blank {
+        n.pop();
+        if nl.len() > 1 && is_blank(nl[nl.len() - 1]) {
+            nl.pop();
+        }
+    }
+    let n_nb: Vec<usize> = (0..n.len()).filter(|&i| !is_blank(n[i])).collect();
+    let f_nb: Vec<usize> = (0..f.len()).filter(|&i| !is_blank(f[i])).collect();
+    if n_nb.len() != f_nb.len() {
+        return nl.join("\n");
+    }
+    let mut pair: Vec<Option<usize>> = vec![None; n.len()];
+    for (&a, &b) in n_nb.iter().zip(&f_nb) {
+        pair[a] = Some(b);
+    }
+    let indent_pairs: Vec<(&str, &str)> = n_nb
+        .iter()
+        .zip(&f_nb)
+        .map(|(&a, &b)| (indent_of(n[a]), indent_of(f[b])))
+        .collect();
+    let rule = IndentRule::new(&indent_pairs);
+    let style = if matches!(tier, Tier::Unicode | Tier::Fuzzy) {
+        let line_pairs: Vec<(&str, &str)> = n_nb
+            .iter()
+            .zip(&f_nb)
+            .map(|(&a, &b)| (n[a], f[b]))
+            .collect();
+        Style::from_pairs(&line_pairs)
+    } else {
+        Style::default()
+    };
+    let char_level = matches!(tier, Tier::Unicode | Tier::Fuzzy);
+
+    let inserted = |line: &str| -> String {
+        if is_blank(line) {
+            return line.to_string();
+        }
+        let ind = indent_of(line);
+        let mut out = rule.apply(ind);
+        let body: Vec<char> = line[ind.len()..].chars().collect();
+        if style.active() {
+            let mut b = String::new();
+            style.push(&mut b, &body);
+            out.push_str(&b);
+        } else {
+            out.extend(body);
+        }
+        out
+    };
+    let changed = |line: &str, old: &str, file: &str| -> String {
+        let (ni, oi, fi) = (indent_of(line), indent_of(old), indent_of(file));
+        let mut out = if ni == oi {
+            fi.to_string()
+        } else {
+            rule.apply(ni)
+        };
+        if char_level {
+            out.push_str(&char_transfer(
+                &line[ni.len()..],
+                &old[oi.len()..],
+                &file[fi.len()..],
+                &style,
+            ));
+        } else {
+            out.push_str(&line[ni.len()..]);
+        }
+        out
+    };
+
+    let mut out: Vec<String> = Vec::with_capacity(nl.len());
+    for op in capture_diff_slices(Algorithm::Myers, &n, &nl) {
+        let (tag, o, b) = op.as_tag_tuple();
+        match tag {
+            DiffTag::Equal => {
+                for k in 0..o.len() {
+                    out.push(match pair[o.start + k] {
+                        Some(fi) => f[fi].to_string(),
+                        None => nl[b.start + k].to_string(),
+                    });
+                }
+            }
+            DiffTag::Delete => {}
+            DiffTag::Insert => out.extend(nl[b].iter().map(|l| inserted(l))),
+            DiffTag::Replace => {
+                // Pair each new line with the most similar remaining old line
+                // of the hunk (in order); unpaired new lines are insertions.
+                let mut next = o.start;
+                for &line in &nl[b] {
+                    let best = if is_blank(line) {
+                        None
+                    } else {
+                        (next..o.end)
+                            .filter(|&i| pair[i].is_some())
+                            .map(|i| (i, line_similarity(line, n[i])))
+                            .filter(|&(_, s)| s >= 0.5)
+                            .fold(None::<(usize, f64)>, |acc, (i, s)| match acc {
+                                Some((_, bs)) if bs >= s => acc,
+                                _ => Some((i, s)),
+                            })
+                    };
+                    match best.and_then(|(i, _)| pair[i].map(|fi| (i, fi))) {
+                        Some((i, fi)) => {
+                            out.push(changed(line, n[i], f[fi]));
+                            next = i + 1;
+                        }
+                        None => out.push(inserted(line)),
+                    }
+                }
+            }
+        }
+    }
+    out.join("\n")
 }

@@ -15,3 +15,4 @@ pub mod file;
 pub mod guards;
 pub mod hashline;
 pub mod locate;
+mod normalize;

@@ -1,0 +1,316 @@
+//! Table-driven tests of `apply_edit` / `apply_edits`: faithful bytes,
+//! re-indentation, punctuation style, escapes, replace_all, refusals.
+
+use coderig::{apply_edit, apply_edit_with, apply_edits, ApplyOptions, Edit, EditError, Tier};
+
+fn edit(old: &str, new: &str) -> Edit {
+    Edit {
+        old: old.into(),
+        new: new.into(),
+        replace_all: false,
+    }
+}
+
+/// `(name, content, old, new, expected content, tier)`
+const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
+    (
+        "dollar signs are literal",
+        "let a = x;\n",
+        "x",
+        "$1 + $$ + ${0}",
+        "let a = $1 + $$ + ${0};\n",
+        Tier::Exact,
+    ),
+    (
+        "CRLF kept, LF new converted",
+        "a\r\nb\r\nc\r\n",
+        "a\nb",
+        "a\nB\nb2",
+        "a\r\nB\r\nb2\r\nc\r\n",
+        Tier::Exact,
+    ),
+    (
+        "CRLF kept on a whitespace match",
+        "if x:\r\n    y()\r\nz\r\n",
+        "if x:\n  y()",
+        "if x:\n  y(1)\n  w()",
+        "if x:\r\n    y(1)\r\n    w()\r\nz\r\n",
+        Tier::Whitespace,
+    ),
+    (
+        "LF file stays LF with a CRLF new",
+        "a\nb\n",
+        "a",
+        "x\r\ny",
+        "x\ny\nb\n",
+        Tier::Exact,
+    ),
+    (
+        "BOM and missing final newline kept",
+        "\u{FEFF}one\ntwo",
+        "two",
+        "2",
+        "\u{FEFF}one\n2",
+        Tier::Exact,
+    ),
+    (
+        "BOM kept on a line-tier match of the first line",
+        "\u{FEFF}  one\ntwo\n",
+        "one ",
+        "uno",
+        "\u{FEFF}  uno\ntwo\n",
+        Tier::Whitespace,
+    ),
+    (
+        "re-indent: needle at +4 spaces",
+        "def f():\n    if a:\n        b()\n",
+        "        if a:\n            b()",
+        "        if a:\n            b()\n            c()",
+        "def f():\n    if a:\n        b()\n        c()\n",
+        Tier::Whitespace,
+    ),
+    (
+        "re-indent: needle at -2 spaces",
+        "  if a {\n    b();\n  }\n",
+        "if a {\n  b();\n}",
+        "if a {\n  b();\n  c();\n}",
+        "  if a {\n    b();\n    c();\n  }\n",
+        Tier::Whitespace,
+    ),
+    (
+        "re-indent: tabs in file, 4 spaces in needle",
+        "fn f() {\n\tif a {\n\t\tb();\n\t}\n}\n",
+        "    if a {\n        b();\n    }",
+        "    if a {\n        b();\n        if c {\n            d();\n        }\n    }",
+        "fn f() {\n\tif a {\n\t\tb();\n\t\tif c {\n\t\t\td();\n\t\t}\n\t}\n}\n",
+        Tier::Whitespace,
+    ),
+    (
+        "re-indent: spaces in file, tabs in needle",
+        "class A:\n    def f(self):\n        return 1\n",
+        "\tdef f(self):\n\t\treturn 1",
+        "\tdef f(self):\n\t\tx = 2\n\t\treturn x",
+        "class A:\n    def f(self):\n        x = 2\n        return x\n",
+        Tier::Whitespace,
+    ),
+    (
+        "unchanged lines keep the file's trailing spaces",
+        "a = 1  \nb = 2\n",
+        "a = 1\nb = 2",
+        "a = 1\nb = 3",
+        "a = 1  \nb = 3\n",
+        Tier::Whitespace,
+    ),
+    (
+        "unicode: file curly quotes stay curly",
+        "msg = \u{2018}hi\u{2019}\nx = 1\n",
+        "msg = 'hi'\nx = 1",
+        "msg = 'hi there'\nx = 1\nlog('done')",
+        "msg = \u{2018}hi there\u{2019}\nx = 1\nlog(\u{2018}done\u{2019})\n",
+        Tier::Unicode,
+    ),
+    (
+        "unicode: model's smart quotes written straight",
+        "say(\"a\")\nsay(\"b\")\n",
+        "say(\u{201C}a\u{201D})\nsay(\u{201C}b\u{201D})",
+        "say(\u{201C}a\u{201D})\nsay(\u{201C}c\u{201D})",
+        "say(\"a\")\nsay(\"c\")\n",
+        Tier::Unicode,
+    ),
+    (
+        "unicode: dashes and NBSP in comments follow the file",
+        "x = 1  # a\u{00A0}\u{2013}\u{00A0}b\n",
+        "x = 1  # a - b",
+        "x = 2  # a - b - c",
+        "x = 2  # a\u{00A0}\u{2013}\u{00A0}b\u{00A0}\u{2013}\u{00A0}c\n",
+        Tier::Unicode,
+    ),
+    (
+        "escapes: escaped new is unescaped",
+        "if x:\n\ty = \"a\"\nz = 1\n",
+        "if x:\\n\\ty = \\\"a\\\"",
+        "if x:\\n\\ty = \\\"b\\\"",
+        "if x:\n\ty = \"b\"\nz = 1\n",
+        Tier::Unicode,
+    ),
+    (
+        "escapes: plain new is kept",
+        "if x:\n\ty = \"a\"\nz = 1\n",
+        "if x:\\n\\ty = \\\"a\\\"",
+        "if x:\n\ty = \"c\"",
+        "if x:\n\ty = \"c\"\nz = 1\n",
+        Tier::Unicode,
+    ),
+    (
+        "fuzzy: typo fixed by the file's text, change applied",
+        "def f(a):\n    total = compute_total(a, b)\n    check(total)\n    return total\n",
+        "def f(a):\n    total = compute_totl(a, b)\n    check(total)\n    return total",
+        "def f(a):\n    total = compute_totl(a, b)\n    check(total, strict=True)\n    return total",
+        "def f(a):\n    total = compute_total(a, b)\n    check(total, strict=True)\n    return total\n",
+        Tier::Fuzzy,
+    ),
+    (
+        "deleting a line-matched block removes its line break",
+        "a\n  b\n  c\nd\n",
+        "b\nc",
+        "",
+        "a\nd\n",
+        Tier::Whitespace,
+    ),
+];
+
+#[test]
+fn applies_with_faithful_bytes() {
+    for (name, content, old, new, want, tier) in APPLIES {
+        let r = apply_edit(content, &edit(old, new)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.content, *want, "{name}");
+        assert_eq!(r.tier, *tier, "{name}");
+        assert_eq!(r.replacements, 1, "{name}");
+    }
+}
+
+/// `(name, content, old, new, code, phrases the message must contain)`
+type Refusal = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
+#[test]
+fn refusals_have_the_right_kind_and_a_useful_message() {
+    let cases: &[Refusal] = &[
+        ("empty old", "abc\n", "", "x", "INVALID_INPUT", &["empty"]),
+        (
+            "ambiguous lists lines",
+            "x = 1\ny\nx = 1\n",
+            "x = 1",
+            "x = 2",
+            "AMBIGUOUS",
+            &["ambiguous", "1, 3", "replace_all", "more surrounding lines"],
+        ),
+        (
+            "not found points to the nearest text",
+            "def handler(request):\n    data = parse(request.body)\n    store(data)\n    return ok()\n",
+            "def handler(request):\n    payload = decode(request.stream)\n    persist(payload)\n    return ok()",
+            "pass",
+            "NOT_FOUND",
+            &["not found", "lines 1–4", "Re-read the file", "verbatim"],
+        ),
+        ("no-op", "a = 1\n", "a = 1", "a = 1", "NO_OP", &["changes nothing"]),
+        (
+            "no-op after re-indentation",
+            "    a = 1\n",
+            "a = 1",
+            "a = 1",
+            "NO_OP",
+            &["changes nothing"],
+        ),
+    ];
+    for (name, content, old, new, code, phrases) in cases {
+        let e = apply_edit(content, &edit(old, new)).expect_err(name);
+        assert_eq!(e.code(), *code, "{name}: {e}");
+        for p in *phrases {
+            assert!(
+                e.message().contains(p),
+                "{name}: {p:?} not in {:?}",
+                e.message()
+            );
+        }
+    }
+    match apply_edit("x = 1\ny\nx = 1\n", &edit("x = 1", "x = 2")) {
+        Err(EditError::Ambiguous { count, lines, .. }) => {
+            assert_eq!(count, 2);
+            assert_eq!(lines, vec![(1, 1), (3, 3)]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn replace_all_replaces_every_occurrence_at_the_winning_tier() {
+    let e = Edit {
+        old: "foo()".into(),
+        new: "bar()".into(),
+        replace_all: true,
+    };
+    let r = apply_edit("foo()\nx\nfoo()\nfoo()\n", &e).unwrap();
+    assert_eq!(r.content, "bar()\nx\nbar()\nbar()\n");
+    assert_eq!(r.replacements, 3);
+    // Non-overlapping: "aa" in "aaaa" is two spans.
+    let e = Edit {
+        old: "aa".into(),
+        new: "b".into(),
+        replace_all: true,
+    };
+    assert_eq!(apply_edit("aaaa", &e).unwrap().content, "bb");
+    // Whitespace tier: each copy re-indented to its own place.
+    let e = Edit {
+        old: "if a:\n  go()".into(),
+        new: "if a:\n  go(1)".into(),
+        replace_all: true,
+    };
+    let r = apply_edit("if a:\n    go()\nelse:\n  if a:\n      go()\n", &e).unwrap();
+    assert_eq!(r.content, "if a:\n    go(1)\nelse:\n  if a:\n      go(1)\n");
+    assert_eq!(r.tier, Tier::Whitespace);
+}
+
+#[test]
+fn apply_edits_is_atomic_and_checks_the_batch() {
+    let content = "one\ntwo\nthree\nfour\n";
+    let opts = ApplyOptions::default();
+    let r = apply_edits(
+        content,
+        &[edit("one", "1"), edit("  three", "3"), edit("four", "4")],
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(r.content, "1\ntwo\n3\n4\n");
+    assert_eq!(r.replacements, 3);
+    assert_eq!(r.tier, Tier::Whitespace, "weakest tier");
+
+    let e = apply_edits(
+        content,
+        &[edit("one\ntwo", "x"), edit("two\nthree", "y")],
+        &opts,
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), "INVALID_INPUT");
+    assert!(
+        e.message().contains("#1") && e.message().contains("#2"),
+        "{e}"
+    );
+
+    let e = apply_edits(content, &[edit("two", "deux"), edit("deux", "zwei")], &opts).unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND");
+    assert!(e.message().contains("edit #1"), "{e}");
+
+    // One bad edit refuses the whole batch.
+    let e = apply_edits(
+        content,
+        &[edit("one", "1"), edit("missing line", "x")],
+        &opts,
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND");
+    assert!(e.message().starts_with("edit #2"), "{e}");
+
+    assert_eq!(
+        apply_edits(content, &[], &opts).unwrap_err().code(),
+        "INVALID_INPUT"
+    );
+    let e = apply_edits(content, &[edit("one", "one")], &opts).unwrap_err();
+    assert_eq!(e.code(), "NO_OP");
+}
+
+#[test]
+fn options_are_respected() {
+    let opts = ApplyOptions {
+        path: Some("src/lib.rs".into()),
+        guards: false,
+    };
+    let r = apply_edit_with("a\nb\n", &edit("b", "c"), &opts).unwrap();
+    assert_eq!(r.content, "a\nc\n");
+}

@@ -1,0 +1,78 @@
+//! Property tests: exact edits are invertible, nothing panics.
+
+use coderig::{apply_edit_with, locate, ApplyOptions, Edit, MatchKind, Tier};
+use proptest::prelude::*;
+
+fn no_guards() -> ApplyOptions {
+    ApplyOptions {
+        path: None,
+        guards: false,
+    }
+}
+
+/// Small code-like files: lines of identifiers, punctuation and indentation.
+fn file() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        "( {0,4}|\t)[a-z_]{1,8}( ?[=(),:+] ?[a-z0-9_]{0,6}){0,3}",
+        1..30,
+    )
+    .prop_map(|lines| lines.join("\n") + "\n")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn exact_edit_then_inverse_restores(content in file(), a in any::<prop::sample::Index>(),
+                                        len in 1usize..40, new in "[a-zA-Z0-9_ =()\n]{0,30}") {
+        let start = a.index(content.len());
+        let end = (start + len).min(content.len());
+        let old = &content[start..end];
+        prop_assume!(content.matches(old).count() == 1 && !old.is_empty());
+        let e = Edit { old: old.to_string(), new: new.clone(), replace_all: false };
+        match apply_edit_with(&content, &e, &no_guards()) {
+            Ok(r) => {
+                prop_assert_eq!(r.tier, Tier::Exact);
+                prop_assert_eq!(r.replacements, 1);
+                prop_assume!(!new.is_empty() && r.content.matches(new.as_str()).count() == 1);
+                let inverse = Edit { old: new.clone(), new: old.to_string(), replace_all: false };
+                let back = apply_edit_with(&r.content, &inverse, &no_guards()).unwrap();
+                prop_assert_eq!(back.content, content);
+            }
+            Err(err) => prop_assert_eq!(err.code(), "NO_OP"),
+        }
+    }
+
+    #[test]
+    fn nothing_panics_on_arbitrary_input(content in "(?s).{0,200}", needle in "(?s).{0,40}",
+                                         new in "(?s).{0,40}", replace_all in any::<bool>()) {
+        let m = locate(&content, &needle);
+        if let Some(span) = &m.span {
+            prop_assert!(content.is_char_boundary(span.start) && content.is_char_boundary(span.end));
+            prop_assert!(span.start <= span.end && span.end <= content.len());
+        }
+        if m.kind == MatchKind::Ambiguous {
+            prop_assert!(m.count >= 2);
+        }
+        let e = Edit { old: needle, new, replace_all };
+        let _ = apply_edit_with(&content, &e, &no_guards());
+    }
+
+    #[test]
+    fn nothing_panics_on_near_miss_inputs(content in file(), a in any::<prop::sample::Index>(),
+                                          noise in "[ \t\r\n\u{2018}\u{2019}\u{201C}\u{2014}\u{2026}\u{00A0}\\\\ntxyz\"']{1,6}") {
+        // Needles close to real text exercise the tolerant tiers.
+        let start = a.index(content.len());
+        let mut needle = content[start..].chars().take(60).collect::<String>();
+        let cut = needle.len() / 2;
+        if needle.is_char_boundary(cut) {
+            needle.insert_str(cut, &noise);
+        }
+        let m = locate(&content, &needle);
+        if let Some(span) = &m.span {
+            prop_assert!(content.is_char_boundary(span.start) && content.is_char_boundary(span.end));
+        }
+        let e = Edit { old: needle, new: "replacement()\n".into(), replace_all: false };
+        let _ = apply_edit_with(&content, &e, &no_guards());
+    }
+}
