@@ -146,4 +146,10 @@ stage "Benches build (compiled and linked, not run)"
 # build of the whole workspace (minutes on 2 cores). Run them with `cargo bench`.
 cargo build --workspace --benches
 
+stage "Fuzz targets build (fuzz/, cargo-fuzz layout)"
+# A plain stable build compiles and links every libFuzzer target; real
+# fuzzing (instrumented) is `cargo fuzz run <target>` and is not run in CI.
+cargo build --quiet --manifest-path fuzz/Cargo.toml
+ls fuzz/fuzz_targets
+
 finish_stage
