@@ -7,9 +7,9 @@
 
 use crate::errors::to_js_error;
 use coderig::{EditError, GuardViolation, MatchKind, ViolationKind};
-use napi::bindgen_prelude::Either;
 use napi::Env;
 use napi_derive::napi;
+use serde_json::Value;
 use std::ops::Range;
 use std::path::Path;
 
@@ -142,6 +142,9 @@ pub struct ApplyEditsOptions {
 }
 
 /// One edit of `applyEdits` / `editsFile` (an `[old, new]` pair works too).
+/// Edits are read as JSON and checked field by field, so a malformed one is
+/// an `INVALID_INPUT` naming the field; this struct names the shape in
+/// `index.d.ts`.
 #[napi(object)]
 pub struct EditInput {
     /// Text to find (must not be empty).
@@ -175,36 +178,98 @@ fn split_options(
     )
 }
 
+/// "a number", "null", … for messages about a JS value of the wrong type.
+pub(crate) fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The edits of `applyEdits`: `{old, new, replaceAll?}` objects or
-/// `[old, new]` pairs; a pair of another length is `INVALID_INPUT`.
-fn to_edits(edits: Vec<Either<Vec<String>, EditInput>>) -> Result<Vec<coderig::Edit>, EditError> {
+/// `[old, new]` pairs. Read as JSON so that a malformed edit is an
+/// `INVALID_INPUT` naming the edit (1-based, as the core's messages do) and
+/// the field, instead of napi's "none of these types".
+fn to_edits(edits: Value) -> Result<Vec<coderig::Edit>, EditError> {
+    let Value::Array(edits) = edits else {
+        return Err(EditError::invalid(format!(
+            "edits must be an array of {{old, new, replaceAll?}} objects or [old, new] pairs, got {}",
+            describe(&edits)
+        )));
+    };
     edits
         .into_iter()
         .enumerate()
-        .map(|(i, e)| match e {
-            Either::A(pair) => match <[String; 2]>::try_from(pair) {
-                Ok([old, new]) => Ok(coderig::Edit {
-                    old,
-                    new,
-                    replace_all: false,
-                }),
-                Err(pair) => Err(EditError::invalid(format!(
-                    "edit {}: a pair must be [old, new], got {} strings",
-                    i + 1,
-                    pair.len()
-                ))),
-            },
-            Either::B(EditInput {
+        .map(|(i, edit)| to_edit(i + 1, edit))
+        .collect()
+}
+
+fn to_edit(n: usize, edit: Value) -> Result<coderig::Edit, EditError> {
+    let invalid =
+        |field: &str, why: String| EditError::invalid(format!("edit {n}, {field}: {why}"));
+    match edit {
+        Value::Array(pair) => match <[Value; 2]>::try_from(pair) {
+            Ok([Value::String(old), Value::String(new)]) => Ok(coderig::Edit {
+                old,
+                new,
+                replace_all: false,
+            }),
+            Ok([old, new]) => {
+                let (at, bad) = if old.is_string() { (1, new) } else { (0, old) };
+                Err(invalid(
+                    &format!("[{at}]"),
+                    format!("must be a string, got {}", describe(&bad)),
+                ))
+            }
+            Err(pair) => Err(EditError::invalid(format!(
+                "edit {n}: a pair must be [old, new], got {} elements",
+                pair.len()
+            ))),
+        },
+        Value::Object(mut fields) => {
+            if let Some(unknown) = fields
+                .keys()
+                .find(|k| !matches!(k.as_str(), "old" | "new" | "replaceAll"))
+            {
+                return Err(invalid(
+                    unknown,
+                    "unknown field; an edit takes only old, new, replaceAll".to_owned(),
+                ));
+            }
+            let mut text = |field: &str| match fields.remove(field) {
+                Some(Value::String(s)) => Ok(s),
+                None => Err(invalid(field, "missing; it must be a string".to_owned())),
+                Some(other) => Err(invalid(
+                    field,
+                    format!("must be a string, got {}", describe(&other)),
+                )),
+            };
+            let (old, new) = (text("old")?, text("new")?);
+            let replace_all = match fields.remove("replaceAll") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => b,
+                Some(other) => {
+                    return Err(invalid(
+                        "replaceAll",
+                        format!("must be a boolean, got {}", describe(&other)),
+                    ))
+                }
+            };
+            Ok(coderig::Edit {
                 old,
                 new,
                 replace_all,
-            }) => Ok(coderig::Edit {
-                old,
-                new,
-                replace_all: replace_all.unwrap_or(false),
-            }),
-        })
-        .collect()
+            })
+        }
+        other => Err(EditError::invalid(format!(
+            "edit {n}: must be an {{old, new, replaceAll?}} object or an [old, new] pair, got {}",
+            describe(&other)
+        ))),
+    }
 }
 
 /// Replaces `old` by `newText` (taken literally: a `$` is a `$`) in `content`
@@ -236,9 +301,7 @@ pub fn apply_edit(
 pub fn apply_edits(
     env: Env,
     content: String,
-    #[napi(ts_arg_type = "Array<EditInput | [old: string, new: string]>")] edits: Vec<
-        Either<Vec<String>, EditInput>,
-    >,
+    #[napi(ts_arg_type = "Array<EditInput | [old: string, new: string]>")] edits: Value,
     options: Option<ApplyEditsOptions>,
 ) -> napi::Result<Applied> {
     let o = options.unwrap_or_default();
@@ -304,9 +367,7 @@ pub fn edit_file(
 pub fn edits_file(
     env: Env,
     path: String,
-    #[napi(ts_arg_type = "Array<EditInput | [old: string, new: string]>")] edits: Vec<
-        Either<Vec<String>, EditInput>,
-    >,
+    #[napi(ts_arg_type = "Array<EditInput | [old: string, new: string]>")] edits: Value,
     options: Option<ApplyEditsOptions>,
 ) -> napi::Result<Applied> {
     let o = options.unwrap_or_default();
@@ -321,6 +382,7 @@ pub fn edits_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn byte_spans_become_utf16_offsets() {
@@ -340,43 +402,48 @@ mod tests {
 
     #[test]
     fn pairs_and_objects_become_core_edits() {
-        let edits = to_edits(vec![
-            Either::A(vec!["a".into(), "b".into()]),
-            Either::B(EditInput {
-                old: "c".into(),
-                new: "d".into(),
-                replace_all: Some(true),
-            }),
-        ])
+        let edit = |old: &str, new: &str, replace_all| coderig::Edit {
+            old: old.into(),
+            new: new.into(),
+            replace_all,
+        };
+        let edits = to_edits(json!([
+            ["a", "b"],
+            {"old": "c", "new": "d", "replaceAll": true},
+            {"old": "e", "new": "f", "replaceAll": null},
+            {"old": "g", "new": ""},
+        ]))
         .unwrap();
         assert_eq!(
             edits,
             vec![
-                coderig::Edit {
-                    old: "a".into(),
-                    new: "b".into(),
-                    replace_all: false
-                },
-                coderig::Edit {
-                    old: "c".into(),
-                    new: "d".into(),
-                    replace_all: true
-                },
+                edit("a", "b", false),
+                edit("c", "d", true),
+                edit("e", "f", false),
+                edit("g", "", false)
             ]
         );
-        for pair in [
-            vec![],
-            vec!["a".to_owned()],
-            vec!["a".into(), "b".into(), "c".into()],
-        ] {
-            let len = pair.len();
-            let e = to_edits(vec![Either::A(pair)]).unwrap_err();
-            assert_eq!(e.code(), "INVALID_INPUT");
-            assert!(
-                e.message().contains(&format!("got {len} strings")),
-                "{}",
-                e.message()
-            );
+    }
+
+    #[test]
+    fn malformed_edits_name_the_edit_and_field() {
+        let cases = [
+            (json!({"old": "a", "new": "b"}), "edits must be an array"),
+            (json!([["a", "b"], "a"]), "edit 2: must be an {old, new, replaceAll?} object or an [old, new] pair, got a string"),
+            (json!([[]]), "edit 1: a pair must be [old, new], got 0 elements"),
+            (json!([["a", "b", "c"]]), "edit 1: a pair must be [old, new], got 3 elements"),
+            (json!([[1, "b"]]), "edit 1, [0]: must be a string, got a number"),
+            (json!([["a", null]]), "edit 1, [1]: must be a string, got null"),
+            (json!([{"old": "a"}]), "edit 1, new: missing"),
+            (json!([{"new": "a"}]), "edit 1, old: missing"),
+            (json!([{"old": 1, "new": "a"}]), "edit 1, old: must be a string, got a number"),
+            (json!([{"old": "a", "new": "b", "replaceAll": "yes"}]), "edit 1, replaceAll: must be a boolean, got a string"),
+            (json!([{"old": "a", "new": "b", "replace_all": true}]), "edit 1, replace_all: unknown field"),
+        ];
+        for (edits, expected) in cases {
+            let e = to_edits(edits.clone()).unwrap_err();
+            assert_eq!(e.code(), "INVALID_INPUT", "{edits}");
+            assert!(e.message().contains(expected), "{edits}: {}", e.message());
         }
     }
 

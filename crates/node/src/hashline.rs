@@ -6,6 +6,7 @@
 //! here, so a malformed edit is an `INVALID_INPUT` error naming the edit and
 //! the field, never a bare napi type error.
 
+use crate::edit::describe;
 use crate::errors::to_js_error;
 use coderig::hashline::{self, HashlineEdit};
 use coderig::EditError;
@@ -149,18 +150,6 @@ pub struct InsertEdit {
     /// Inserted lines, as for `ReplaceEdit.lines`.
     #[napi(ts_type = "string[] | string")]
     pub lines: Value,
-}
-
-/// "a number", "null", … for messages about a JSON value of the wrong type.
-fn describe(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The edits as the core's [`HashlineEdit`]s. Errors name the edit (1-based,
