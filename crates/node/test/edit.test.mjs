@@ -28,6 +28,7 @@ const EMOJI = '// 😀🎉 emoji ✓\n'
 const FOUND = [
   ['exact, after astral chars on earlier lines', EMOJI + 'let x = 1;\nlet y = 2;\n', 'let y = 2;', 'exact', 'let y = 2;'],
   ['exact, after astral chars on the same line', 'const a = "😀"; const b = 1;\n', 'const b = 1;', 'exact', 'const b = 1;'],
+  ['exact, after a lone surrogate (read as U+FFFD, still one unit)', '\uD800 x = 1\n', 'x = 1', 'exact', 'x = 1'],
   ['exact, needle with astral chars', 'x\nsay("🎉 done 😀")\n', 'say("🎉 done 😀")', 'exact', 'say("🎉 done 😀")'],
   [
     'whitespace: indentation drift',
