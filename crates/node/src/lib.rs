@@ -19,5 +19,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod edit;
 pub mod errors;
 pub mod hash;
+pub mod hashline;
