@@ -1,10 +1,22 @@
 import os
-from typing import ClassVar, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import (
+    ClassVar,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    final,
+)
 
 from . import hashline as hashline
-from .hashline import HashlineEdit
+from .hashline import _HashlineEdit
 
-StrPath = Union[str, "os.PathLike[str]"]
+_StrPath = Union[str, "os.PathLike[str]"]
 
 __version__: str
 
@@ -44,6 +56,7 @@ class InvalidInputError(EditError, ValueError): ...
 
 class EditIOError(EditError, OSError): ...
 
+@final
 class Match:
     """Where a needle is. start/end are code-point offsets (content[m.start:m.end]
     is the matched text); start, end and score are None unless a tier found it."""
@@ -66,6 +79,7 @@ class Match:
     def nearest(self) -> Optional[Tuple[int, int, float]]:
         """(first_line, last_line, score) of the closest window, when not found."""
 
+@final
 class Applied:
     """A successful application."""
     @property
@@ -76,7 +90,7 @@ class Applied:
     @property
     def replacements(self) -> int: ...
 
-SearchReplace = Union[Tuple[str, str], Tuple[str, str, bool], Mapping[str, object]]
+_SearchReplace = Union[Tuple[str, str], Tuple[str, str, bool], Mapping[str, object]]
 """(old, new), (old, new, replace_all) or {"old": ..., "new": ..., "replace_all": ...}."""
 
 def locate(content: str, needle: str) -> Match:
@@ -87,29 +101,29 @@ def apply_edit(
     old: str,
     new: str,
     replace_all: bool = False,
-    path: Optional[StrPath] = None,
+    path: Optional[_StrPath] = None,
     guards: bool = True,
 ) -> Applied:
     """Raises NotFoundError | AmbiguousError | GuardError | NoOpError | InvalidInputError."""
 
 def apply_edits(
     content: str,
-    edits: Iterable[SearchReplace],
-    path: Optional[StrPath] = None,
+    edits: Iterable[_SearchReplace],
+    path: Optional[_StrPath] = None,
     guards: bool = True,
 ) -> Applied:
     """All edits located in the one original content; overlaps refused; all or nothing."""
 
-def check_guards(original: str, updated: str, path: Optional[StrPath] = None) -> List[Violation]:
+def check_guards(original: str, updated: str, path: Optional[_StrPath] = None) -> List[Violation]:
     """Violations of kind "truncation" | "dropped_imports" | "marker_leak" | "conflict_marker"."""
 
 def edit_file(
-    path: StrPath, old: str, new: str, replace_all: bool = False, guards: bool = True
+    path: _StrPath, old: str, new: str, replace_all: bool = False, guards: bool = True
 ) -> Applied:
     """apply_edit on the file, written back atomically; untouched on any error (EditIOError for IO)."""
 
-def edits_file(path: StrPath, edits: Iterable[SearchReplace], guards: bool = True) -> Applied:
+def edits_file(path: _StrPath, edits: Iterable[_SearchReplace], guards: bool = True) -> Applied:
     """apply_edits on the file, written back atomically; untouched on any error."""
 
-def hashline_edit_file(path: StrPath, edits: Sequence[HashlineEdit]) -> str:
+def hashline_edit_file(path: _StrPath, edits: Sequence[_HashlineEdit]) -> str:
     """hashline.apply on the file, written back atomically; returns the new content."""

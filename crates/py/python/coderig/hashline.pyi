@@ -6,28 +6,30 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import Literal, NotRequired, TypedDict
 
-Lines = Union[str, Sequence[str]]
+_Lines = Union[str, Sequence[str]]
 
-class ReplaceEdit(TypedDict):
+__all__ = ["apply", "format", "legacy_line_hash", "line_hash", "parse_ref", "validate"]
+
+class _ReplaceEdit(TypedDict):
     """Replace lines pos..=end (just pos without end) by lines; [] deletes them."""
     op: Literal["replace"]
     pos: str
     end: NotRequired[Optional[str]]
-    lines: Lines
+    lines: _Lines
 
-class AppendEdit(TypedDict):
+class _AppendEdit(TypedDict):
     """Insert lines after pos, or after the last line without pos."""
     op: Literal["append"]
     pos: NotRequired[Optional[str]]
-    lines: Lines
+    lines: _Lines
 
-class PrependEdit(TypedDict):
+class _PrependEdit(TypedDict):
     """Insert lines before pos, or before the first line without pos."""
     op: Literal["prepend"]
     pos: NotRequired[Optional[str]]
-    lines: Lines
+    lines: _Lines
 
-HashlineEdit = Union[ReplaceEdit, AppendEdit, PrependEdit]
+_HashlineEdit = Union[_ReplaceEdit, _AppendEdit, _PrependEdit]
 
 def line_hash(line_no: int, text: str) -> str:
     """Two letters of ZPMQVRWSNKTXJBYH; line_no is 1-based (else InvalidInputError)."""
@@ -45,6 +47,6 @@ def validate(content: str, refs: Sequence[str]) -> None:
     """HashlineMismatchError (.remaps: stale ref -> fresh ref) for stale refs,
     InvalidInputError for malformed or out-of-range ones."""
 
-def apply(content: str, edits: Sequence[HashlineEdit]) -> str:
+def apply(content: str, edits: Sequence[_HashlineEdit]) -> str:
     """Applies the edits against one snapshot and returns the new content.
     Raises HashlineMismatchError, InvalidInputError (bad shape, overlap) or NoOpError."""
