@@ -24,8 +24,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod edit;
 pub mod errors;
 pub mod hash;
+pub mod hashline;
 
 use pyo3::prelude::*;
 
@@ -36,5 +38,9 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     hash::register(m)?;
+    edit::register(m)?;
+    let hashline_module = PyModule::new(m.py(), "hashline")?;
+    hashline::register(&hashline_module)?;
+    m.add_submodule(&hashline_module)?;
     Ok(())
 }
