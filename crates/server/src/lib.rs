@@ -13,12 +13,15 @@
 
 mod error;
 mod json;
+pub mod openapi;
 mod routes;
+pub mod wire;
 
 pub use error::ApiError;
 pub use json::ApiJson;
 
 use axum::extract::DefaultBodyLimit;
+use axum::http::Method;
 use tower_http::catch_panic::CatchPanicLayer;
 
 /// Default request-body limit: 8 MiB.
@@ -48,4 +51,10 @@ pub fn app(config: &Config) -> axum::Router {
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(CatchPanicLayer::custom(error::panic_response))
+}
+
+/// `(method, path)` of every route [`app`] serves (fallbacks aside), in
+/// registration order; the OpenAPI document must list exactly these.
+pub fn route_list() -> Vec<(Method, &'static str)> {
+    routes::served()
 }
