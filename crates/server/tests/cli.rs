@@ -69,6 +69,11 @@ fn edit_json_applies_and_answers_on_stdout() {
         ),
     ];
     for (request, expected) in cases {
+        let output = coderig(&["edit", "--json"], &request.to_string());
+        assert!(
+            stdout_of(&output).starts_with("{\"ok\":true,"),
+            "{output:?}"
+        );
         let (code, document) = edit_json(&request.to_string());
         assert_eq!(code, 0, "{request}: {document}");
         assert_eq!(document, expected);

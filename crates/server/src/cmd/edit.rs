@@ -1,6 +1,7 @@
 //! `coderig edit`: apply a search/replace edit, as a JSON filter
 //! (`--json`, stdin → stdout) or in place on a file.
 
+use axum::http::StatusCode;
 use coderig::{ApplyOptions, Edit, EditError};
 use coderig_server::wire::EditRequest;
 use coderig_server::ApiError;
@@ -99,12 +100,19 @@ fn run_json() -> ExitCode {
             .map_err(|e| ApiError::invalid_input(format!("stdin is not a valid edit request: {e}")))
             .and_then(|request| request.apply()),
     };
-    let (document, code) = match outcome {
-        Ok(response) => (
-            serde_json::to_value(response).unwrap_or_default(),
-            ExitCode::SUCCESS,
-        ),
-        Err(error) => (error.body(), super::exit_code(error.kind)),
+    // Serializing the struct (not a `Value`) keeps `ok` first in the output.
+    let document = outcome.and_then(|response| {
+        serde_json::to_string(&response).map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                format!("cannot serialize the result: {e}"),
+            )
+        })
+    });
+    let (document, code) = match document {
+        Ok(text) => (text, ExitCode::SUCCESS),
+        Err(error) => (error.body().to_string(), super::exit_code(error.kind)),
     };
     let mut stdout = std::io::stdout().lock();
     if writeln!(stdout, "{document}")

@@ -4,7 +4,8 @@
 //! Exit codes: 0 success; 1 the edit was refused (`not_found`, `ambiguous`,
 //! `guard`, `no_op`, `hashline_mismatch`); 2 bad input or usage
 //! (`invalid_input`, unreadable JSON, wrong arguments — clap's own usage
-//! errors also exit 2); 3 a file could not be read or written (`io`).
+//! errors also exit 2); 3 a file could not be read or written (`io`), or
+//! any other failure that is not the input's fault.
 
 pub mod edit;
 pub mod hashline;
@@ -15,9 +16,9 @@ use std::process::ExitCode;
 /// The exit code for an error of `kind` (see the module docs).
 pub fn exit_code(kind: &str) -> ExitCode {
     ExitCode::from(match kind {
+        "not_found" | "ambiguous" | "guard" | "no_op" | "hashline_mismatch" => 1,
         "invalid_input" => 2,
-        "io" => 3,
-        _ => 1,
+        _ => 3,
     })
 }
 
