@@ -196,9 +196,9 @@ fn schemas() -> Value {
             "properties": { "content": { "type": "string" }, "refs": strings() } },
         "ContentResponse": { "type": "object", "required": ["ok", "content"], "properties": {
             "ok": { "const": true }, "content": { "type": "string" } } },
-        "Case": { "type": "object", "required": ["label", "steps"], "properties": {
-            "label": { "type": "string" }, "steps": strings() },
-            "description": "conditions have no JSON form; a `condition` field is ignored" },
+        "Case": { "type": "object", "required": ["label", "steps"], "additionalProperties": false, "properties": {
+            "label": { "type": "string" }, "steps": strings(),
+            "condition": { "description": "accepted, not evaluated (conditions are closures in the core)" } } },
         "Step": { "type": "object", "required": ["id", "kind"], "properties": {
             "id": { "type": "string" }, "kind": step_kind,
             "deps": strings(), "trigger_rule": trigger_rule.clone(),
@@ -207,12 +207,14 @@ fn schemas() -> Value {
             "timeout": { "type": ["integer", "null"], "minimum": 0, "description": "seconds" },
             "cases": { "type": "array", "items": schema("Case") },
             "default_branch": strings(), "loop_body": strings(),
-            "loop_max_iterations": { "type": "integer", "minimum": 0, "default": 100 } },
-            "description": "`loop_condition` and `when` have no JSON form and are ignored" },
-        "BatchConfig": { "type": "object", "properties": {
+            "loop_max_iterations": { "type": "integer", "minimum": 0, "default": 100 },
+            "loop_condition": { "description": "accepted, not evaluated" },
+            "when": { "description": "accepted, not evaluated" } },
+            "additionalProperties": false },
+        "BatchConfig": { "type": "object", "additionalProperties": false, "properties": {
             "max_concurrent": { "type": ["integer", "null"], "minimum": 0 },
             "join_rule": trigger_rule } },
-        "Flow": { "type": "object", "required": ["steps"], "properties": {
+        "Flow": { "type": "object", "required": ["steps"], "additionalProperties": false, "properties": {
             "steps": { "type": "array", "items": schema("Step") },
             "batch_config": schema("BatchConfig") } },
         "FlowValidationError": { "type": "object", "required": ["code", "message"], "properties": {
@@ -223,8 +225,10 @@ fn schemas() -> Value {
             "message": { "type": "string" } },
             "additionalProperties": true,
             "description": "plus the fields of the problem: index, id, step, dep, steps, case, target, label" },
-        "FlowValidateResponse": { "type": "object", "required": ["ok", "valid", "errors"], "properties": {
+        "FlowValidateResponse": { "type": "object", "required": ["ok", "valid", "errors", "ignored"], "properties": {
             "ok": { "const": true }, "valid": { "type": "boolean" },
-            "errors": { "type": "array", "items": schema("FlowValidationError") } } }
+            "errors": { "type": "array", "items": schema("FlowValidationError") },
+            "ignored": { "type": "array", "items": { "type": "string" },
+                         "description": "paths of condition fields (condition, loop_condition, when): accepted, not evaluated" } } }
     })
 }

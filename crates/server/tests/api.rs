@@ -330,6 +330,15 @@ async fn wrong_types_and_unknown_fields_are_4xx_json_on_every_route() {
             json!({"steps": [{"id": "a", "kind": "code", "trigger_rule": "sometimes"}]}),
         ),
         ("/api/flows/validate", json!({"steps": "a"})),
+        (
+            "/api/flows/validate",
+            json!({"steps": [{"id": "a", "kind": "code", "dependencies": ["b"]}]}),
+        ),
+        ("/api/flows/validate", json!({"steps": [["a", "code"]]})),
+        (
+            "/api/flows/validate",
+            json!([[{"id": "a", "kind": "code"}]]),
+        ),
     ];
     for (path, request) in cases {
         let (status, body) = post(&base, path, &request).await;
@@ -385,7 +394,10 @@ async fn flow_validate_accepts_a_sound_flow() {
     });
     let (status, body) = post(&base, "/api/flows/validate", &flow).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body, json!({"ok": true, "valid": true, "errors": []}));
+    assert_eq!(
+        body,
+        json!({"ok": true, "valid": true, "errors": [], "ignored": ["steps[1].cases[0].condition"]})
+    );
 }
 
 #[tokio::test]
