@@ -4,6 +4,9 @@
 //! the `coderig` binary binds it to a socket, and the end-to-end tests serve
 //! it on an ephemeral loopback port. Every route is a few lines that convert
 //! JSON to core types, call the core and convert back: no logic lives here.
+//! The request/response shapes live in [`wire`] (shared with the CLI's
+//! `--json` mode); [`openapi::document`] describes every route, and
+//! [`route_list`] is what the tests hold it against.
 //!
 //! Errors are always JSON, shaped
 //! `{"ok": false, "error": {"kind", "code", "message", ...details}}`; see

@@ -1,6 +1,6 @@
 //! `POST /api/edit` (one edit or an atomic batch) and `POST /api/locate`.
 
-use super::Route;
+use super::{off_runtime, Route};
 use crate::wire::{EditRequest, EditResponse, LocateRequest, LocateResponse};
 use crate::{ApiError, ApiJson};
 
@@ -12,10 +12,15 @@ pub(super) fn routes() -> Vec<Route> {
 }
 
 async fn edit(ApiJson(request): ApiJson<EditRequest>) -> Result<ApiJson<EditResponse>, ApiError> {
-    request.apply().map(ApiJson)
+    off_runtime(move || request.apply()).await?.map(ApiJson)
 }
 
-async fn locate(ApiJson(request): ApiJson<LocateRequest>) -> ApiJson<LocateResponse> {
-    let found = coderig::locate(&request.content, &request.needle);
-    ApiJson(LocateResponse::new(&request.content, found))
+async fn locate(
+    ApiJson(request): ApiJson<LocateRequest>,
+) -> Result<ApiJson<LocateResponse>, ApiError> {
+    off_runtime(move || {
+        let found = coderig::locate(&request.content, &request.needle);
+        ApiJson(LocateResponse::new(&request.content, found))
+    })
+    .await
 }

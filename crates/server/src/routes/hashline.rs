@@ -1,6 +1,6 @@
 //! `POST /api/hashline/{format,apply,validate}`.
 
-use super::Route;
+use super::{off_runtime, Route};
 use crate::wire::{HashlineApplyRequest, HashlineFormatRequest, HashlineValidateRequest};
 use crate::{ApiError, ApiJson};
 use serde_json::{json, Value};
@@ -30,7 +30,10 @@ async fn apply(
 async fn validate(
     ApiJson(request): ApiJson<HashlineValidateRequest>,
 ) -> Result<ApiJson<Value>, ApiError> {
-    let refs: Vec<&str> = request.refs.iter().map(String::as_str).collect();
-    coderig::hashline::validate_strs(&request.content, &refs)?;
+    off_runtime(move || {
+        let refs: Vec<&str> = request.refs.iter().map(String::as_str).collect();
+        coderig::hashline::validate_strs(&request.content, &refs)
+    })
+    .await??;
     Ok(ApiJson(json!({ "ok": true })))
 }

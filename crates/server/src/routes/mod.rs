@@ -15,8 +15,9 @@ mod hashline;
 mod health;
 mod openapi;
 
+use crate::ApiError;
 use axum::handler::Handler;
-use axum::http::Method;
+use axum::http::{Method, StatusCode};
 use axum::routing::MethodRouter;
 use axum::Router;
 
@@ -72,4 +73,19 @@ pub(crate) fn router() -> Router {
     table()
         .into_iter()
         .fold(Router::new(), |router, r| router.route(r.path, r.service))
+}
+
+/// Runs a core call on tokio's blocking pool: edits of megabyte contents are
+/// CPU work that must not stall the async workers serving other requests.
+/// A panic in `work` becomes a JSON 500 `internal`, like one in a handler.
+pub(crate) async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("internal error: {e}"),
+        )
+    })
 }
