@@ -4,6 +4,9 @@
 //! the `coderig` binary binds it to a socket, and the end-to-end tests serve
 //! it on an ephemeral loopback port. Every route is a few lines that convert
 //! JSON to core types, call the core and convert back: no logic lives here.
+//! The request/response shapes live in [`wire`] (shared with the CLI's
+//! `--json` mode); [`openapi::document`] describes every route, and
+//! [`route_list`] is what the tests hold it against.
 //!
 //! Errors are always JSON, shaped
 //! `{"ok": false, "error": {"kind", "code", "message", ...details}}`; see
@@ -13,12 +16,15 @@
 
 mod error;
 mod json;
+pub mod openapi;
 mod routes;
+pub mod wire;
 
 pub use error::ApiError;
 pub use json::ApiJson;
 
 use axum::extract::DefaultBodyLimit;
+use axum::http::Method;
 use tower_http::catch_panic::CatchPanicLayer;
 
 /// Default request-body limit: 8 MiB.
@@ -48,4 +54,10 @@ pub fn app(config: &Config) -> axum::Router {
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(CatchPanicLayer::custom(error::panic_response))
+}
+
+/// `(method, path)` of every route [`app`] serves (fallbacks aside), in
+/// registration order; the OpenAPI document must list exactly these.
+pub fn route_list() -> Vec<(Method, &'static str)> {
+    routes::served()
 }

@@ -3,6 +3,8 @@
 //! One module per subcommand under `cmd/`, each with an `Args` struct
 //! (clap derive) and a `run(Args) -> ExitCode`. To add a subcommand: create
 //! `cmd/<name>.rs`, add a variant to [`Command`] and one match arm in `main`.
+//! Exit codes are shared by every subcommand (see `cmd/mod.rs`): 0 success,
+//! 1 refusal, 2 bad input or usage, 3 IO failure.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -24,10 +26,16 @@ struct Cli {
 enum Command {
     /// Run the HTTP server (loopback by default).
     Serve(cmd::serve::Args),
+    /// Apply a search/replace edit: a JSON filter (`--json`) or a file in place.
+    Edit(cmd::edit::Args),
+    /// Show a file with `LINE#HH|` anchors, or apply anchored edits to it.
+    Hashline(cmd::hashline::Args),
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Edit(args) => cmd::edit::run(args),
+        Command::Hashline(args) => cmd::hashline::run(args),
     }
 }

@@ -1,44 +1,15 @@
 //! End-to-end tests over real HTTP on 127.0.0.1: the router served on an
 //! ephemeral port, and the compiled `coderig` binary.
 
-use coderig_server::{app, Config};
+mod common;
+
+use coderig_server::Config;
+use common::{assert_error, json_of, spawn_server};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-
-/// Serves [`app`] on `127.0.0.1:0` in the background; returns the base URL.
-async fn spawn_server(config: Config) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app(&config)).await.unwrap() });
-    format!("http://{addr}")
-}
-
-async fn json_of(response: reqwest::Response) -> (StatusCode, Value) {
-    let status = response.status();
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .map(|v| v.to_str().unwrap().to_owned());
-    assert_eq!(
-        content_type.as_deref(),
-        Some("application/json"),
-        "status {status}"
-    );
-    (status, response.json().await.unwrap())
-}
-
-fn assert_error(body: &Value, kind: &str) {
-    assert_eq!(body["ok"], false, "{body}");
-    assert_eq!(body["error"]["kind"], kind, "{body}");
-    assert_eq!(body["error"]["code"], kind.to_ascii_uppercase(), "{body}");
-    assert!(
-        !body["error"]["message"].as_str().unwrap().is_empty(),
-        "{body}"
-    );
-}
 
 #[tokio::test]
 async fn health_reports_ok_and_version() {

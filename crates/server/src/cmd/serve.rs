@@ -8,8 +8,8 @@ use std::process::ExitCode;
 /// Options of `coderig serve`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Address to listen on. Loopback by default: the API can write files,
-    /// so exposing it is a deliberate choice.
+    /// Address to listen on. Loopback by default: the API has no
+    /// authentication, so exposing it is a deliberate choice.
     #[arg(long, env = "CODERIG_HOST", default_value = "127.0.0.1")]
     host: IpAddr,
     /// Port to listen on; 0 picks a free port (the chosen one is printed).

@@ -1,12 +1,11 @@
 //! `POST /api/xxhash32`.
 
+use super::Route;
 use crate::ApiJson;
-use axum::routing::post;
-use axum::Router;
 use serde::{Deserialize, Serialize};
 
-pub(crate) fn routes() -> Router {
-    Router::new().route("/api/xxhash32", post(xxhash32))
+pub(super) fn routes() -> Vec<Route> {
+    vec![Route::post("/api/xxhash32", xxhash32)]
 }
 
 #[derive(Deserialize)]

@@ -1,12 +1,11 @@
 //! `GET /api/health`.
 
+use super::Route;
 use crate::ApiJson;
-use axum::routing::get;
-use axum::Router;
 use serde_json::{json, Value};
 
-pub(crate) fn routes() -> Router {
-    Router::new().route("/api/health", get(health))
+pub(super) fn routes() -> Vec<Route> {
+    vec![Route::get("/api/health", health)]
 }
 
 /// Liveness plus the server's version, so a client can check what it talks to.

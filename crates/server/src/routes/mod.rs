@@ -1,17 +1,91 @@
 //! All `/api` routes. Each capability has its own file exposing
-//! `fn routes() -> Router`; [`router`] merges them.
+//! `fn routes() -> Vec<Route>`; [`table`] lists them all and [`router`]
+//! serves exactly that list, so the list can be checked against the OpenAPI
+//! document.
 //!
 //! To add a capability: create `routes/<name>.rs` with handlers taking
 //! [`ApiJson`](crate::ApiJson) and returning `Result<ApiJson<_>, ApiError>`
-//! (core errors convert with `?` through `From<EditError>`), then add one
-//! `.merge(<name>::routes())` line below.
+//! (core errors convert with `?` through `From<EditError>`), add its routes
+//! to [`table`], and describe them in [`crate::openapi`].
 
+mod edit;
+mod flows;
 mod hash;
+mod hashline;
 mod health;
+mod openapi;
 
+use crate::ApiError;
+use axum::handler::Handler;
+use axum::http::{Method, StatusCode};
+use axum::routing::MethodRouter;
 use axum::Router;
+
+/// One served route: its method, its path and the handler serving it.
+pub(crate) struct Route {
+    method: Method,
+    path: &'static str,
+    service: MethodRouter,
+}
+
+impl Route {
+    /// `GET path` served by `handler`.
+    pub(crate) fn get<H: Handler<T, ()>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Route {
+            method: Method::GET,
+            path,
+            service: axum::routing::get(handler),
+        }
+    }
+
+    /// `POST path` served by `handler`.
+    pub(crate) fn post<H: Handler<T, ()>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Route {
+            method: Method::POST,
+            path,
+            service: axum::routing::post(handler),
+        }
+    }
+}
+
+/// Every route of the API.
+fn table() -> Vec<Route> {
+    [
+        health::routes(),
+        hash::routes(),
+        edit::routes(),
+        hashline::routes(),
+        flows::routes(),
+        openapi::routes(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// `(method, path)` of every route [`router`] serves.
+pub(crate) fn served() -> Vec<(Method, &'static str)> {
+    table().into_iter().map(|r| (r.method, r.path)).collect()
+}
 
 /// Every route of the API, without fallbacks or layers (see [`crate::app`]).
 pub(crate) fn router() -> Router {
-    Router::new().merge(health::routes()).merge(hash::routes())
+    table()
+        .into_iter()
+        .fold(Router::new(), |router, r| router.route(r.path, r.service))
+}
+
+/// Runs a core call on tokio's blocking pool: edits of megabyte contents are
+/// CPU work that must not stall the async workers serving other requests.
+/// A panic in `work` becomes a JSON 500 `internal`, like one in a handler.
+pub(crate) async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("internal error: {e}"),
+        )
+    })
 }

@@ -1,0 +1,495 @@
+//! End-to-end tests of the capability routes over real HTTP on 127.0.0.1:
+//! edit, locate, hashline, flow validation and the OpenAPI document.
+
+mod common;
+
+use coderig::hashline::line_hash;
+use coderig_server::Config;
+use common::{assert_error, json_of, spawn_server};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+/// POSTs `body` as JSON to `base` + `path`; returns status and JSON body.
+async fn post(base: &str, path: &str, body: &Value) -> (StatusCode, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    json_of(response).await
+}
+
+/// `LINE#HH` ref of line `n` (1-based) holding `text`.
+fn fresh_ref(n: usize, text: &str) -> String {
+    format!("{n}#{}", line_hash(n, text))
+}
+
+/// A well-formed ref of line `n` whose hash is not the line's.
+fn stale_ref(n: usize, text: &str) -> String {
+    let real = line_hash(n, text);
+    let other = if real == "ZZ" { "PP" } else { "ZZ" };
+    format!("{n}#{other}")
+}
+
+#[tokio::test]
+async fn edit_applies_one_edit_and_reports_tier_and_count() {
+    let base = spawn_server(Config::default()).await;
+    let cases = [
+        (
+            json!({"content": "fn a() {}\nfn b() {}\n", "old": "fn b() {}", "new": "fn c() {}"}),
+            "fn a() {}\nfn c() {}\n",
+            "exact",
+            1,
+        ),
+        (
+            json!({"content": "x = 1\nx = 1\n", "old": "x = 1", "new": "y = $1", "replace_all": true}),
+            "y = $1\ny = $1\n",
+            "exact",
+            2,
+        ),
+        (
+            json!({"content": "if a:\n    go()\n", "old": "if a:\n  go()", "new": "if a:\n  stop()"}),
+            "if a:\n    stop()\n",
+            "whitespace",
+            1,
+        ),
+    ];
+    for (request, content, tier, replacements) in cases {
+        let (status, body) = post(&base, "/api/edit", &request).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(
+            body,
+            json!({"ok": true, "content": content, "tier": tier, "replacements": replacements}),
+            "{request}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn edit_applies_a_batch_atomically() {
+    let base = spawn_server(Config::default()).await;
+    let ok = json!({"content": "a\nb\nc\n", "edits": [{"old": "a", "new": "A"}, {"old": "c", "new": "C"}]});
+    let (status, body) = post(&base, "/api/edit", &ok).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"], "A\nb\nC\n");
+    assert_eq!(body["replacements"], 2);
+    // the second edit is not found: nothing is applied, the refusal says so
+    let refused = json!({"content": "a\nb\nc\n", "edits": [{"old": "a", "new": "A"}, {"old": "zzz", "new": "C"}]});
+    let (status, body) = post(&base, "/api/edit", &refused).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_error(&body, "not_found");
+}
+
+#[tokio::test]
+async fn every_edit_refusal_kind_has_its_status_and_details() {
+    let base = spawn_server(Config::default()).await;
+    let python = "import os\nimport sys\n\nprint(os.name, sys.path)\n";
+    let cases = [
+        (
+            "/api/edit",
+            json!({"content": "alpha\nbeta\n", "old": "gamma delta epsilon", "new": "x"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not_found",
+            "nearest",
+        ),
+        (
+            "/api/edit",
+            json!({"content": "x = 1\ny = 2\nx = 1\n", "old": "x = 1", "new": "x = 3"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "ambiguous",
+            "lines",
+        ),
+        (
+            "/api/edit",
+            json!({"content": python, "old": "import os\nimport sys\n", "new": "", "path": "main.py"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "guard",
+            "violations",
+        ),
+        (
+            "/api/edit",
+            json!({"content": "a\n", "old": "a", "new": "a"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "no_op",
+            "message",
+        ),
+        (
+            "/api/hashline/apply",
+            json!({"content": "a\nb\n", "edits": [{"op": "replace", "pos": stale_ref(2, "b"), "lines": ["B"]}]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "hashline_mismatch",
+            "remaps",
+        ),
+        (
+            "/api/edit",
+            json!({"content": "a\n", "old": "", "new": "b"}),
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "message",
+        ),
+        (
+            "/api/edit",
+            json!({"content": "a\n", "old": "a", "new": "b", "edits": [{"old": "a", "new": "b"}]}),
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "message",
+        ),
+        (
+            "/api/edit",
+            json!({"content": "a\n"}),
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "message",
+        ),
+    ];
+    for (path, request, expected, kind, detail) in cases {
+        let (status, body) = post(&base, path, &request).await;
+        assert_eq!(status, expected, "{request}: {body}");
+        assert_error(&body, kind);
+        assert!(
+            body["error"].get(detail).is_some(),
+            "{kind} lacks {detail}: {body}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn refusal_details_carry_what_a_model_needs() {
+    let base = spawn_server(Config::default()).await;
+    let (_, body) = post(
+        &base,
+        "/api/edit",
+        &json!({"content": "x = 1\ny = 2\nx = 1\n", "old": "x = 1", "new": "x = 3"}),
+    )
+    .await;
+    assert_eq!(body["error"]["count"], 2);
+    assert_eq!(body["error"]["lines"], json!([[1, 1], [3, 3]]));
+    let stale = stale_ref(2, "b");
+    let (_, body) = post(
+        &base,
+        "/api/hashline/apply",
+        &json!({"content": "a\nb\n", "edits": [{"op": "replace", "pos": stale, "lines": ["B"]}]}),
+    )
+    .await;
+    assert_eq!(body["error"]["remaps"][&stale], fresh_ref(2, "b"));
+}
+
+#[tokio::test]
+async fn locate_reports_byte_offsets_and_lines() {
+    let base = spawn_server(Config::default()).await;
+    let content = "é = 1\nfoo()\nbar()\n";
+    let (status, body) = post(
+        &base,
+        "/api/locate",
+        &json!({"content": content, "needle": "foo()\nbar()"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // `é` is two UTF-8 bytes, so "foo()" starts at byte 7, not char 6
+    assert_eq!(
+        body,
+        json!({"ok": true, "kind": "exact", "start": 7, "end": 18, "start_line": 2,
+               "end_line": 3, "score": 1.0, "count": 1, "candidates": [], "nearest": null})
+    );
+    assert_eq!(&content.as_bytes()[7..18], b"foo()\nbar()");
+
+    let (status, body) = post(
+        &base,
+        "/api/locate",
+        &json!({"content": "a()\nb()\na()\n", "needle": "a()"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["kind"], "ambiguous");
+    assert_eq!(body["count"], 2);
+    assert_eq!(body["candidates"], json!([[1, 1], [3, 3]]));
+    assert_eq!(body["start"], Value::Null);
+
+    let content = "def handler(request):\n    return respond(request)\n";
+    let (status, body) = post(
+        &base,
+        "/api/locate",
+        &json!({"content": content, "needle": "def handler(reqest):\n    return respnd(request)\n\n\nzzz"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["kind"], "not_found");
+    assert_eq!(body["count"], 0);
+    assert!(body.get("nearest").is_some(), "{body}");
+}
+
+#[tokio::test]
+async fn hashline_format_apply_and_validate_round_trip() {
+    let base = spawn_server(Config::default()).await;
+    let content = "a\nb\nc\n";
+    let (status, body) = post(&base, "/api/hashline/format", &json!({"content": content})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"ok": true, "formatted": coderig::hashline::format(content)})
+    );
+    assert!(body["formatted"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!("{}|a\n", fresh_ref(1, "a"))));
+
+    let edits = json!([
+        {"op": "replace", "pos": fresh_ref(2, "b"), "lines": ["B1", "B2"]},
+        {"op": "append", "lines": "end"}
+    ]);
+    let (status, body) = post(
+        &base,
+        "/api/hashline/apply",
+        &json!({"content": content, "edits": edits}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let expected = coderig::hashline::apply(
+        content,
+        &serde_json::from_value::<Vec<coderig::hashline::HashlineEdit>>(edits).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(body, json!({"ok": true, "content": expected}));
+    assert!(expected.contains("a\nB1\nB2\nc\n"), "{expected:?}");
+
+    let refs = [fresh_ref(1, "a"), fresh_ref(3, "c")];
+    let (status, body) = post(
+        &base,
+        "/api/hashline/validate",
+        &json!({"content": content, "refs": refs}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"ok": true}));
+}
+
+#[tokio::test]
+async fn hashline_validate_refuses_stale_and_out_of_range_refs() {
+    let base = spawn_server(Config::default()).await;
+    let cases = [
+        (
+            json!({"content": "a\nb\n", "refs": [stale_ref(1, "a")]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "hashline_mismatch",
+        ),
+        (
+            json!({"content": "a\nb\n", "refs": ["99#ZZ"]}),
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+        ),
+        (
+            json!({"content": "a\nb\n", "refs": ["not a ref"]}),
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+        ),
+    ];
+    for (request, expected, kind) in cases {
+        let (status, body) = post(&base, "/api/hashline/validate", &request).await;
+        assert_eq!(status, expected, "{request}: {body}");
+        assert_error(&body, kind);
+    }
+}
+
+#[tokio::test]
+async fn wrong_types_and_unknown_fields_are_4xx_json_on_every_route() {
+    let base = spawn_server(Config::default()).await;
+    let cases = [
+        ("/api/edit", json!({"content": 1, "old": "a", "new": "b"})),
+        (
+            "/api/edit",
+            json!({"content": "a", "old": "a", "new": "b", "extra": 1}),
+        ),
+        (
+            "/api/edit",
+            json!({"content": "a", "edits": [{"old": "a"}]}),
+        ),
+        (
+            "/api/edit",
+            json!({"content": "a", "old": "a", "new": "b", "guards": "yes"}),
+        ),
+        ("/api/edit", json!("not an object")),
+        ("/api/edit", json!([1, 2, 3])),
+        ("/api/locate", json!({"content": "a"})),
+        ("/api/hashline/format", json!({"content": null})),
+        (
+            "/api/hashline/apply",
+            json!({"content": "a", "edits": [{"op": "delete", "pos": "1#ZZ"}]}),
+        ),
+        (
+            "/api/hashline/validate",
+            json!({"content": "a", "refs": "1#ZZ"}),
+        ),
+        (
+            "/api/flows/validate",
+            json!({"steps": [{"id": "a", "kind": "robot"}]}),
+        ),
+        (
+            "/api/flows/validate",
+            json!({"steps": [{"id": "a", "kind": "code", "trigger_rule": "sometimes"}]}),
+        ),
+        ("/api/flows/validate", json!({"steps": "a"})),
+        (
+            "/api/flows/validate",
+            json!({"steps": [{"id": "a", "kind": "code", "dependencies": ["b"]}]}),
+        ),
+        ("/api/flows/validate", json!({"steps": [["a", "code"]]})),
+        (
+            "/api/flows/validate",
+            json!([[{"id": "a", "kind": "code"}]]),
+        ),
+    ];
+    for (path, request) in cases {
+        let (status, body) = post(&base, path, &request).await;
+        assert!(
+            status.is_client_error(),
+            "{path} {request}: {status} {body}"
+        );
+        assert_eq!(body["error"]["kind"], "invalid_input", "{path} {request}");
+        assert_error(&body, "invalid_input");
+    }
+    // malformed JSON on a capability route
+    let response = reqwest::Client::new()
+        .post(format!("{base}/api/edit"))
+        .header("content-type", "application/json")
+        .body("{\"content\": ")
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error(&body, "invalid_input");
+}
+
+#[tokio::test]
+async fn oversize_edit_is_a_json_413() {
+    let base = spawn_server(Config {
+        max_body_bytes: 4096,
+    })
+    .await;
+    let small = json!({"content": "a\n".repeat(500), "old": "a", "new": "b", "replace_all": true});
+    let (status, body) = post(&base, "/api/edit", &small).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let big = json!({"content": "a\n".repeat(4096), "old": "a", "new": "b", "replace_all": true});
+    let (status, body) = post(&base, "/api/edit", &big).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_error(&body, "payload_too_large");
+}
+
+#[tokio::test]
+async fn flow_validate_accepts_a_sound_flow() {
+    let base = spawn_server(Config::default()).await;
+    let flow = json!({
+        "steps": [
+            {"id": "plan", "kind": "agent"},
+            {"id": "route", "kind": "switch", "deps": ["plan"],
+             "cases": [{"label": "small", "steps": ["quick"], "condition": "ignored"}],
+             "default_branch": ["thorough"]},
+            {"id": "quick", "kind": "code", "deps": ["route"]},
+            {"id": "thorough", "kind": "agent", "deps": ["route"], "max_retries": 2, "timeout": 60},
+            {"id": "join", "kind": "approval", "deps": ["quick", "thorough"], "trigger_rule": "none_failed_min_one_success"}
+        ],
+        "batch_config": {"max_concurrent": 2}
+    });
+    let (status, body) = post(&base, "/api/flows/validate", &flow).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"ok": true, "valid": true, "errors": [], "ignored": ["steps[1].cases[0].condition"]})
+    );
+}
+
+#[tokio::test]
+async fn flow_validate_lists_cycles_unknown_deps_and_switch_targets() {
+    let base = spawn_server(Config::default()).await;
+    let flow = json!({
+        "steps": [
+            {"id": "a", "kind": "code", "deps": ["c"]},
+            {"id": "b", "kind": "code", "deps": ["a", "ghost"]},
+            {"id": "c", "kind": "code", "deps": ["b"]},
+            {"id": "s", "kind": "switch", "cases": [{"label": "x", "steps": ["nowhere"]}]}
+        ]
+    });
+    let (status, body) = post(&base, "/api/flows/validate", &flow).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["valid"], false);
+    let errors = body["errors"].as_array().unwrap();
+    let codes: BTreeSet<&str> = errors.iter().map(|e| e["code"].as_str().unwrap()).collect();
+    assert_eq!(
+        codes,
+        BTreeSet::from(["cycle", "unknown_dependency", "unknown_case_step"]),
+        "{body}"
+    );
+    let unknown = errors
+        .iter()
+        .find(|e| e["code"] == "unknown_dependency")
+        .unwrap();
+    assert_eq!(unknown["step"], "b");
+    assert_eq!(unknown["dep"], "ghost");
+    assert!(unknown["message"].as_str().unwrap().contains("ghost"));
+    let cycle = errors.iter().find(|e| e["code"] == "cycle").unwrap();
+    let steps = cycle["steps"].as_array().unwrap();
+    assert_eq!(
+        steps.first(),
+        steps.last(),
+        "a cycle path repeats its start"
+    );
+    let members: BTreeSet<&str> = steps.iter().map(|s| s.as_str().unwrap()).collect();
+    assert_eq!(members, BTreeSet::from(["a", "b", "c"]));
+}
+
+#[tokio::test]
+async fn openapi_lists_exactly_the_served_routes() {
+    let base = spawn_server(Config::default()).await;
+    let (status, doc) = json_of(
+        reqwest::get(format!("{base}/api/openapi.json"))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(doc["openapi"], "3.1.0");
+    let documented: BTreeSet<(String, String)> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .keys()
+                .map(move |method| (method.to_ascii_uppercase(), path.clone()))
+        })
+        .collect();
+    let served: BTreeSet<(String, String)> = coderig_server::route_list()
+        .into_iter()
+        .map(|(method, path)| (method.to_string(), path.to_owned()))
+        .collect();
+    assert_eq!(documented, served);
+
+    // every listed route really is served (neither the 404 nor the 405 fallback)
+    let client = reqwest::Client::new();
+    for (method, path) in &served {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let response = client
+            .request(method.clone(), format!("{base}{path}"))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        assert!(
+            status != StatusCode::NOT_FOUND && status != StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path} answered {status}"
+        );
+    }
+
+    // every $ref resolves
+    let text = doc.to_string();
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    for reference in text.split("\"#/components/schemas/").skip(1) {
+        let name = &reference[..reference.find('"').unwrap()];
+        assert!(schemas.contains_key(name), "dangling $ref {name}");
+    }
+}

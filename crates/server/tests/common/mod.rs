@@ -1,0 +1,41 @@
+//! Helpers shared by the HTTP end-to-end test files.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use coderig_server::{app, Config};
+use reqwest::StatusCode;
+use serde_json::Value;
+use std::net::SocketAddr;
+
+/// Serves [`app`] on `127.0.0.1:0` in the background; returns the base URL.
+pub async fn spawn_server(config: Config) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app(&config)).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// Status and JSON body of a response, asserting it is declared as JSON.
+pub async fn json_of(response: reqwest::Response) -> (StatusCode, Value) {
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap().to_owned());
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/json"),
+        "status {status}"
+    );
+    (status, response.json().await.unwrap())
+}
+
+/// Asserts `body` is an error of `kind` with its upper-case code and a message.
+pub fn assert_error(body: &Value, kind: &str) {
+    assert_eq!(body["ok"], false, "{body}");
+    assert_eq!(body["error"]["kind"], kind, "{body}");
+    assert_eq!(body["error"]["code"], kind.to_ascii_uppercase(), "{body}");
+    assert!(
+        !body["error"]["message"].as_str().unwrap().is_empty(),
+        "{body}"
+    );
+}
