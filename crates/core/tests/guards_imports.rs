@@ -114,11 +114,25 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
-        "py: alias changed counts as a drop",
+        "py: alias changed is a rewrite, not a drop",
         Some("a.py"),
         "import numpy as np\n",
         "import numpy\n",
-        &["import numpy as np"],
+        &[],
+    ),
+    (
+        "js: renamed module path is a rewrite, not a drop",
+        Some("a.js"),
+        "const a = require('@npmcli/arborist')\n",
+        "const a = require('@npmcliValue/arborist')\n",
+        &[],
+    ),
+    (
+        "py: two gone, one rewritten: a net loss is still a drop",
+        Some("a.py"),
+        "import os\nimport sys\nimport re\n",
+        "import os\nimport regex\n",
+        &["import sys", "import re"],
     ),
     (
         "py: relative and star imports",
@@ -193,11 +207,11 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
-        "go: alias removed",
+        "go: alias removed is a rewrite, not a drop",
         Some("main.go"),
         "package main\nimport (\n\t_ \"embed\"\n\tstr \"strings\"\n)\n",
         "package main\nimport (\n\t_ \"embed\"\n\t\"strings\"\n)\n",
-        &["import str \"strings\""],
+        &[],
     ),
     // ---- Java / Kotlin
     (

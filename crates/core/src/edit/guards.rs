@@ -53,9 +53,11 @@ pub struct GuardViolation {
 /// imports are not checked. Guarantees, each relative to `original`:
 /// - [`ViolationKind::Truncation`]: both texts non-empty, more than 60 % of
 ///   the characters and more than 50 % of the lines lost;
-/// - [`ViolationKind::DroppedImports`]: an import of the original (compared
-///   as parsed, normalized statements, per imported name or path) is absent
-///   from `updated`; moving, re-ordering or reformatting imports is not;
+/// - [`ViolationKind::DroppedImports`]: imports of the original (compared
+///   as parsed, normalized statements, per imported name or path) are absent
+///   from `updated` and fewer new imports took their place; moving,
+///   re-ordering, reformatting or rewriting an import (a renamed module,
+///   a changed alias) is not a drop;
 /// - [`ViolationKind::MarkerLeak`]: a placeholder such as
 ///   `// ... existing code ...` occurs more often than in the original;
 /// - [`ViolationKind::ConflictMarker`]: more lines starting with `<<<<<<< `,

@@ -120,7 +120,13 @@ pub(super) fn dropped(original: &str, updated: &str, path: Option<&str>) -> Opti
     }
     let after = lang.imports(updated);
     let gone: Vec<&String> = before.difference(&after).collect();
-    if gone.is_empty() {
+    // An import that was rewritten (a renamed module or name, an edited
+    // path) disappears as one key and reappears as another: that is the
+    // model changing an import on purpose, not losing it. Only a net loss —
+    // more imports gone than new ones arrived — is the accident this guard
+    // exists for (a truncated or re-typed header).
+    let arrived = after.difference(&before).count();
+    if gone.is_empty() || gone.len() <= arrived {
         return None;
     }
     let mut listed: Vec<String> = gone.iter().take(LISTED).map(|k| format!("`{k}`")).collect();
