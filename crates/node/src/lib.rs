@@ -19,5 +19,6 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod arena;
 pub mod errors;
 pub mod hash;
