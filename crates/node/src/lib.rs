@@ -21,4 +21,5 @@
 
 pub mod arena;
 pub mod errors;
+pub mod flow;
 pub mod hash;
