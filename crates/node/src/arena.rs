@@ -36,29 +36,36 @@ fn parse<T: FromStr<Err = ArenaError>>(env: &Env, s: &str) -> napi::Result<T> {
 /// A JS number that must be a whole number in `0..=max` (safe-integer range
 /// at most), as a `u64`; anything else is refused instead of truncated.
 pub(crate) fn whole_number(env: &Env, what: &str, value: f64, max: u64) -> napi::Result<u64> {
-    let max = max.min((1u64 << 53) - 1);
+    checked_whole(what, value, max).map_err(|m| invalid(env, m))
+}
+
+fn checked_whole(what: &str, value: f64, max: u64) -> Result<u64, String> {
+    let max = max.min(MAX_SAFE_INTEGER);
     if value.fract() == 0.0 && value >= 0.0 && value <= max as f64 {
         // Integral and within range, so the cast is exact.
         Ok(value as u64)
     } else {
-        Err(invalid(
-            env,
-            format!("{what} must be an integer in 0..={max}, got {value}"),
+        Err(format!(
+            "{what} must be an integer in 0..={max}, got {value}"
         ))
     }
 }
 
+/// `Number.MAX_SAFE_INTEGER`: every integer up to it is exact in an `f64`.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 /// A JS number that must be an integer within the safe-integer range, as an `i64`.
 fn integer(env: &Env, what: &str, value: f64) -> napi::Result<i64> {
-    let limit = ((1u64 << 53) - 1) as f64;
+    checked_integer(what, value).map_err(|m| invalid(env, m))
+}
+
+fn checked_integer(what: &str, value: f64) -> Result<i64, String> {
+    let limit = MAX_SAFE_INTEGER as f64;
     if value.fract() == 0.0 && (-limit..=limit).contains(&value) {
         // Integral and within ±2^53, so the cast is exact.
         Ok(value as i64)
     } else {
-        Err(invalid(
-            env,
-            format!("{what} must be a safe integer, got {value}"),
-        ))
+        Err(format!("{what} must be a safe integer, got {value}"))
     }
 }
 
@@ -489,4 +496,53 @@ pub fn bradley_terry(
             ci_high: r.ci_high,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_taken_exactly_or_refused() {
+        for (value, max, expected) in [
+            (0.0, u64::MAX, Some(0)),
+            (-0.0, u64::MAX, Some(0)),
+            (7.0, 7, Some(7)),
+            (8.0, 7, None),
+            (9007199254740991.0, u64::MAX, Some(MAX_SAFE_INTEGER)),
+            (9007199254740992.0, u64::MAX, None),
+            (-1.0, u64::MAX, None),
+            (1.5, u64::MAX, None),
+            (f64::NAN, u64::MAX, None),
+            (f64::INFINITY, u64::MAX, None),
+        ] {
+            assert_eq!(
+                checked_whole("n", value, max).ok(),
+                expected,
+                "{value} max {max}"
+            );
+        }
+        for (value, expected) in [
+            (-5.0, Some(-5)),
+            (1_700_000_000_000.0, Some(1_700_000_000_000)),
+            (-9007199254740991.0, Some(-9007199254740991)),
+            (0.5, None),
+            (f64::NAN, None),
+            (f64::NEG_INFINITY, None),
+            (1e300, None),
+        ] {
+            assert_eq!(checked_integer("n", value).ok(), expected, "{value}");
+        }
+        assert_eq!(
+            checked_whole("seed", -1.0, u64::MAX).unwrap_err(),
+            "seed must be an integer in 0..=9007199254740991, got -1"
+        );
+    }
+
+    #[test]
+    fn nullable_maps_null_and_undefined_to_none() {
+        assert_eq!(nullable::<u8>(None), None);
+        assert_eq!(nullable::<u8>(Some(Either::B(Null))), None);
+        assert_eq!(nullable(Some(Either::<u8, Null>::A(3))), Some(3));
+    }
 }

@@ -39,7 +39,9 @@ use std::str::FromStr;
 // JS conditions as core conditions
 // ---------------------------------------------------------------------------
 
-/// A JS condition, held by reference so it can live inside a core flow.
+/// A JS condition, held by reference so it can live inside a core flow. Its
+/// result is read as an `Unknown` only to be coerced to a boolean at once
+/// (JS truthiness), within the call; the `'static` is never relied on.
 type JsFunction = FunctionRef<Value, Unknown<'static>>;
 
 /// One binding call during which JS conditions may run: its `Env`, and the
@@ -936,7 +938,8 @@ impl Scheduler {
 
     /// `completeSwitch` with the case the step's own conditions choose on
     /// `ctx` (as `resolveSwitch`). A throwing condition throws here and
-    /// leaves the switch in flight.
+    /// leaves the switch in flight. Conditions must not call back into this
+    /// same scheduler.
     #[napi]
     pub fn complete_switch_with(
         &mut self,
@@ -946,9 +949,11 @@ impl Scheduler {
     ) -> napi::Result<Vec<String>> {
         let ctx = ctx.unwrap_or(Value::Null);
         // Resolved first so that a throwing condition changes nothing; an
-        // unknown id or a non-switch is refused by `complete_switch`.
-        let chosen = match self.inner.flow().step(&id) {
-            Some(step) => with_conditions(&env, || core::resolve_switch(step, &ctx))?.0,
+        // unknown id or a non-switch is refused by `complete_switch`. The
+        // step is cloned (its conditions are `Arc`s) so that no borrow of the
+        // scheduler is held while JS runs.
+        let chosen = match self.inner.flow().step(&id).cloned() {
+            Some(step) => with_conditions(&env, || core::resolve_switch(&step, &ctx))?.0,
             None => None,
         };
         self.complete_switch(env, id, chosen)
@@ -1028,5 +1033,94 @@ impl Scheduler {
     #[napi]
     pub fn state(&self) -> StateSnapshot {
         self.inner.state().into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_issues_carry_the_fields_of_their_variant() {
+        let flow = core::Flow::new(vec![
+            core::Step::new("a", core::StepKind::Code).deps(["ghost", "a"]),
+            core::Step::new("", core::StepKind::Code),
+        ]);
+        let issues: Vec<ValidationIssue> = core::validate(&flow).iter().map(Into::into).collect();
+        let summary: Vec<_> = issues
+            .iter()
+            .map(|i| {
+                (
+                    i.code.as_str(),
+                    i.index,
+                    i.step.as_deref(),
+                    i.dep.as_deref(),
+                    i.steps.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("empty_id", Some(1), None, None, None),
+                ("unknown_dependency", None, Some("a"), Some("ghost"), None),
+                (
+                    "cycle",
+                    None,
+                    None,
+                    None,
+                    Some(vec!["a".to_owned(), "a".to_owned()])
+                ),
+            ]
+        );
+        assert_eq!(
+            issues[1].message,
+            r#"step "a" depends on unknown step "ghost""#
+        );
+    }
+
+    #[test]
+    fn snapshots_and_outcomes_use_the_core_names() {
+        let mut state = core::SchedulerState::new();
+        state.done.insert("b".into());
+        state.done.insert("a".into());
+        state
+            .skipped
+            .insert("s".into(), core::SkipReason::BranchNotTaken);
+        state.switch_results.insert(
+            "r".into(),
+            core::SwitchResult {
+                chosen: None,
+                excluded: ["s".to_owned()].into(),
+            },
+        );
+        let snapshot = StateSnapshot::from(state);
+        assert_eq!(snapshot.done, ["a", "b"]);
+        assert_eq!(snapshot.skipped["s"], "branch_not_taken");
+        assert_eq!(snapshot.switch_results["r"], (None, vec!["s".to_owned()]));
+        let outcomes = [
+            (core::StepOutcome::Pending, "pending", None),
+            (core::StepOutcome::InFlight, "in_flight", None),
+            (core::StepOutcome::Done, "done", None),
+            (core::StepOutcome::Failed, "failed", None),
+            (core::StepOutcome::TimedOut, "timed_out", None),
+            (
+                core::StepOutcome::Skipped(core::SkipReason::UpstreamFailed),
+                "skipped",
+                Some("upstream_failed"),
+            ),
+        ];
+        for (outcome, status, reason) in outcomes {
+            let js = StepOutcome::from(outcome);
+            assert_eq!((js.status.as_str(), js.reason.as_deref()), (status, reason));
+        }
+    }
+
+    #[test]
+    fn absent_and_null_conditions_are_none() {
+        assert!(condition(None).is_none());
+        assert!(condition(Some(Either::B(Null))).is_none());
+        // Nothing leaves a scope behind on this thread.
+        assert!(SCOPES.with(|s| s.borrow().is_empty()));
     }
 }
