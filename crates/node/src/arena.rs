@@ -210,6 +210,35 @@ pub fn compute_benchmark(
     })
 }
 
+/// The one-line benchmark summary the analysis prompts show, e.g.
+/// `lane=local duration=12.35s tokens=4567 tokens_per_sec=369.8`
+/// (`benchmark` as `computeBenchmark` returns it).
+#[napi(namespace = "arena")]
+pub fn benchmark_line(
+    env: Env,
+    benchmark: Benchmark,
+    cost_tokens: Option<f64>,
+    #[napi(ts_arg_type = "'local' | 'cloud'")] lane: String,
+) -> napi::Result<String> {
+    let core_benchmark = arena::Benchmark {
+        duration_ms: whole_number(
+            &env,
+            "benchmark.durationMs",
+            benchmark.duration_ms,
+            u64::MAX,
+        )?,
+        tokens_per_sec: benchmark.tokens_per_sec,
+    };
+    let tokens = cost_tokens
+        .map(|t| whole_number(&env, "costTokens", t, u64::MAX))
+        .transpose()?;
+    Ok(arena::benchmark_line(
+        &core_benchmark,
+        tokens,
+        parse(&env, &lane)?,
+    ))
+}
+
 /// A file-system- and URL-safe slug: lowercase ASCII letters and digits,
 /// runs of anything else as one `-`, trimmed, at most 64 characters.
 #[napi(namespace = "arena")]

@@ -100,7 +100,16 @@ fn call_condition(f: &JsFunction, ctx: &Value) -> bool {
     let result = f
         .borrow_back(&env)
         .and_then(|function| function.call(ctx.clone()))
-        .and_then(|value| value.coerce_to_bool());
+        .and_then(|value| {
+            // A Promise is truthy: an `async` condition would always match.
+            if value.is_promise()? {
+                return Err(invalid(
+                    &env,
+                    "a flow condition returned a Promise; conditions must be synchronous",
+                ));
+            }
+            value.coerce_to_bool()
+        });
     match result {
         Ok(b) => b,
         Err(e) => {
@@ -157,7 +166,8 @@ pub struct Case {
     pub label: String,
     /// Every step of this branch.
     pub steps: Vec<String>,
-    /// When the case matches, `(ctx) => boolean`; absent: never.
+    /// When the case matches, `(ctx) => boolean` (truthy matches; it gets a
+    /// JSON copy of `ctx`, and must be synchronous); absent: never.
     #[napi(ts_type = "((ctx: any) => unknown) | null")]
     pub condition: Option<Either<JsFunction, Null>>,
 }

@@ -98,6 +98,13 @@ test('computeBenchmark: duration clamped at 0, tokens/sec only for the local lan
   }
 })
 
+test('benchmarkLine summarises a computed benchmark', () => {
+  const local = arena.computeBenchmark(0, 12345, 4567, 'local')
+  assert.equal(arena.benchmarkLine(local, 4567, 'local'), 'lane=local duration=12.35s tokens=4567 tokens_per_sec=369.9')
+  const cloud = arena.computeBenchmark(0, 2000, null, 'cloud')
+  assert.equal(arena.benchmarkLine(cloud, null, 'cloud'), 'lane=cloud duration=2.00s tokens=unknown')
+})
+
 test('sanitizeSlug and contestantDir', () => {
   const cases = [
     ['Hello, World!', 'hello-world'],

@@ -132,6 +132,12 @@ test('resolveSwitch calls conditions in order, stops at the first match, and a t
   const outer = router([{ label: 'nested', steps: [], condition: () => flow.resolveSwitch(step, 'a')[0] === 'a' }])
   assert.deepEqual(flow.resolveSwitch(outer, null), ['nested', []])
   assert.throws(() => flow.resolveSwitch(router([{ label: 'x', steps: [], condition: () => flow.resolveSwitch(step, 'x') }]), null), (error) => error === thrown)
+  // An async condition would always be truthy: refused.
+  assertCode(() => flow.resolveSwitch(router([{ label: 'x', steps: [], condition: async () => false }]), null), 'INVALID_INPUT', 'invalid_input', /must be synchronous/)
+  // Conditions get a JSON copy of ctx: mutating it does not reach the caller.
+  const ctx = { input: { n: 1 } }
+  flow.resolveSwitch(router([{ label: 'x', steps: [], condition: (c) => { c.input.n = 99; return true } }]), ctx)
+  assert.equal(ctx.input.n, 1)
 })
 
 test('isLoopTerminated: do-while stops when its condition is false or at the cap', () => {
