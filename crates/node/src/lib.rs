@@ -19,7 +19,9 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod arena;
 pub mod edit;
 pub mod errors;
+pub mod flow;
 pub mod hash;
 pub mod hashline;
