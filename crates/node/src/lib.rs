@@ -9,8 +9,9 @@
 //!
 //! ```ignore
 //! #[napi]
-//! pub fn apply_edit(env: Env, content: String, old: String, new: String) -> napi::Result<Applied> {
-//!     coderig::apply_edit(&content, &edit).map(Applied::from).map_err(|e| to_js_error(&env, e))
+//! pub fn locate(env: Env, content: String, needle: String) -> napi::Result<Match> {
+//!     // (`new` is a reserved word in TypeScript: name such parameters `new_text`.)
+//!     Ok(Match::from_core(&content, coderig::locate(&content, &needle)))
 //! }
 //! ```
 //!
