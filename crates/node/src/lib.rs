@@ -9,9 +9,13 @@
 //!
 //! ```ignore
 //! #[napi]
-//! pub fn locate(env: Env, content: String, needle: String) -> napi::Result<Match> {
-//!     // (`new` is a reserved word in TypeScript: name such parameters `new_text`.)
-//!     Ok(Match::from_core(&content, coderig::locate(&content, &needle)))
+//! pub fn apply_edit(env: Env, content: String, old: String, new_text: String,
+//!                   options: Option<ApplyEditOptions>) -> napi::Result<Applied> {
+//!     // `new` is a reserved word in TypeScript: such parameters are `new_text`.
+//!     let (edit, opts) = split_options(options, old, new_text);
+//!     coderig::apply_edit_with(&content, &edit, &opts)
+//!         .map(Applied::from)
+//!         .map_err(|e| to_js_error(&env, e))
 //! }
 //! ```
 //!
