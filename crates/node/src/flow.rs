@@ -26,7 +26,7 @@
 //!   `not_a_loop`, `loop_body_busy`; a refused event changes nothing.
 
 use crate::arena::{invalid, nullable, whole_number};
-use coderig::flow::{self as core, FlowError, ParseNameError};
+use coderig::flow::{self as core, FlowError};
 use napi::bindgen_prelude::{Either, Either3, FunctionRef, JsObjectValue, Null, Unknown};
 use napi::{Env, JsValue, Status};
 use napi_derive::napi;
@@ -132,9 +132,11 @@ fn condition(f: Option<Either<JsFunction, Null>>) -> Option<core::Condition> {
 // ---------------------------------------------------------------------------
 
 /// Parses one of the core's names, refusing with `INVALID_INPUT`.
-fn parse<T: FromStr<Err = ParseNameError>>(env: &Env, s: &str) -> napi::Result<T> {
-    s.parse()
-        .map_err(|e: ParseNameError| invalid(env, e.to_string()))
+fn parse<T: FromStr>(env: &Env, s: &str) -> napi::Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    s.parse().map_err(|e: T::Err| invalid(env, e.to_string()))
 }
 
 fn u32_of(env: &Env, what: &str, value: f64) -> napi::Result<u32> {

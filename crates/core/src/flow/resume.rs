@@ -26,23 +26,9 @@ named_enum!(
     }
 );
 
-named_enum!(
-    /// The state of the task (worker job) a running step points to.
-    TaskState, "task state", {
-        /// Queued, not picked up yet.
-        Pending => "pending",
-        /// Being worked on.
-        Running => "running",
-        /// Waiting on something (e.g. an approval).
-        Blocked => "blocked",
-        /// Finished successfully.
-        Completed => "completed",
-        /// Finished with an error.
-        Failed => "failed",
-        /// Cancelled.
-        Cancelled => "cancelled",
-    }
-);
+/// The state of the task (worker job) a running step points to: the one
+/// vocabulary shared with arena contestants.
+pub use crate::arena::TaskState;
 
 named_enum!(
     /// What a resuming runtime does with one step row.
