@@ -24,6 +24,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod arena;
+mod convert;
 pub mod errors;
 pub mod hash;
 
@@ -36,5 +38,8 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     hash::register(m)?;
+    let sub = PyModule::new(m.py(), "arena")?;
+    arena::register(&sub)?;
+    m.add_submodule(&sub)?;
     Ok(())
 }

@@ -31,3 +31,5 @@ __all__ = [
     "__version__",
     "xxhash32",
 ]
+
+from . import arena  # noqa: E402  (submodule: `coderig.arena`)
