@@ -27,6 +27,7 @@
 pub mod arena;
 mod convert;
 pub mod errors;
+pub mod flow;
 pub mod hash;
 
 use pyo3::prelude::*;
@@ -40,6 +41,9 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hash::register(m)?;
     let sub = PyModule::new(m.py(), "arena")?;
     arena::register(&sub)?;
+    m.add_submodule(&sub)?;
+    let sub = PyModule::new(m.py(), "flow")?;
+    flow::register(&sub)?;
     m.add_submodule(&sub)?;
     Ok(())
 }

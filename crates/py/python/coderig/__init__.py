@@ -33,3 +33,4 @@ __all__ = [
 ]
 
 from . import arena  # noqa: E402  (submodule: `coderig.arena`)
+from . import flow  # noqa: E402  (submodule: `coderig.flow`)
