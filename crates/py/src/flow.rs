@@ -11,7 +11,8 @@
 //! - Conditions are Python callables `condition(ctx) -> truthy`. The core
 //!   calls them through a [`Condition`] closure that re-acquires the GIL. The
 //!   `ctx` must be JSON-like (dict with str keys, list, tuple, str, int,
-//!   float, bool, None); each call receives a fresh copy of it. If a
+//!   float, bool, None; tuples and sets arrive as lists, NaN and infinities
+//!   as None, JSON having neither); each call receives a fresh copy of it. If a
 //!   condition raises, no further condition is called during that core call
 //!   (the failing one counts as false) and the exception is re-raised once
 //!   the core call returns: an exception is never swallowed.

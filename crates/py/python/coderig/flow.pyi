@@ -1,7 +1,8 @@
 from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Set, Tuple, Union
 
 Condition = Callable[[Any], Any]
-"""Called with a fresh copy of the JSON-like ctx ({"input": ..., "results": {...}});
+"""Called with a fresh JSON-like copy of ctx ({"input": ..., "results": {...}}; tuples and
+sets become lists, NaN/inf become None; other types raise InvalidInputError);
 its result is judged by truthiness. An exception propagates out of the call that
 evaluated it."""
 
