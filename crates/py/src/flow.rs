@@ -728,11 +728,9 @@ impl PyState {
         Ok(outcome_name(self.to_core(py)?.outcome(id)))
     }
 
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        match other.cast::<PyState>() {
-            Ok(other) => Ok(self.to_core(py)? == other.borrow().to_core(py)?),
-            Err(_) => Ok(false),
-        }
+    /// Equal when the core states are equal (another type: NotImplemented).
+    fn __eq__(&self, py: Python<'_>, other: PyRef<'_, PyState>) -> PyResult<bool> {
+        Ok(self.to_core(py)? == other.to_core(py)?)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -1095,12 +1093,12 @@ impl PyScheduler {
         self.flow.clone_ref(py)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Scheduler(<{} steps>, in_flight={:?}, complete={})",
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Scheduler(<{} steps>, in_flight={}, complete={})",
             self.inner.flow().steps.len(),
-            self.inner.in_flight(),
-            self.inner.is_complete()
-        )
+            repr(py, self.inner.in_flight())?,
+            repr(py, self.inner.is_complete())?
+        ))
     }
 }

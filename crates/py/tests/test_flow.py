@@ -582,6 +582,9 @@ def test_state_conventions():
     assert st.skipped == {"u": "upstream_failed"}
     assert repr(State(done={"a"})) == "State(done={'a'})"
     assert State(done={"a"}) == State(done=["a"]) and State() != State(done={"a"})
+    assert State() != "State()"
+    with pytest.raises(TypeError):
+        hash(State())  # mutable
     with pytest.raises(coderig.InvalidInputError, match="branch_not_taken"):
         State(skipped={"x": "bored"})
     st.skipped["y"] = "bored"  # caught when the state is next read
@@ -606,6 +609,7 @@ def test_a_chain_runs_to_completion():
     assert s.is_complete()
     assert flow.is_run_complete(f, s.state())
     assert s.take_skipped() == []
+    assert repr(s) == "Scheduler(<4 steps>, in_flight=[], complete=True)"
 
 
 def test_refused_events_are_invalid_input_and_change_nothing():
