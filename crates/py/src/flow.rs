@@ -16,6 +16,9 @@
 //!   condition raises, no further condition is called during that core call
 //!   (the failing one counts as false) and the exception is re-raised once
 //!   the core call returns: an exception is never swallowed.
+//!   The core's closures own their callables out of the GC's sight, so a
+//!   reference cycle through a condition (a lambda that refers to its own
+//!   `Flow`) is not collected by Python's cycle collector.
 //! - `State` holds plain Python containers, so `st.done.add("a")` works; the
 //!   containers are converted to the core's state on every call.
 

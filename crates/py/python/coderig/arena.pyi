@@ -1,28 +1,28 @@
 from datetime import datetime
 from typing import Iterable, List, Literal, Mapping, Optional, Tuple, TypeVar
 
-Id = TypeVar("Id")
-Lane = Literal["local", "cloud"]
-ContestantAction = Literal["keep", "re-dispatch", "mark-done", "mark-error", "mark-cancelled"]
-Digest = Tuple[str, str, str, str]
+_Id = TypeVar("_Id")
+_Lane = Literal["local", "cloud"]
+_ContestantAction = Literal["keep", "re-dispatch", "mark-done", "mark-error", "mark-cancelled"]
+_Digest = Tuple[str, str, str, str]
 
 RESULT_CAP_CHARS: int
 DIFF_CAP_CHARS: int
 ORIGINAL_PROMPT_CAP_CHARS: int
 ANALYSIS_CAP_CHARS: int
 
-def classify_lane(battle_type: str, identity: str, model: str, local_models: Iterable[str]) -> Lane:
+def classify_lane(battle_type: str, identity: str, model: str, local_models: Iterable[str]) -> _Lane:
     """"local" or "cloud": Q&A contestants are always local; a coding contestant is
     local when local_models holds its model or "<identity>/<model>"."""
 
-def next_local_contestant(rows: Iterable[Tuple[Id, str, str]]) -> Optional[Id]:
+def next_local_contestant(rows: Iterable[Tuple[_Id, str, str]]) -> Optional[_Id]:
     """The first queued local contestant of (id, lane, status) rows, in order."""
 
 def dispatch_now(
-    rows: Iterable[Tuple[Id, str, str]],
+    rows: Iterable[Tuple[_Id, str, str]],
     local_capacity: int = 1,
     cloud_capacity: Optional[int] = None,
-) -> List[Id]:
+) -> List[_Id]:
     """Ids to start now, in row order; capacities cap RUNNING contestants per lane
     (None = unbounded)."""
 
@@ -50,12 +50,12 @@ def contestant_dir(identity: str, model: str) -> str:
 
 def reconcile_contestant_resume(
     status: str, task_id: Optional[str] = None, task_state: Optional[str] = None
-) -> ContestantAction:
+) -> _ContestantAction:
     """Resume action of one contestant; task_state None = task row missing."""
 
 def reconcile_contestants(
-    rows: Iterable[Tuple[Id, Optional[str], str]], task_states: Mapping[str, str]
-) -> List[Tuple[Id, ContestantAction]]:
+    rows: Iterable[Tuple[_Id, Optional[str], str]], task_states: Mapping[str, str]
+) -> List[Tuple[_Id, _ContestantAction]]:
     """Resume action per (contestant_id, task_id, status) row, in row order."""
 
 def build_digest_prompt(
@@ -63,7 +63,7 @@ def build_digest_prompt(
 ) -> Tuple[str, str]:
     """(system, user); result capped at 8,000 chars, diff at 5,000."""
 
-def build_judge_prompt(original_prompt: str, digests: Iterable[Digest]) -> Tuple[str, str]:
+def build_judge_prompt(original_prompt: str, digests: Iterable[_Digest]) -> Tuple[str, str]:
     """(system, user) of the judge; digests are (identity, model, digest, benchmark_line)."""
 
 def should_name_winner(succeeded_count: int) -> bool:
@@ -74,7 +74,7 @@ def extract_winner(judge_output: str) -> Optional[Tuple[str, str]]:
 
 def build_cross_exam_prompt(
     original_prompt: str,
-    digests: Iterable[Digest],
+    digests: Iterable[_Digest],
     analysis: str,
     proposed_winner: Tuple[str, str],
     examiner_identity: str,

@@ -1,43 +1,46 @@
-from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Set, Tuple, Union, final
 
-Condition = Callable[[Any], Any]
+_Condition = Callable[[Any], Any]
 """Called with a fresh JSON-like copy of ctx ({"input": ..., "results": {...}}; tuples and
 sets become lists, NaN/inf become None; other types raise InvalidInputError);
 its result is judged by truthiness. An exception propagates out of the call that
-evaluated it."""
+evaluated it. The compiled step holds the callable out of the cycle collector's
+sight: a condition referring to its own Flow forms a cycle that is not collected."""
 
-StepKind = Literal["agent", "code", "approval", "switch", "do_while"]
-TriggerRule = Literal[
+_StepKind = Literal["agent", "code", "approval", "switch", "do_while"]
+_TriggerRule = Literal[
     "all_success", "all_failed", "all_done", "all_skipped", "one_success", "one_failed",
     "one_done", "none_failed", "none_failed_min_one_success", "none_skipped", "always",
 ]
-SkipReason = Literal["upstream_failed", "branch_not_taken", "condition_false", "excluded"]
-Outcome = Literal["pending", "in_flight", "done", "failed", "timed_out", "skipped"]
-ResumeAction = Literal["keep", "re-dispatch", "mark-done", "mark-failed", "mark-cancelled", "retry"]
+_SkipReason = Literal["upstream_failed", "branch_not_taken", "condition_false", "excluded"]
+_Outcome = Literal["pending", "in_flight", "done", "failed", "timed_out", "skipped"]
+_ResumeAction = Literal["keep", "re-dispatch", "mark-done", "mark-failed", "mark-cancelled", "retry"]
 
+@final
 class Case:
     """One branch of a switch; a case without a condition never matches."""
     label: str
     steps: List[str]
-    condition: Optional[Condition]
-    def __init__(self, label: str, steps: Iterable[str], condition: Optional[Condition] = None) -> None: ...
+    condition: Optional[_Condition]
+    def __new__(cls, label: str, steps: Iterable[str], condition: Optional[_Condition] = None) -> Case: ...
 
+@final
 class Step:
     id: str
-    kind: StepKind
+    kind: _StepKind
     deps: List[str]
-    trigger_rule: TriggerRule
+    trigger_rule: _TriggerRule
     batch: Optional[str]
     max_retries: int
     timeout: Optional[int]
     cases: List[Case]
     default_branch: List[str]
     loop_body: List[str]
-    loop_condition: Optional[Condition]
+    loop_condition: Optional[_Condition]
     loop_max_iterations: int
-    when: Optional[Condition]
-    def __init__(
-        self,
+    when: Optional[_Condition]
+    def __new__(
+        cls,
         id: str,
         kind: str = "code",
         deps: Optional[Iterable[str]] = None,
@@ -47,43 +50,45 @@ class Step:
         cases: Optional[Iterable[Case]] = None,
         default_branch: Optional[Iterable[str]] = None,
         loop_body: Optional[Iterable[str]] = None,
-        loop_condition: Optional[Condition] = None,
+        loop_condition: Optional[_Condition] = None,
         loop_max_iterations: int = 100,
         *,
         timeout: Optional[int] = None,
-        when: Optional[Condition] = None,
-    ) -> None:
+        when: Optional[_Condition] = None,
+    ) -> Step:
         """Unknown kind or trigger rule -> InvalidInputError; timeout in seconds;
         when: launch guard (see manifest_steps)."""
 
+@final
 class Flow:
     """Not validated on construction (see validate); Scheduler validates."""
     steps: List[Step]
     batch_max_concurrent: Optional[int]
-    batch_join_rule: TriggerRule
-    def __init__(
-        self,
+    batch_join_rule: _TriggerRule
+    def __new__(
+        cls,
         steps: Iterable[Step],
         batch_max_concurrent: Optional[int] = None,
         batch_join_rule: str = "all_success",
-    ) -> None: ...
+    ) -> Flow: ...
     def step(self, id: str) -> Optional[Step]: ...
     def __len__(self) -> int: ...
 
+@final
 class State:
     """Plain mutable containers (st.done.add("a") works). skipped given as a
     collection of ids means reason "condition_false" (a deliberate skip, what
     Scheduler.skip records); as a dict, each reason is checked."""
     done: Set[str]
-    skipped: Dict[str, SkipReason]
+    skipped: Dict[str, _SkipReason]
     failed: Set[str]
     in_flight: Set[str]
     excluded: Set[str]
     timed_out: Set[str]
     switch_results: Dict[str, Tuple[Optional[str], Set[str]]]
     loop_iterations: Dict[str, int]
-    def __init__(
-        self,
+    def __new__(
+        cls,
         done: Optional[Iterable[str]] = None,
         skipped: Union[None, Mapping[str, str], Iterable[str]] = None,
         failed: Optional[Iterable[str]] = None,
@@ -92,8 +97,8 @@ class State:
         timed_out: Optional[Iterable[str]] = None,
         switch_results: Optional[Mapping[str, Tuple[Optional[str], Iterable[str]]]] = None,
         loop_iterations: Optional[Mapping[str, int]] = None,
-    ) -> None: ...
-    def outcome(self, id: str) -> Outcome:
+    ) -> State: ...
+    def outcome(self, id: str) -> _Outcome:
         """Precedence done > failed > timed_out > skipped > in_flight > excluded > switch-excluded > pending."""
 
 def ready_steps(f: Flow, st: State) -> List[str]:
@@ -101,10 +106,10 @@ def ready_steps(f: Flow, st: State) -> List[str]:
 
 def evaluate_trigger_rule(deps: Iterable[str], st: State, rule: str = "all_success") -> bool: ...
 
-def propagate_skips(f: Flow, st: State) -> List[Tuple[str, SkipReason]]:
+def propagate_skips(f: Flow, st: State) -> List[Tuple[str, _SkipReason]]:
     """Every not-started step that can never run, with its reason, in flow order."""
 
-def build_batch_state(f: Flow, in_flight: Iterable[str]) -> Dict[str, Tuple[Set[str], Optional[int], TriggerRule]]:
+def build_batch_state(f: Flow, in_flight: Iterable[str]) -> Dict[str, Tuple[Set[str], Optional[int], _TriggerRule]]:
     """{batch: (running, max_concurrent, join_rule)}."""
 
 def ready_in_batch(f: Flow, st: State, ready_ids: Iterable[str]) -> List[str]:
@@ -134,22 +139,23 @@ def reconcile_resume_step(
     task_state: Optional[str] = None,
     retry_count: int = 0,
     max_retries: Optional[int] = None,
-) -> ResumeAction:
+) -> _ResumeAction:
     """task_state None = task row missing."""
 
 def reconcile_run(
     rows: Iterable[Tuple[str, Optional[str], str, int, Optional[int]]],
     task_states: Mapping[str, str],
-) -> List[Tuple[str, ResumeAction]]: ...
+) -> List[Tuple[str, _ResumeAction]]: ...
 
 def validate(f: Flow) -> List[Dict[str, Any]]:
     """Every problem as {"code": ..., "message": ..., <fields>}; empty when valid."""
 
+@final
 class Scheduler:
     """Incremental scheduler (cost per event ~ out-degree). Every id returned counts
     as dispatched (in flight) until complete/fail/timeout/skip is reported."""
     flow: Flow
-    def __init__(self, f: Flow, excluded: Optional[Iterable[str]] = None) -> None:
+    def __new__(cls, f: Flow, excluded: Optional[Iterable[str]] = None) -> Scheduler:
         """InvalidInputError when f is invalid (message lists every problem)."""
     def start(self) -> List[str]: ...
     def complete(self, id: str) -> List[str]:
@@ -163,9 +169,9 @@ class Scheduler:
         """Deliberate skip (reason condition_false) of a pending, held or in-flight step."""
     def next_iteration(self, id: str) -> List[str]:
         """Another iteration of an in-flight do_while whose body has finished."""
-    def take_skipped(self) -> List[Tuple[str, SkipReason]]:
+    def take_skipped(self) -> List[Tuple[str, _SkipReason]]:
         """Skips recorded since the last call (propagated ones included), in order."""
-    def outcome(self, id: str) -> Outcome: ...
+    def outcome(self, id: str) -> _Outcome: ...
     def held(self) -> List[str]: ...
     def in_flight(self) -> List[str]: ...
     def is_complete(self) -> bool: ...
