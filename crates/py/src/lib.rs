@@ -24,8 +24,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod arena;
+mod convert;
 pub mod edit;
 pub mod errors;
+pub mod flow;
 pub mod hash;
 pub mod hashline;
 
@@ -42,5 +45,11 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let hashline_module = PyModule::new(m.py(), "hashline")?;
     hashline::register(&hashline_module)?;
     m.add_submodule(&hashline_module)?;
+    let sub = PyModule::new(m.py(), "arena")?;
+    arena::register(&sub)?;
+    m.add_submodule(&sub)?;
+    let sub = PyModule::new(m.py(), "flow")?;
+    flow::register(&sub)?;
+    m.add_submodule(&sub)?;
     Ok(())
 }

@@ -26,7 +26,7 @@ from ._native import (
     locate,
     xxhash32,
 )
-from . import hashline
+from . import arena, flow, hashline
 
 __all__ = [
     "AmbiguousError",
@@ -42,12 +42,15 @@ __all__ = [
     "Violation",
     "__version__",
     "apply_edit",
+    "arena",
     "apply_edits",
     "check_guards",
     "edit_file",
     "edits_file",
+    "flow",
     "hashline",
     "hashline_edit_file",
     "locate",
     "xxhash32",
 ]
+

@@ -127,3 +127,5 @@ def edits_file(path: _StrPath, edits: Iterable[_SearchReplace], guards: bool = T
 
 def hashline_edit_file(path: _StrPath, edits: Sequence[_HashlineEdit]) -> str:
     """hashline.apply on the file, written back atomically; returns the new content."""
+from . import arena as arena
+from . import flow as flow

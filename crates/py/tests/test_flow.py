@@ -1,0 +1,807 @@
+"""coderig.flow: table-driven tests mirroring crates/core/tests/flow_*.rs,
+plus the Python conventions (callables as conditions, State containers,
+errors)."""
+
+import random
+
+import pytest
+
+import coderig
+from coderig import flow
+from coderig.flow import Case, Flow, Scheduler, State, Step
+
+# --- trigger rules ---------------------------------------------------------
+
+
+def state_of(pattern):
+    """One letter per dependency d0, d1, ...: S done, F failed, T timed out,
+    U skipped upstream_failed, B skipped branch_not_taken, C skipped
+    condition_false, E excluded at launch, X excluded by a switch result,
+    R running, P pending."""
+    st = State()
+    for i, letter in enumerate(pattern):
+        dep = f"d{i}"
+        if letter == "S":
+            st.done.add(dep)
+        elif letter == "F":
+            st.failed.add(dep)
+        elif letter == "T":
+            st.timed_out.add(dep)
+        elif letter in "UBC":
+            reason = {"U": "upstream_failed", "B": "branch_not_taken", "C": "condition_false"}[letter]
+            st.skipped[dep] = reason
+        elif letter == "E":
+            st.excluded.add(dep)
+        elif letter == "X":
+            st.switch_results.setdefault("sw", (None, set()))[1].add(dep)
+        elif letter == "R":
+            st.in_flight.add(dep)
+        else:
+            assert letter == "P", letter
+    return st
+
+
+def flow_of(pattern, rule):
+    deps = [f"d{i}" for i in range(len(pattern))]
+    return Flow([Step(d) for d in deps] + [Step("t", deps=deps, trigger_rule=rule)])
+
+
+RUN, WAIT, UF, CF = "run", "wait", "upstream_failed", "condition_false"
+
+TRIGGER_TABLE = [
+    ("all_success", "", RUN), ("all_success", "SS", RUN), ("all_success", "SB", RUN),
+    ("all_success", "SC", RUN), ("all_success", "SE", RUN), ("all_success", "SX", RUN),
+    ("all_success", "BBB", RUN), ("all_success", "SP", WAIT), ("all_success", "SR", WAIT),
+    ("all_success", "SF", UF), ("all_success", "ST", UF), ("all_success", "SU", UF),
+    ("all_success", "FP", UF),
+    ("all_failed", "", RUN), ("all_failed", "FF", RUN), ("all_failed", "FT", RUN),
+    ("all_failed", "FU", RUN), ("all_failed", "UU", RUN), ("all_failed", "FP", WAIT),
+    ("all_failed", "FS", CF), ("all_failed", "FB", CF), ("all_failed", "PS", CF),
+    ("all_done", "", RUN), ("all_done", "SFTUBCE", RUN), ("all_done", "UU", RUN),
+    ("all_done", "SP", WAIT), ("all_done", "FR", WAIT),
+    ("all_skipped", "", RUN), ("all_skipped", "BC", RUN), ("all_skipped", "BEX", RUN),
+    ("all_skipped", "BP", WAIT), ("all_skipped", "BS", CF), ("all_skipped", "BF", CF),
+    ("all_skipped", "BU", CF), ("all_skipped", "PT", CF),
+    ("one_success", "", RUN), ("one_success", "SP", RUN), ("one_success", "PRS", RUN),
+    ("one_success", "FS", RUN), ("one_success", "FP", WAIT), ("one_success", "PP", WAIT),
+    ("one_success", "FF", UF), ("one_success", "FB", UF), ("one_success", "UB", UF),
+    ("one_success", "TC", UF), ("one_success", "BB", CF), ("one_success", "BCE", CF),
+    ("one_failed", "", RUN), ("one_failed", "FP", RUN), ("one_failed", "TP", RUN),
+    ("one_failed", "UP", RUN), ("one_failed", "SP", WAIT), ("one_failed", "SS", CF),
+    ("one_failed", "SB", CF),
+    ("one_done", "", RUN), ("one_done", "SP", RUN), ("one_done", "FP", RUN),
+    ("one_done", "TP", RUN), ("one_done", "UP", WAIT), ("one_done", "PP", WAIT),
+    ("one_done", "BU", CF), ("one_done", "BB", CF),
+    ("none_failed", "", RUN), ("none_failed", "SB", RUN), ("none_failed", "BB", RUN),
+    ("none_failed", "SP", WAIT), ("none_failed", "SF", UF), ("none_failed", "SU", UF),
+    ("none_failed", "TP", UF),
+    ("none_failed_min_one_success", "", RUN), ("none_failed_min_one_success", "SB", RUN),
+    ("none_failed_min_one_success", "SS", RUN), ("none_failed_min_one_success", "SP", WAIT),
+    ("none_failed_min_one_success", "BP", WAIT), ("none_failed_min_one_success", "BB", CF),
+    ("none_failed_min_one_success", "BF", UF), ("none_failed_min_one_success", "UB", UF),
+    ("none_failed_min_one_success", "SPT", UF),
+    ("none_skipped", "", RUN), ("none_skipped", "SF", RUN), ("none_skipped", "SU", RUN),
+    ("none_skipped", "SP", WAIT), ("none_skipped", "SB", CF), ("none_skipped", "SE", CF),
+    ("none_skipped", "PC", CF),
+    ("always", "", RUN), ("always", "PP", RUN), ("always", "RR", RUN), ("always", "FU", RUN),
+]
+
+ALL_RULES = {
+    "all_success", "all_failed", "all_done", "all_skipped", "one_success", "one_failed",
+    "one_done", "none_failed", "none_failed_min_one_success", "none_skipped", "always",
+}
+
+
+def test_the_table_covers_every_rule():
+    assert {row[0] for row in TRIGGER_TABLE} == ALL_RULES
+    for rule in ALL_RULES:
+        assert any(r[2] == RUN and r[1] for r in TRIGGER_TABLE if r[0] == rule), rule
+
+
+@pytest.mark.parametrize("rule,pattern,expected", TRIGGER_TABLE)
+def test_every_rule_against_outcome_combinations(rule, pattern, expected):
+    st = state_of(pattern)
+    f = flow_of(pattern, rule)
+    deps = [f"d{i}" for i in range(len(pattern))]
+    assert flow.evaluate_trigger_rule(deps, st, rule) is (expected == RUN)
+    assert ("t" in flow.ready_steps(f, st)) is (expected == RUN)
+    skips = dict(flow.propagate_skips(f, st))
+    assert skips.get("t") == (expected if expected in (UF, CF) else None)
+
+
+def test_evaluate_trigger_rule_defaults_to_all_success_and_counts_duplicates_once():
+    st = State(done={"a"})
+    assert flow.evaluate_trigger_rule(["a", "a"], st)
+    assert not flow.evaluate_trigger_rule(["a", "b"], st)
+    assert flow.evaluate_trigger_rule(("a", "b"), st, rule="one_success")
+
+
+def test_bad_rule_names_are_invalid_input_listing_the_valid_ones():
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        flow.evaluate_trigger_rule(["a"], State(), "all_succes")
+    assert isinstance(raised.value, ValueError) and raised.value.code == "INVALID_INPUT"
+    assert '"all_succes"' in raised.value.message
+    for rule in ALL_RULES:
+        assert rule in raised.value.message
+    with pytest.raises(coderig.InvalidInputError, match="agent, code, approval, switch, do_while"):
+        Step("x", kind="loop")
+    with pytest.raises(coderig.InvalidInputError, match="none_skipped"):
+        Step("x", trigger_rule="sometimes")
+    with pytest.raises(coderig.InvalidInputError, match="all_success"):
+        Flow([], batch_join_rule="most")
+
+
+def test_upstream_failed_propagates_through_chains_like_airflow():
+    f = Flow([
+        Step("a"),
+        Step("b", deps=["a"]),
+        Step("c", deps=["b"]),
+        Step("cleanup", deps=["c"], trigger_rule="all_done"),
+        Step("report", deps=["c"], trigger_rule="none_failed"),
+        Step("alert", deps=["b"], trigger_rule="one_failed"),
+        Step("either", deps=["c", "cleanup"], trigger_rule="none_failed_min_one_success"),
+    ])
+    st = State(failed={"a"})
+    skips = flow.propagate_skips(f, st)
+    assert skips == [
+        ("b", "upstream_failed"),
+        ("c", "upstream_failed"),
+        ("report", "upstream_failed"),
+        ("either", "upstream_failed"),
+    ]
+    assert flow.ready_steps(f, st) == []
+    st.skipped.update(skips)
+    assert flow.ready_steps(f, st) == ["cleanup", "alert"]
+    assert flow.propagate_skips(f, st) == []
+
+
+@pytest.mark.parametrize(
+    "skipped",
+    [{"x"}, ["x"], {"x": "branch_not_taken"}, {"x": "condition_false"}, {"x": "excluded"}],
+)
+def test_a_deliberate_skip_does_not_cascade_through_all_success(skipped):
+    f = Flow([Step("x"), Step("y", deps=["x"]), Step("z", deps=["y"], trigger_rule="none_failed")])
+    st = State(skipped=skipped)
+    assert flow.propagate_skips(f, st) == []
+    assert flow.ready_steps(f, st) == ["y"]
+
+
+def test_ready_steps_order_and_terminal_steps():
+    f = Flow([Step("z"), Step("a", kind="agent"), Step("m", kind="approval", deps=["z"]), Step("b")])
+    st = State()
+    assert flow.ready_steps(f, st) == ["z", "a", "b"]
+    st.in_flight.add("a")
+    st.done.add("z")
+    assert flow.ready_steps(f, st) == ["m", "b"]
+    g = Flow([Step("a", trigger_rule="always"), Step("b"), Step("c")])
+    assert flow.ready_steps(g, State(failed=["a"], timed_out=["b"])) == ["c"]
+
+
+# --- switch, do-while ------------------------------------------------------
+
+
+def lang_is(lang):
+    return lambda ctx: ctx["input"]["lang"] == lang
+
+
+def router(cases, default=()):
+    return Step("router", kind="switch", cases=cases, default_branch=default)
+
+
+def three_cases():
+    return [
+        Case("rust", ["r1", "r2"], condition=lang_is("rust")),
+        Case("py", ["p1"], condition=lang_is("py")),
+        Case("also_rust", ["a1"], condition=lang_is("rust")),
+    ]
+
+
+@pytest.mark.parametrize(
+    "step,lang,chosen,excluded",
+    [
+        # first matching case wins; other cases' steps and the default branch are excluded
+        (router(three_cases(), ["d1"]), "rust", "rust", ["p1", "a1", "d1"]),
+        (router(three_cases(), ["d1"]), "py", "py", ["r1", "r2", "a1", "d1"]),
+        # no match: the default runs, every case step excluded
+        (router(three_cases(), ["d1"]), "go", None, ["r1", "r2", "p1", "a1"]),
+        # no match and no default: every case step excluded
+        (router(three_cases()), "go", None, ["r1", "r2", "p1", "a1"]),
+        # no cases: nothing excluded
+        (router([], ["d1"]), "rust", None, []),
+        # a case without a condition never matches
+        (router([Case("bare", ["b1"])]), "x", None, ["b1"]),
+    ],
+)
+def test_switch_cases(step, lang, chosen, excluded):
+    ctx = {"input": {"lang": lang}, "results": {}}
+    assert flow.resolve_switch(step, ctx) == (chosen, excluded)
+
+
+def test_a_step_shared_by_the_taken_branch_is_not_excluded():
+    step = router(
+        [Case("a", ["shared", "a1"], condition=lambda ctx: True),
+         Case("b", ["shared", "b1"], condition=lambda ctx: True)],
+        ["shared"],
+    )
+    assert flow.resolve_switch(step, {}) == ("a", ["b1"])
+
+
+def test_conditions_see_a_copy_of_the_context_and_truthiness_counts():
+    seen = []
+
+    def record(ctx):
+        seen.append(ctx)
+        return ctx["results"].get("n", 0)  # an int: judged by truthiness
+
+    step = router([Case("n", ["x"], condition=record)])
+    ctx = {"input": [1, 2.5, None, True, "s", (3, 4), {5}], "results": {"n": 2}}
+    assert flow.resolve_switch(step, ctx) == ("n", [])
+    # JSON-like copy: tuples and sets arrive as lists.
+    assert seen[0] == {"input": [1, 2.5, None, True, "s", [3, 4], [5]], "results": {"n": 2}}
+    assert seen[0] is not ctx
+    assert flow.resolve_switch(step, {"input": None, "results": {}}) == (None, ["x"])
+
+
+def test_the_join_of_a_switch_runs_after_the_taken_branch():
+    f = Flow([
+        router([Case("a", ["a1"], condition=lambda c: True), Case("b", ["b1"], condition=lambda c: False)]),
+        Step("a1", kind="agent", deps=["router"]),
+        Step("b1", kind="agent", deps=["router"]),
+        Step("join", deps=["a1", "b1"]),
+    ])
+    chosen, excluded = flow.resolve_switch(f.step("router"), {})
+    st = State(done={"router"}, switch_results={"router": (chosen, excluded)})
+    assert st.switch_results == {"router": ("a", {"b1"})}
+    assert flow.ready_steps(f, st) == ["a1"]
+    assert flow.propagate_skips(f, st) == [("b1", "branch_not_taken")]
+    st.done.add("a1")
+    assert flow.ready_steps(f, st) == ["join"]
+
+
+def looping(cap=100):
+    return Step(
+        "loop",
+        kind="do_while",
+        loop_body=["body"],
+        loop_condition=lambda ctx: ctx["results"]["body"]["again"],
+        loop_max_iterations=cap,
+    )
+
+
+AGAIN = {"input": None, "results": {"body": {"again": True}}}
+STOP = {"input": None, "results": {"body": {"again": False}}}
+
+
+@pytest.mark.parametrize(
+    "step,ctx,iterations,expected",
+    [
+        (looping(), AGAIN, 0, False),  # the body always runs once
+        (looping(), AGAIN, 1, False),
+        (looping(), STOP, 1, True),  # condition false
+        (looping(), AGAIN, 99, False),
+        (looping(), AGAIN, 100, True),  # default cap reached
+        (looping(3), AGAIN, 3, True),
+        (looping(0), AGAIN, 0, True),
+        (Step("loop", kind="do_while", loop_body=["body"]), AGAIN, 1, True),  # no condition: once
+    ],
+)
+def test_do_while_termination(step, ctx, iterations, expected):
+    assert flow.is_loop_terminated(step, ctx, iterations) is expected
+
+
+def test_a_running_do_while_lets_its_body_run_but_not_what_follows_it():
+    f = Flow([
+        Step("loop", kind="do_while", loop_body=["body"]),
+        Step("body", kind="agent", deps=["loop"]),
+        Step("after", deps=["loop"]),
+    ])
+    assert flow.ready_steps(f, State()) == ["loop"]
+    assert flow.ready_steps(f, State(in_flight={"loop"})) == ["body"]
+    assert flow.ready_steps(f, State(done={"loop", "body"})) == ["after"]
+    assert flow.propagate_skips(f, State(failed={"loop"})) == [
+        ("body", "upstream_failed"),
+        ("after", "upstream_failed"),
+    ]
+
+
+# --- condition errors and contexts ----------------------------------------
+
+
+class Boom(Exception):
+    pass
+
+
+def test_a_raising_condition_propagates_and_stops_later_conditions():
+    calls = []
+
+    def boom(ctx):
+        calls.append("boom")
+        raise Boom("condition failed")
+
+    def later(ctx):
+        calls.append("later")
+        return True
+
+    step = router([Case("a", ["x"], condition=boom), Case("b", ["y"], condition=later)])
+    with pytest.raises(Boom, match="condition failed"):
+        flow.resolve_switch(step, {})
+    assert calls == ["boom"]
+    # The error does not leak into the next call.
+    step_ok = router([Case("b", ["y"], condition=later)])
+    assert flow.resolve_switch(step_ok, {}) == ("b", [])
+
+
+def test_raising_loop_conditions_and_when_guards_propagate():
+    step = Step("loop", kind="do_while", loop_condition=lambda ctx: ctx["missing"])
+    with pytest.raises(KeyError):
+        flow.is_loop_terminated(step, {}, 1)
+    f = Flow([Step("a", when=lambda ctx: 1 / 0)])
+    with pytest.raises(ZeroDivisionError):
+        flow.manifest_steps(f, {})
+
+
+class Falsy:
+    def __bool__(self):
+        raise Boom("no truth value")
+
+
+def test_a_result_without_a_truth_value_propagates():
+    step = router([Case("a", ["x"], condition=lambda ctx: Falsy())])
+    with pytest.raises(Boom, match="no truth value"):
+        flow.resolve_switch(step, {})
+
+
+@pytest.mark.parametrize("ctx", [{"input": object()}, {1: "int key"}, {"b": b"bytes"}, {"big": 2**70}])
+def test_a_context_that_is_not_json_like_is_invalid_input(ctx):
+    step = router([Case("a", ["x"], condition=lambda c: True)])
+    with pytest.raises(coderig.InvalidInputError, match="JSON-like"):
+        flow.resolve_switch(step, ctx)
+
+
+def test_conditions_must_be_callable():
+    with pytest.raises(TypeError, match="condition"):
+        Case("a", ["x"], condition="yes")
+    with pytest.raises(TypeError, match="loop_condition"):
+        Step("l", kind="do_while", loop_condition=True)
+    with pytest.raises(TypeError, match="when"):
+        Step("s", when=1)
+
+
+# --- batches ---------------------------------------------------------------
+
+
+def batched_flow(cap, join_rule="all_success"):
+    return Flow(
+        [
+            Step("a", kind="agent", batch="models"),
+            Step("b", kind="agent", batch="models"),
+            Step("c", kind="agent", batch="models"),
+            Step("d", batch="tools"),
+            Step("e"),
+        ],
+        batch_max_concurrent=cap,
+        batch_join_rule=join_rule,
+    )
+
+
+@pytest.mark.parametrize(
+    "cap,in_flight,ready,admitted",
+    [
+        (2, [], ["a", "b", "c"], ["a", "b"]),  # 0 running, cap 2, 3 ready -> 2
+        (2, ["a"], ["b", "c"], ["b"]),
+        (2, ["a", "b"], ["c"], []),
+        (1, ["d"], ["a", "e", "b"], ["a", "e"]),  # groups capped separately; unbatched pass
+        (None, ["a"], ["b", "c"], ["b", "c"]),
+        (2, [], ["c", "a", "b", "zz"], ["c", "a"]),  # given order kept; unknown ids dropped
+    ],
+)
+def test_batches_admit_at_most_the_free_slots(cap, in_flight, ready, admitted):
+    assert flow.ready_in_batch(batched_flow(cap), State(in_flight=in_flight), ready) == admitted
+
+
+def test_batch_state_lists_every_group_with_its_running_members():
+    groups = flow.build_batch_state(batched_flow(2), {"a", "e"})
+    assert groups == {
+        "models": ({"a"}, 2, "all_success"),
+        "tools": (set(), 2, "all_success"),
+    }
+    assert flow.build_batch_state(Flow([Step("x")]), []) == {}
+
+
+def test_batch_join_rule_judges_the_group_as_a_whole():
+    st = State(done={"a", "b"}, failed={"c"})
+    assert flow.is_batch_joined(batched_flow(2), st, "models") is False
+    assert flow.is_batch_joined(batched_flow(2, "one_success"), st, "models") is True
+    assert flow.is_batch_joined(batched_flow(2), st, "nope") is None
+
+
+# --- launch guards, completion, retries -----------------------------------
+
+
+def test_launch_guards_exclude_steps_and_exclusion_satisfies_the_join():
+    f = Flow([
+        Step("lint", when=lambda ctx: ctx["input"]["lint"]),
+        Step("test"),
+        Step("report", deps=["lint", "test"]),
+    ])
+    excluded = flow.manifest_steps(f, {"input": {"lint": False}})
+    assert excluded == {"lint"}
+    assert flow.manifest_steps(f, {"input": {"lint": True}}) == set()
+    st = State(excluded=excluded)
+    assert flow.ready_steps(f, st) == ["test"]
+    assert flow.propagate_skips(f, st) == [("lint", "excluded")]
+    st.done.add("test")
+    assert flow.ready_steps(f, st) == ["report"]
+
+
+def test_completion_and_stuck_detection():
+    f = Flow([Step("a"), Step("b", deps=["a"])])
+    st = State()
+    assert not flow.is_run_complete(f, st) and not flow.is_stuck(f, st)
+    st.in_flight.add("a")
+    assert not flow.is_stuck(f, st)
+    st.in_flight.clear()
+    st.failed.add("a")
+    assert not flow.is_stuck(f, st)  # b can still be skipped
+    st.skipped["b"] = "upstream_failed"
+    assert flow.is_run_complete(f, st) and not flow.is_stuck(f, st)
+    assert flow.is_stuck(Flow([Step("x", deps=["ghost"])]), State())
+
+
+@pytest.mark.parametrize("max_retries,count,expected", [(0, 0, False), (1, 0, True), (1, 1, False), (3, 2, True), (3, 5, False)])
+def test_should_retry(max_retries, count, expected):
+    assert flow.should_retry(max_retries, count) is expected
+
+
+@pytest.mark.parametrize(
+    "kind,expected",
+    [("timeout", True), ("rate_limited", True), ("transient", True), ("crashed", True),
+     ("validation", False), ("cancelled", False), ("permanent", False)],
+)
+def test_is_retriable(kind, expected):
+    assert flow.is_retriable(kind) is expected
+
+
+def test_is_retriable_unknown_kind():
+    with pytest.raises(coderig.InvalidInputError, match="rate_limited"):
+        flow.is_retriable("flaky")
+
+
+# --- resume ----------------------------------------------------------------
+
+RESUME_ROWS = [
+    # status, task id, task state, retry count, max retries, action
+    ("timed_out", "t1", "running", 0, 2, "retry"),
+    ("timed_out", None, None, 1, 2, "retry"),
+    ("timed_out", "t1", None, 2, 2, "mark-failed"),
+    ("timed_out", "t1", "failed", 0, None, "mark-failed"),
+    ("timed_out", None, None, 0, 0, "mark-failed"),
+    ("pending", None, None, 0, None, "keep"),
+    ("done", "t1", "running", 0, None, "keep"),
+    ("failed", "t1", "completed", 0, 3, "keep"),
+    ("skipped", None, None, 0, None, "keep"),
+    ("cancelled", "t1", "pending", 0, None, "keep"),
+    ("running", None, None, 0, None, "re-dispatch"),
+    ("running", None, "completed", 0, None, "re-dispatch"),
+    ("running", "t1", None, 0, None, "re-dispatch"),
+    ("running", "t1", "completed", 0, None, "mark-done"),
+    ("running", "t1", "failed", 0, 5, "mark-failed"),
+    ("running", "t1", "cancelled", 0, None, "mark-cancelled"),
+    ("running", "t1", "pending", 0, None, "keep"),
+    ("running", "t1", "running", 0, None, "re-dispatch"),
+    ("running", "t1", "blocked", 0, None, "re-dispatch"),
+]
+
+
+@pytest.mark.parametrize("status,task_id,task_state,retry_count,max_retries,action", RESUME_ROWS)
+def test_every_resume_row(status, task_id, task_state, retry_count, max_retries, action):
+    assert flow.reconcile_resume_step(status, task_id, task_state, retry_count, max_retries) == action
+
+
+def test_reconcile_resume_step_defaults():
+    assert flow.reconcile_resume_step("timed_out", None, None) == "mark-failed"  # no retries by default
+    assert flow.reconcile_resume_step("running") == "re-dispatch"
+    with pytest.raises(coderig.InvalidInputError, match="timed_out"):
+        flow.reconcile_resume_step("zombie", None, None)
+    with pytest.raises(coderig.InvalidInputError, match='"done"'):
+        flow.reconcile_resume_step("running", "t1", "done")
+
+
+def test_reconcile_run_reads_task_states_by_id_in_row_order():
+    rows = [
+        ("fetch", "t1", "running", 0, None),
+        ("build", "t2", "running", 0, None),
+        ("lint", "gone", "running", 0, None),
+        ("test", "t3", "timed_out", 1, 3),
+        ("ship", None, "pending", 0, None),
+    ]
+    tasks = {"t1": "completed", "t2": "blocked"}
+    assert flow.reconcile_run(rows, tasks) == [
+        ("fetch", "mark-done"),
+        ("build", "re-dispatch"),
+        ("lint", "re-dispatch"),
+        ("test", "retry"),
+        ("ship", "keep"),
+    ]
+
+
+# --- the spec objects ------------------------------------------------------
+
+
+def test_step_defaults_attributes_and_repr():
+    s = Step("fold")
+    assert (s.id, s.kind, s.deps, s.trigger_rule, s.batch, s.max_retries) == ("fold", "code", [], "all_success", None, 0)
+    assert (s.cases, s.default_branch, s.loop_body, s.loop_condition) == ([], [], [], None)
+    assert (s.loop_max_iterations, s.timeout, s.when) == (100, None, None)
+    assert repr(s) == "Step('fold', kind='code')"
+    guard = lambda ctx: True  # noqa: E731
+    case = Case("label", ("s1",), condition=guard)
+    t = Step("sw", kind="switch", deps=("a", "b"), trigger_rule="one_success", batch="g",
+             max_retries=2, cases=[case], default_branch={"d"}, timeout=30, when=guard)
+    assert t.deps == ["a", "b"] and t.trigger_rule == "one_success" and t.batch == "g"
+    assert t.cases[0] is case and t.when is guard and t.timeout == 30
+    assert (case.label, case.steps, case.condition) == ("label", ["s1"], guard)
+    assert "trigger_rule='one_success'" in repr(t) and "cases=<label>" in repr(t)
+    assert repr(Case("x", [])) == "Case('x', [], condition=None)"
+    with pytest.raises(TypeError):
+        Step("x", deps="a")  # a string is not a list of ids
+
+
+def test_flow_attributes_and_validate():
+    a, b = Step("a"), Step("b", deps=["a", "ghost"])
+    f = Flow([a, b], batch_max_concurrent=3)
+    assert f.steps[0] is a and len(f) == 2 and f.step("b") is b and f.step("zz") is None
+    assert (f.batch_max_concurrent, f.batch_join_rule) == (3, "all_success")
+    assert repr(f) == "Flow(<2 steps: a, b>, batch_max_concurrent=3, batch_join_rule='all_success')"
+    assert flow.validate(f) == [
+        {"code": "unknown_dependency", "step": "b", "dep": "ghost",
+         "message": 'step "b" depends on unknown step "ghost"'},
+    ]
+    (cycle,) = flow.validate(Flow([Step("x", deps=["y"]), Step("y", deps=["x"])]))
+    assert cycle["code"] == "cycle" and cycle["steps"][0] == cycle["steps"][-1]
+    assert [e["code"] for e in flow.validate(Flow([Step("x"), Step("x")]))] == ["duplicate_id"]
+    assert [e["code"] for e in flow.validate(Flow([Step("x", cases=[Case("c", ["x"])])]))] == [
+        "cases_on_non_switch"
+    ]
+    assert flow.validate(Flow([Step("a"), Step("b", deps=["a"])])) == []
+
+
+def test_state_conventions():
+    st = State(done=["a"], skipped=["s"], switch_results={"r": (None, ["x"])}, loop_iterations={"l": 2})
+    assert st.done == {"a"} and isinstance(st.done, set)
+    assert st.skipped == {"s": "condition_false"}  # a collection of ids: deliberate skips
+    assert st.switch_results == {"r": (None, {"x"})}
+    assert st.loop_iterations == {"l": 2}
+    assert (st.failed, st.in_flight, st.excluded, st.timed_out) == (set(), set(), set(), set())
+    st.done.add("b")  # containers are live
+    assert st.outcome("b") == "done" and st.outcome("s") == "skipped" and st.outcome("x") == "skipped"
+    assert st.outcome("zz") == "pending"
+    st.failed = ("f",)  # setters convert
+    assert st.failed == {"f"} and st.outcome("f") == "failed"
+    st.skipped = {"u": "upstream_failed"}
+    assert st.skipped == {"u": "upstream_failed"}
+    assert repr(State(done={"a"})) == "State(done={'a'})"
+    assert State(done={"a"}) == State(done=["a"]) and State() != State(done={"a"})
+    assert State() != "State()"
+    with pytest.raises(TypeError):
+        hash(State())  # mutable
+    with pytest.raises(coderig.InvalidInputError, match="branch_not_taken"):
+        State(skipped={"x": "bored"})
+    st.skipped["y"] = "bored"  # caught when the state is next read
+    with pytest.raises(coderig.InvalidInputError, match="upstream_failed"):
+        flow.ready_steps(Flow([Step("y")]), st)
+
+
+# --- Scheduler -------------------------------------------------------------
+
+
+def test_a_chain_runs_to_completion():
+    f = Flow([Step("a"), Step("b", deps=["a"]), Step("c", deps=["a"]), Step("d", deps=["b", "c"])])
+    s = Scheduler(f)
+    assert s.flow is f
+    assert s.start() == ["a"]
+    assert s.complete("a") == ["b", "c"]
+    assert s.complete("c") == []
+    assert not s.is_complete()
+    assert s.complete("b") == ["d"]
+    assert s.in_flight() == ["d"]
+    assert s.complete("d") == []
+    assert s.is_complete()
+    assert flow.is_run_complete(f, s.state())
+    assert s.take_skipped() == []
+    assert repr(s) == "Scheduler(<4 steps>, in_flight=[], complete=True)"
+
+
+def test_refused_events_are_invalid_input_and_change_nothing():
+    f = Flow([Step("a"), Step("b", deps=["a"]),
+              Step("sw", kind="switch", cases=[Case("x", ["b"], condition=lambda c: True)])])
+    s = Scheduler(f)
+    with pytest.raises(coderig.InvalidInputError, match="not started"):
+        s.complete("a")
+    s.start()
+    before = s.state()
+    for event, match in [
+        (lambda: s.start(), "already started"),
+        (lambda: s.complete("zz"), 'unknown step "zz"'),
+        (lambda: s.complete("b"), "it is pending"),
+        (lambda: s.complete("sw"), "complete_switch"),
+        (lambda: s.complete_switch("a"), "not a switch"),
+        (lambda: s.complete_switch("sw", "y"), 'no case "y"'),
+        (lambda: s.complete_switch_with("zz", {}), 'unknown step "zz"'),
+        (lambda: s.next_iteration("a"), "not a do_while"),
+        (lambda: s.outcome("zz"), "unknown step"),
+    ]:
+        with pytest.raises(coderig.InvalidInputError, match=match):
+            event()
+    assert s.state() == before
+    s.complete("a")
+    with pytest.raises(coderig.InvalidInputError, match='cannot skip step "a": it is done'):
+        s.skip("a")
+    with pytest.raises(coderig.InvalidInputError, match='unknown step "nope"'):
+        Scheduler(Flow([Step("a", deps=["nope"])]))
+    with pytest.raises(coderig.InvalidInputError, match='unknown step "b"'):
+        Scheduler(Flow([Step("a")]), excluded=["b"])
+
+
+def test_a_failure_propagates_upstream_failed_and_releases_cleanup():
+    f = Flow([Step("a"), Step("b", deps=["a"]), Step("c", deps=["b"]),
+              Step("cleanup", deps=["c"], trigger_rule="all_done"),
+              Step("alert", deps=["a"], trigger_rule="one_failed")])
+    s = Scheduler(f)
+    s.start()
+    assert s.fail("a") == ["cleanup", "alert"]
+    assert s.take_skipped() == [("b", "upstream_failed"), ("c", "upstream_failed")]
+    assert s.outcome("c") == "skipped"
+    assert s.state().skipped == {"b": "upstream_failed", "c": "upstream_failed"}
+    assert s.take_skipped() == []
+
+
+def test_a_timeout_counts_as_a_failure():
+    s = Scheduler(Flow([Step("a"), Step("b", deps=["a"]), Step("c", deps=["a"], trigger_rule="one_failed")]))
+    s.start()
+    assert s.timeout("a") == ["c"]
+    assert s.outcome("a") == "timed_out" and s.outcome("b") == "skipped"
+
+
+def switch_flow(conditions_log=None):
+    def when(lang):
+        def condition(ctx):
+            if conditions_log is not None:
+                conditions_log.append(lang)
+            return ctx["input"] == lang
+        return condition
+
+    return Flow([
+        Step("router", kind="switch",
+             cases=[Case("rust", ["r1"], condition=when("rust")), Case("py", ["p1", "p2"], condition=when("py"))],
+             default_branch=["other"]),
+        Step("r1", deps=["router"]),
+        Step("p1", deps=["router"]),
+        Step("p2", deps=["p1"]),
+        Step("other", deps=["router"]),
+        Step("join", deps=["r1", "p2", "other"]),
+    ])
+
+
+def test_a_switch_excludes_untaken_branches_and_its_join_runs():
+    s = Scheduler(switch_flow())
+    assert s.start() == ["router"]
+    assert s.complete_switch("router", "py") == ["p1"]
+    assert sorted(s.take_skipped()) == [("other", "branch_not_taken"), ("r1", "branch_not_taken")]
+    assert s.complete("p1") == ["p2"]
+    assert s.complete("p2") == ["join"]
+    assert s.state().switch_results == {"router": ("py", {"r1", "other"})}
+    assert s.complete("join") == [] and s.is_complete()
+
+
+def test_complete_switch_with_uses_the_callables():
+    s = Scheduler(switch_flow())
+    s.start()
+    assert s.complete_switch_with("router", {"input": "go", "results": {}}) == ["other"]
+    assert s.complete("other") == ["join"]
+    s = Scheduler(switch_flow())
+    s.start()
+    assert s.complete_switch_with("router", {"input": "rust"}) == ["r1"]
+
+
+def test_a_raising_switch_condition_leaves_the_scheduler_unchanged():
+    def boom(ctx):
+        raise Boom("router broke")
+
+    f = Flow([Step("router", kind="switch", cases=[Case("a", ["x"], condition=boom)]), Step("x", deps=["router"])])
+    s = Scheduler(f)
+    s.start()
+    before = s.state()
+    with pytest.raises(Boom):
+        s.complete_switch_with("router", {})
+    assert s.state() == before and s.in_flight() == ["router"]
+    assert s.complete_switch("router", "a") == ["x"]
+
+
+def test_a_batch_cap_holds_steps_until_a_sibling_finishes():
+    f = Flow([Step("a", kind="agent", batch="models"), Step("b", kind="agent", batch="models"),
+              Step("c", kind="agent", batch="models"), Step("free"), Step("join", deps=["a", "b", "c"])],
+             batch_max_concurrent=2)
+    s = Scheduler(f)
+    assert s.start() == ["a", "b", "free"]
+    assert s.held() == ["c"] and s.outcome("c") == "pending"
+    assert s.complete("free") == []
+    assert s.fail("b") == ["c"]
+    assert s.held() == []
+    assert s.take_skipped() == [("join", "upstream_failed")]
+
+
+def test_a_do_while_runs_its_body_per_iteration_then_what_follows():
+    f = Flow([
+        Step("loop", kind="do_while", loop_body=["draft", "review"], loop_max_iterations=3,
+             loop_condition=lambda ctx: ctx["results"]["review"] != "ok"),
+        Step("draft", kind="agent", deps=["loop"]),
+        Step("review", kind="agent", deps=["draft"]),
+        Step("after", deps=["loop"]),
+    ])
+    loop = f.step("loop")
+    s = Scheduler(f)
+    assert s.start() == ["loop", "draft"]
+    assert s.complete("draft") == ["review"]
+    with pytest.raises(coderig.InvalidInputError, match='body step "review" has not finished'):
+        s.next_iteration("loop")
+    assert s.complete("review") == []
+    iterations = 1
+    assert not flow.is_loop_terminated(loop, {"results": {"review": "redo"}}, iterations)
+    assert s.next_iteration("loop") == ["draft"]
+    assert s.loop_iterations("loop") == 1 and s.outcome("review") == "pending"
+    s.complete("draft")
+    s.complete("review")
+    assert flow.is_loop_terminated(loop, {"results": {"review": "ok"}}, 2)
+    assert s.complete("loop") == ["after"]
+    assert s.state().loop_iterations == {"loop": 1}
+
+
+def test_launch_exclusions_are_deliberate_skips():
+    f = Flow([Step("lint", when=lambda ctx: False), Step("test"), Step("report", deps=["lint", "test"])])
+    s = Scheduler(f, excluded=flow.manifest_steps(f, {}))
+    assert s.start() == ["test"]
+    assert s.take_skipped() == [("lint", "excluded")]
+    assert s.complete("test") == ["report"]
+    assert "lint" in s.state().excluded
+
+
+def test_always_runs_at_start_and_deliberate_skip_of_a_pending_step():
+    s = Scheduler(Flow([Step("a"), Step("watch", deps=["a"], trigger_rule="always"),
+                        Step("b", deps=["a"]), Step("c", deps=["b"])]))
+    assert s.start() == ["a", "watch"]
+    assert s.skip("b") == ["c"]
+    assert s.take_skipped() == [("b", "condition_false")]
+    assert s.complete("a") == []
+
+
+RULES = sorted(ALL_RULES)
+
+
+def random_flow(rng, n):
+    steps = []
+    for i in range(n):
+        deps = rng.sample([f"s{j}" for j in range(i)], k=min(i, rng.randint(0, 3)))
+        steps.append(Step(f"s{i}", deps=deps, trigger_rule=rng.choice(RULES),
+                          batch=rng.choice([None, None, "g1", "g2"])))
+    return Flow(steps, batch_max_concurrent=rng.choice([None, 1, 2]))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_scheduler_agrees_with_the_pure_decisions_on_random_dags(seed):
+    """The binding's mirror of the core's property test: after every event,
+    nothing is left that the pure functions would start or skip."""
+    rng = random.Random(seed)
+    f = random_flow(rng, rng.randint(1, 12))
+    s = Scheduler(f)
+    running = list(s.start())
+    while running:
+        step = running.pop(rng.randrange(len(running)))
+        event = rng.choice([s.complete, s.complete, s.fail, s.timeout, s.skip])
+        running += event(step)
+        st = s.state()
+        assert flow.propagate_skips(f, st) == []
+        assert flow.ready_in_batch(f, st, flow.ready_steps(f, st)) == []
+        assert sorted(running) == sorted(s.in_flight())
+    assert s.is_complete() and flow.is_run_complete(f, s.state())
+    assert not flow.is_stuck(f, s.state())
