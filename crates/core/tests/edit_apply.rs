@@ -150,6 +150,22 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Fuzzy,
     ),
     (
+        "needle ending in a line break, matched line-wise",
+        "a\n  b\nc\n",
+        "b  \n",
+        "B\n",
+        "a\n  B\nc\n",
+        Tier::Whitespace,
+    ),
+    (
+        "unicode: inserted comment line takes the file's ellipsis and NBSP",
+        "# wait\u{2026}\u{00A0}done\nx = 1\n",
+        "# wait... done\nx = 1",
+        "# wait... done\n# more... here\nx = 1",
+        "# wait\u{2026}\u{00A0}done\n#\u{00A0}more\u{2026}\u{00A0}here\nx = 1\n",
+        Tier::Unicode,
+    ),
+    (
         "deleting a line-matched block removes its line break",
         "a\n  b\n  c\nd\n",
         "b\nc",

@@ -823,3 +823,81 @@ fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> String {
     }
     out.join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indent_rule_table() {
+        // (needle→file indent pairs, indent of a new line, expected file indent)
+        let cases: &[(&[(&str, &str)], &str, &str)] = &[
+            (&[("", ""), ("  ", "  ")], "    ", "    "),
+            (
+                &[("    ", ""), ("        ", "    ")],
+                "            ",
+                "        ",
+            ),
+            (&[("", "  "), ("  ", "    ")], "    ", "      "),
+            (
+                &[("    ", "\t"), ("        ", "\t\t")],
+                "            ",
+                "\t\t\t",
+            ),
+            (
+                &[("\t", "    "), ("\t\t", "        ")],
+                "\t\t\t",
+                "            ",
+            ),
+            (&[("\t", "  "), ("\t\t", "    ")], "\t\t\t", "      "),
+            (&[("\t", "  "), ("\t\t\t", "      ")], "\t ", "   "),
+            (&[("    ", "")], "  ", ""),
+        ];
+        for (pairs, new, want) in cases {
+            let rule = IndentRule::new(pairs);
+            assert_eq!(rule.apply(new), *want, "{pairs:?} {new:?}");
+        }
+    }
+
+    #[test]
+    fn char_transfer_table() {
+        let fancy = Style {
+            squote: Dir::Fancy,
+            ..Style::default()
+        };
+        // (new body, needle body, file body, style, expected)
+        let cases = [
+            (
+                "x = 'ab_x'",
+                "x = 'ab'",
+                "x = \u{2018}ab\u{2019}",
+                fancy,
+                "x = \u{2018}ab_x\u{2019}",
+            ),
+            (
+                "# Get the next one",
+                "# Ge tthe next one",
+                "# Get the next one",
+                Style::default(),
+                "# Get the next one",
+            ),
+            (
+                "call(a, b2)",
+                "cal(a, b)",
+                "call(a, b)",
+                Style::default(),
+                "call(a, b2)",
+            ),
+            (
+                "f('a', 'b')",
+                "f('a')",
+                "f(\u{2018}a\u{2019})",
+                fancy,
+                "f(\u{2018}a\u{2019}, \u{2018}b\u{2019})",
+            ),
+        ];
+        for (new, old, file, style, want) in cases {
+            assert_eq!(char_transfer(new, old, file, &style), want, "{new:?}");
+        }
+    }
+}
