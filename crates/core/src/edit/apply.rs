@@ -831,7 +831,8 @@ mod tests {
     #[test]
     fn indent_rule_table() {
         // (needle→file indent pairs, indent of a new line, expected file indent)
-        let cases: &[(&[(&str, &str)], &str, &str)] = &[
+        type Pairs = &'static [(&'static str, &'static str)];
+        let cases: &[(Pairs, &str, &str)] = &[
             (&[("", ""), ("  ", "  ")], "    ", "    "),
             (
                 &[("    ", ""), ("        ", "    ")],
