@@ -633,22 +633,45 @@ fn char_transfer(new_body: &str, old_body: &str, file_body: &str, style: &Style)
     let fc: Vec<char> = file_body.chars().collect();
     let bc: Vec<char> = new_body.chars().collect();
     // (start, end, replacement, from_model) over needle char indices.
-    let mut hunks: Vec<(usize, usize, &[char], bool)> = Vec::new();
+    let mut hunks: Vec<(usize, usize, Vec<char>, bool)> = Vec::new();
     for (other, model) in [(&fc, false), (&bc, true)] {
+        let mut prev_end = 0;
         for op in capture_diff_slices(Algorithm::Myers, &nc, other) {
             let (tag, o, t) = op.as_tag_tuple();
-            if tag != DiffTag::Equal {
-                hunks.push((o.start, o.end, &other[t], model));
+            let (mut a, mut b, mut text) = (o.start, o.end, other[t].to_vec());
+            // Slide pure insertions and deletions to their leftmost
+            // equivalent place ("sss" minus one "s" is always the first),
+            // so that the same change made on both sides lands on the same
+            // needle position whatever the diff chose.
+            match tag {
+                DiffTag::Equal => continue,
+                DiffTag::Delete => {
+                    while a > prev_end && nc[a - 1] == nc[b - 1] {
+                        a -= 1;
+                        b -= 1;
+                    }
+                }
+                DiffTag::Insert => {
+                    while a > prev_end && text.last() == Some(&nc[a - 1]) {
+                        text.pop();
+                        text.insert(0, nc[a - 1]);
+                        a -= 1;
+                        b -= 1;
+                    }
+                }
+                DiffTag::Replace => {}
             }
+            prev_end = b;
+            hunks.push((a, b, text, model));
         }
     }
     hunks.sort_by_key(|h| (h.0, h.1));
-    let side_text = |group: &[(usize, usize, &[char], bool)], model: bool, a: usize, b: usize| {
+    let side_text = |group: &[(usize, usize, Vec<char>, bool)], model: bool, a: usize, b: usize| {
         let mut t: Vec<char> = Vec::new();
         let mut pos = a;
         for h in group.iter().filter(|h| h.3 == model) {
             t.extend_from_slice(&nc[pos..h.0.max(pos)]);
-            t.extend_from_slice(h.2);
+            t.extend_from_slice(&h.2);
             pos = h.1.max(pos);
         }
         t.extend_from_slice(&nc[pos..b]);
