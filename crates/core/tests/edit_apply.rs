@@ -330,3 +330,36 @@ fn options_are_respected() {
     let r = apply_edit_with("a\nb\n", &edit("b", "c"), &opts).unwrap();
     assert_eq!(r.content, "a\nc\n");
 }
+
+#[test]
+fn replace_all_does_not_override_an_uncertain_fuzzy_match() {
+    // Best window: 4 substitutions (0.86); rival: 5 (0.83), within the margin
+    // but below the threshold, so the location is uncertain.
+    let content = "a()\nabXdefXhijXlmnXpqrstu\nz()\n\na()\nabYdefYhijYlmnYpqrYtu\nz()\n";
+    let e = Edit {
+        old: "a()\nabcdefghijklmnopqrstu\nz()".into(),
+        new: "a()\nchanged\nz()".into(),
+        replace_all: true,
+    };
+    let err = apply_edit(content, &e).unwrap_err();
+    assert_eq!(err.code(), "AMBIGUOUS");
+    assert!(err.message().contains("verbatim"), "{err}");
+    // Both windows qualifying: replace_all replaces both, each in place.
+    let content = "a()\nabXdefghijklmnopqrstu\nz()\n\na()\nabYdefghijklmnopqrstu\nz()\n";
+    let r = apply_edit(content, &e).unwrap();
+    assert_eq!(r.content, "a()\nchanged\nz()\n\na()\nchanged\nz()\n");
+    assert_eq!((r.tier, r.replacements), (Tier::Fuzzy, 2));
+}
+
+#[test]
+fn ambiguous_errors_carry_count_and_lines() {
+    let content = "if a:\n    go()\nelse:\n  if a:\n      go()\n";
+    let err = apply_edit(content, &edit("if a:\n  go()", "if a:\n  stop()")).unwrap_err();
+    match err {
+        EditError::Ambiguous { count, lines, .. } => {
+            assert_eq!(count, 2);
+            assert_eq!(lines, vec![(1, 2), (4, 5)]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
