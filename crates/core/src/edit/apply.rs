@@ -19,7 +19,9 @@
 
 use crate::edit::error::EditError;
 use crate::edit::locate::{locate_all, Located, Nearest, Outcome, Tier};
-use crate::edit::normalize::{fold_char, fold_norm, indent_cols, indent_of, to_lf, unescape};
+use crate::edit::normalize::{
+    fold_char, fold_norm, indent_cols, indent_of, line_range, to_lf, unescape,
+};
 use similar::{capture_diff_slices, Algorithm, DiffTag};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -146,18 +148,9 @@ fn run(
     for w in planned.windows(2) {
         let (a, b) = (&w[0], &w[1]);
         if b.span.start < a.span.end {
-            let (la, _) = crate::edit::normalize::line_range(content, a.span.start, a.span.end);
-            let (lb, _) = crate::edit::normalize::line_range(content, b.span.start, b.span.end);
-            let lines = format!(
-                "lines {}–{}",
-                la.min(lb),
-                crate::edit::normalize::line_range(
-                    content,
-                    a.span.start,
-                    a.span.end.max(b.span.end)
-                )
-                .1
-            );
+            // a starts first; together they cover a.start .. max(ends).
+            let (first, last) = line_range(content, a.span.start, a.span.end.max(b.span.end));
+            let lines = format!("lines {first}–{last}");
             return Err(EditError::invalid(if a.edit == b.edit {
                 format!(
                     "{}two replaced spans overlap ({lines}). Nothing was changed. Send one edit whose `old` covers the whole region.",
