@@ -166,6 +166,14 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Unicode,
     ),
     (
+        "final newline untouched by a line-tier match",
+        "a\n  b\n",
+        "b ",
+        "c",
+        "a\n  c\n",
+        Tier::Whitespace,
+    ),
+    (
         "deleting a line-matched block removes its line break",
         "a\n  b\n  c\nd\n",
         "b\nc",
