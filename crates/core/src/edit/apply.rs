@@ -670,8 +670,8 @@ fn char_transfer(new_body: &str, old_body: &str, file_body: &str, style: &Style)
         t.extend_from_slice(&nc[pos..b]);
         t
     };
-    let mut out = String::with_capacity(new_body.len() + 8);
-    let mut pos = 0;
+    // Groups of hunks that overlap or touch: (start, end, hunk range).
+    let mut groups: Vec<(usize, usize, Range<usize>)> = Vec::new();
     let mut i = 0;
     while i < hunks.len() {
         let (ga, mut gb) = (hunks[i].0, hunks[i].1);
@@ -680,7 +680,35 @@ fn char_transfer(new_body: &str, old_body: &str, file_body: &str, style: &Style)
             gb = gb.max(hunks[j].1);
             j += 1;
         }
-        let group = &hunks[i..j];
+        groups.push((ga, gb, i..j));
+        i = j;
+    }
+    let mut out = String::with_capacity(new_body.len() + 8);
+    let mut pos = 0;
+    let mut g = 0;
+    while g < groups.len() {
+        // Equivalent edit scripts may place the same change a few chars
+        // apart on the two sides: if nearby groups together give the same
+        // text on both sides, that is one agreed change.
+        let mut h = g + 1;
+        while h < groups.len() && groups[h].0 <= groups[h - 1].1 + NEARBY {
+            h += 1;
+        }
+        let (sa, sb) = (groups[g].0, groups[h - 1].1);
+        let all = &hunks[groups[g].2.start..groups[h - 1].2.end];
+        if h - g > 1
+            && all.iter().any(|x| x.3)
+            && all.iter().any(|x| !x.3)
+            && side_text(all, true, sa, sb) == side_text(all, false, sa, sb)
+        {
+            out.extend(&nc[pos..sa]);
+            out.extend(side_text(all, false, sa, sb));
+            pos = sb;
+            g = h;
+            continue;
+        }
+        let (ga, gb, range) = groups[g].clone();
+        let group = &hunks[range];
         out.extend(&nc[pos..ga]);
         let file_side = side_text(group, false, ga, gb);
         let has_model = group.iter().any(|h| h.3);
@@ -696,11 +724,15 @@ fn char_transfer(new_body: &str, old_body: &str, file_body: &str, style: &Style)
             out.extend(&file_side);
         }
         pos = gb;
-        i = j;
+        g += 1;
     }
     out.extend(&nc[pos..]);
     out
 }
+
+/// How far apart (in needle chars) two change groups may be and still be
+/// compared as one change when looking for agreement between the sides.
+const NEARBY: usize = 3;
 
 /// Similarity of two lines' normalised text in `[0, 1]`.
 fn line_similarity(a: &str, b: &str) -> f64 {
