@@ -150,6 +150,30 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Fuzzy,
     ),
     (
+        "needle ending in a line break, matched line-wise",
+        "a\n  b\nc\n",
+        "b  \n",
+        "B\n",
+        "a\n  B\nc\n",
+        Tier::Whitespace,
+    ),
+    (
+        "unicode: inserted comment line takes the file's ellipsis and NBSP",
+        "# wait\u{2026}\u{00A0}done\nx = 1\n",
+        "# wait... done\nx = 1",
+        "# wait... done\n# more... here\nx = 1",
+        "# wait\u{2026}\u{00A0}done\n#\u{00A0}more\u{2026}\u{00A0}here\nx = 1\n",
+        Tier::Unicode,
+    ),
+    (
+        "final newline untouched by a line-tier match",
+        "a\n  b\n",
+        "b ",
+        "c",
+        "a\n  c\n",
+        Tier::Whitespace,
+    ),
+    (
         "deleting a line-matched block removes its line break",
         "a\n  b\n  c\nd\n",
         "b\nc",
@@ -313,4 +337,37 @@ fn options_are_respected() {
     };
     let r = apply_edit_with("a\nb\n", &edit("b", "c"), &opts).unwrap();
     assert_eq!(r.content, "a\nc\n");
+}
+
+#[test]
+fn replace_all_does_not_override_an_uncertain_fuzzy_match() {
+    // Best window: 4 substitutions (0.86); rival: 5 (0.83), within the margin
+    // but below the threshold, so the location is uncertain.
+    let content = "a()\nabXdefXhijXlmnXpqrstu\nz()\n\na()\nabYdefYhijYlmnYpqrYtu\nz()\n";
+    let e = Edit {
+        old: "a()\nabcdefghijklmnopqrstu\nz()".into(),
+        new: "a()\nchanged\nz()".into(),
+        replace_all: true,
+    };
+    let err = apply_edit(content, &e).unwrap_err();
+    assert_eq!(err.code(), "AMBIGUOUS");
+    assert!(err.message().contains("verbatim"), "{err}");
+    // Both windows qualifying: replace_all replaces both, each in place.
+    let content = "a()\nabXdefghijklmnopqrstu\nz()\n\na()\nabYdefghijklmnopqrstu\nz()\n";
+    let r = apply_edit(content, &e).unwrap();
+    assert_eq!(r.content, "a()\nchanged\nz()\n\na()\nchanged\nz()\n");
+    assert_eq!((r.tier, r.replacements), (Tier::Fuzzy, 2));
+}
+
+#[test]
+fn ambiguous_errors_carry_count_and_lines() {
+    let content = "if a:\n    go()\nelse:\n  if a:\n      go()\n";
+    let err = apply_edit(content, &edit("if a:\n  go()", "if a:\n  stop()")).unwrap_err();
+    match err {
+        EditError::Ambiguous { count, lines, .. } => {
+            assert_eq!(count, 2);
+            assert_eq!(lines, vec![(1, 2), (4, 5)]);
+        }
+        other => panic!("{other:?}"),
+    }
 }

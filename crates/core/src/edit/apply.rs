@@ -19,7 +19,9 @@
 
 use crate::edit::error::EditError;
 use crate::edit::locate::{locate_all, Located, Nearest, Outcome, Tier};
-use crate::edit::normalize::{fold_char, fold_norm, indent_cols, indent_of, to_lf, unescape};
+use crate::edit::normalize::{
+    fold_char, fold_norm, indent_cols, indent_of, line_range, to_lf, unescape,
+};
 use similar::{capture_diff_slices, Algorithm, DiffTag};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -146,18 +148,9 @@ fn run(
     for w in planned.windows(2) {
         let (a, b) = (&w[0], &w[1]);
         if b.span.start < a.span.end {
-            let (la, _) = crate::edit::normalize::line_range(content, a.span.start, a.span.end);
-            let (lb, _) = crate::edit::normalize::line_range(content, b.span.start, b.span.end);
-            let lines = format!(
-                "lines {}–{}",
-                la.min(lb),
-                crate::edit::normalize::line_range(
-                    content,
-                    a.span.start,
-                    a.span.end.max(b.span.end)
-                )
-                .1
-            );
+            // a starts first; together they cover a.start .. max(ends).
+            let (first, last) = line_range(content, a.span.start, a.span.end.max(b.span.end));
+            let lines = format!("lines {first}–{last}");
             return Err(EditError::invalid(if a.edit == b.edit {
                 format!(
                     "{}two replaced spans overlap ({lines}). Nothing was changed. Send one edit whose `old` covers the whole region.",
@@ -633,29 +626,52 @@ fn char_transfer(new_body: &str, old_body: &str, file_body: &str, style: &Style)
     let fc: Vec<char> = file_body.chars().collect();
     let bc: Vec<char> = new_body.chars().collect();
     // (start, end, replacement, from_model) over needle char indices.
-    let mut hunks: Vec<(usize, usize, &[char], bool)> = Vec::new();
+    let mut hunks: Vec<(usize, usize, Vec<char>, bool)> = Vec::new();
     for (other, model) in [(&fc, false), (&bc, true)] {
+        let mut prev_end = 0;
         for op in capture_diff_slices(Algorithm::Myers, &nc, other) {
             let (tag, o, t) = op.as_tag_tuple();
-            if tag != DiffTag::Equal {
-                hunks.push((o.start, o.end, &other[t], model));
+            let (mut a, mut b, mut text) = (o.start, o.end, other[t].to_vec());
+            // Slide pure insertions and deletions to their leftmost
+            // equivalent place ("sss" minus one "s" is always the first),
+            // so that the same change made on both sides lands on the same
+            // needle position whatever the diff chose.
+            match tag {
+                DiffTag::Equal => continue,
+                DiffTag::Delete => {
+                    while a > prev_end && nc[a - 1] == nc[b - 1] {
+                        a -= 1;
+                        b -= 1;
+                    }
+                }
+                DiffTag::Insert => {
+                    while a > prev_end && text.last() == Some(&nc[a - 1]) {
+                        text.pop();
+                        text.insert(0, nc[a - 1]);
+                        a -= 1;
+                        b -= 1;
+                    }
+                }
+                DiffTag::Replace => {}
             }
+            prev_end = b;
+            hunks.push((a, b, text, model));
         }
     }
     hunks.sort_by_key(|h| (h.0, h.1));
-    let side_text = |group: &[(usize, usize, &[char], bool)], model: bool, a: usize, b: usize| {
+    let side_text = |group: &[(usize, usize, Vec<char>, bool)], model: bool, a: usize, b: usize| {
         let mut t: Vec<char> = Vec::new();
         let mut pos = a;
         for h in group.iter().filter(|h| h.3 == model) {
             t.extend_from_slice(&nc[pos..h.0.max(pos)]);
-            t.extend_from_slice(h.2);
+            t.extend_from_slice(&h.2);
             pos = h.1.max(pos);
         }
         t.extend_from_slice(&nc[pos..b]);
         t
     };
-    let mut out = String::with_capacity(new_body.len() + 8);
-    let mut pos = 0;
+    // Groups of hunks that overlap or touch: (start, end, hunk range).
+    let mut groups: Vec<(usize, usize, Range<usize>)> = Vec::new();
     let mut i = 0;
     while i < hunks.len() {
         let (ga, mut gb) = (hunks[i].0, hunks[i].1);
@@ -664,7 +680,35 @@ fn char_transfer(new_body: &str, old_body: &str, file_body: &str, style: &Style)
             gb = gb.max(hunks[j].1);
             j += 1;
         }
-        let group = &hunks[i..j];
+        groups.push((ga, gb, i..j));
+        i = j;
+    }
+    let mut out = String::with_capacity(new_body.len() + 8);
+    let mut pos = 0;
+    let mut g = 0;
+    while g < groups.len() {
+        // Equivalent edit scripts may place the same change a few chars
+        // apart on the two sides: if nearby groups together give the same
+        // text on both sides, that is one agreed change.
+        let mut h = g + 1;
+        while h < groups.len() && groups[h].0 <= groups[h - 1].1 + NEARBY {
+            h += 1;
+        }
+        let (sa, sb) = (groups[g].0, groups[h - 1].1);
+        let all = &hunks[groups[g].2.start..groups[h - 1].2.end];
+        if h - g > 1
+            && all.iter().any(|x| x.3)
+            && all.iter().any(|x| !x.3)
+            && side_text(all, true, sa, sb) == side_text(all, false, sa, sb)
+        {
+            out.extend(&nc[pos..sa]);
+            out.extend(side_text(all, false, sa, sb));
+            pos = sb;
+            g = h;
+            continue;
+        }
+        let (ga, gb, range) = groups[g].clone();
+        let group = &hunks[range];
         out.extend(&nc[pos..ga]);
         let file_side = side_text(group, false, ga, gb);
         let has_model = group.iter().any(|h| h.3);
@@ -680,11 +724,15 @@ fn char_transfer(new_body: &str, old_body: &str, file_body: &str, style: &Style)
             out.extend(&file_side);
         }
         pos = gb;
-        i = j;
+        g += 1;
     }
     out.extend(&nc[pos..]);
     out
 }
+
+/// How far apart (in needle chars) two change groups may be and still be
+/// compared as one change when looking for agreement between the sides.
+const NEARBY: usize = 3;
 
 /// Similarity of two lines' normalised text in `[0, 1]`.
 fn line_similarity(a: &str, b: &str) -> f64 {
@@ -822,4 +870,83 @@ fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> String {
         }
     }
     out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indent_rule_table() {
+        // (needle→file indent pairs, indent of a new line, expected file indent)
+        type Pairs = &'static [(&'static str, &'static str)];
+        let cases: &[(Pairs, &str, &str)] = &[
+            (&[("", ""), ("  ", "  ")], "    ", "    "),
+            (
+                &[("    ", ""), ("        ", "    ")],
+                "            ",
+                "        ",
+            ),
+            (&[("", "  "), ("  ", "    ")], "    ", "      "),
+            (
+                &[("    ", "\t"), ("        ", "\t\t")],
+                "            ",
+                "\t\t\t",
+            ),
+            (
+                &[("\t", "    "), ("\t\t", "        ")],
+                "\t\t\t",
+                "            ",
+            ),
+            (&[("\t", "  "), ("\t\t", "    ")], "\t\t\t", "      "),
+            (&[("\t", "  "), ("\t\t\t", "      ")], "\t ", "   "),
+            (&[("    ", "")], "  ", ""),
+        ];
+        for (pairs, new, want) in cases {
+            let rule = IndentRule::new(pairs);
+            assert_eq!(rule.apply(new), *want, "{pairs:?} {new:?}");
+        }
+    }
+
+    #[test]
+    fn char_transfer_table() {
+        let fancy = Style {
+            squote: Dir::Fancy,
+            ..Style::default()
+        };
+        // (new body, needle body, file body, style, expected)
+        let cases = [
+            (
+                "x = 'ab_x'",
+                "x = 'ab'",
+                "x = \u{2018}ab\u{2019}",
+                fancy,
+                "x = \u{2018}ab_x\u{2019}",
+            ),
+            (
+                "# Get the next one",
+                "# Ge tthe next one",
+                "# Get the next one",
+                Style::default(),
+                "# Get the next one",
+            ),
+            (
+                "call(a, b2)",
+                "cal(a, b)",
+                "call(a, b)",
+                Style::default(),
+                "call(a, b2)",
+            ),
+            (
+                "f('a', 'b')",
+                "f('a')",
+                "f(\u{2018}a\u{2019})",
+                fancy,
+                "f(\u{2018}a\u{2019}, \u{2018}b\u{2019})",
+            ),
+        ];
+        for (new, old, file, style, want) in cases {
+            assert_eq!(char_transfer(new, old, file, &style), want, "{new:?}");
+        }
+    }
 }

@@ -6,8 +6,9 @@
 //!    vice versa);
 //! 2. **whitespace** — lines compared after trimming and collapsing ASCII
 //!    whitespace runs; blank lines are ignored on both sides;
-//! 3. **unicode** — typographic punctuation folded (smart quotes, dashes,
-//!    NBSP and other spaces, ellipsis), first as a substring, then line-wise;
+//! 3. **unicode** — typographic punctuation folded (smart quotes, en dash
+//!    as `-` and em dash as `--` the way autocorrect makes them, NBSP and
+//!    other spaces, ellipsis), first as a substring, then line-wise;
 //!    then the same three tiers again with doubled escapes undone (`\n`
 //!    written where the file has a line break);
 //! 4. **fuzzy** — windows of as many non-blank lines as the needle has,
