@@ -112,6 +112,20 @@ stage "pytest"
 # pytest exits 5 when it collected no tests; set -e counts that as a failure.
 "$VENV/bin/python" -m pytest crates/py/tests -q
 
+stage "editbench quality gate (coderig via the Python binding)"
+# The targets, re-checked on two seeds: >= 99 % strictly correct,
+# 0 CORRUPT, >= 99 % right-kind refusals. shared/ sits beside the checkout
+# on developer machines and in CI; elsewhere the gate cannot run.
+EDITBENCH="$ROOT/../shared/editbench"
+if [[ -f "$EDITBENCH/gen.py" ]]; then
+    "$VENV/bin/python" scripts/editbench_gate.py "$EDITBENCH" --seeds 1,2 --count 600
+elif [[ "${CI:-}" == "true" ]]; then
+    echo "shared/editbench not found beside the checkout ($EDITBENCH): CI must have it" >&2
+    exit 1
+else
+    echo "SKIPPED: no shared/editbench beside the checkout ($EDITBENCH)"
+fi
+
 stage "Node addon (npm ci, napi build)"
 (
     cd crates/node
