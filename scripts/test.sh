@@ -77,6 +77,9 @@ cargo fmt --all --check
 stage "cargo clippy (all targets, -D warnings)"
 cargo clippy --workspace --all-targets -- -D warnings
 
+stage "rustdoc of the core (broken doc links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p coderig --no-deps
+
 stage "cargo test (unit, property, server end-to-end, doc)"
 cargo test --workspace
 
