@@ -7,15 +7,12 @@
 //! message lists the valid names. Contestant ids are returned as the very
 //! objects the caller passed (any type).
 
-use crate::convert::Items;
-use crate::errors::to_py_err;
+use crate::convert::{invalid, parse, Items};
 use coderig::arena::{self, BattleType, Benchmark, ContestantStatus, Lane, TaskState};
-use coderig::EditError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::IntoPyDict;
 use std::collections::HashMap;
-use std::fmt::Display;
 
 /// Registers every function of `coderig.arena` on `m`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -45,20 +42,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("ANALYSIS_CAP_CHARS", arena::ANALYSIS_CAP_CHARS)?;
     Ok(())
-}
-
-/// `coderig.InvalidInputError` carrying the core's message.
-fn invalid(e: impl Display) -> PyErr {
-    to_py_err(EditError::invalid(e.to_string()))
-}
-
-/// Parses an enum name with the core's `FromStr` (whose error lists the
-/// valid names).
-fn parse<T: std::str::FromStr>(s: &str) -> PyResult<T>
-where
-    T::Err: Display,
-{
-    s.parse().map_err(invalid)
 }
 
 /// `(id, lane, status)` rows with the names parsed; ids stay Python objects.

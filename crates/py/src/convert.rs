@@ -1,8 +1,25 @@
 //! Argument conversions shared by the `flow` and `arena` bindings.
 
+use crate::errors::to_py_err;
+use coderig::EditError;
 use pyo3::conversion::FromPyObjectOwned;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
+use std::fmt::Display;
+
+/// `coderig.InvalidInputError` carrying the core's message.
+pub fn invalid(e: impl Display) -> PyErr {
+    to_py_err(EditError::invalid(e.to_string()))
+}
+
+/// Parses one of the core's names with its `FromStr`, whose error lists the
+/// valid names; refused as `coderig.InvalidInputError`.
+pub fn parse<T: std::str::FromStr>(s: &str) -> PyResult<T>
+where
+    T::Err: Display,
+{
+    s.parse().map_err(invalid)
+}
 
 /// Any iterable of `T` (list, tuple, set, generator, dict keys...), for the
 /// arguments the API documents as collections of ids or names.

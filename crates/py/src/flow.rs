@@ -22,20 +22,17 @@
 //! - `State` holds plain Python containers, so `st.done.add("a")` works; the
 //!   containers are converted to the core's state on every call.
 
-use crate::convert::Items;
-use crate::errors::to_py_err;
+use crate::convert::{invalid, parse, Items};
 use coderig::flow::{
     self, BatchConfig, Case, Condition, FailureKind, Flow, ResumeRow, Scheduler, SchedulerState,
     SkipReason, Step, StepKind, StepOutcome, StepStatus, SwitchResult, TaskState, TriggerRule,
 };
-use coderig::EditError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PySet};
 use pyo3::IntoPyObjectExt;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt::Display;
 
 /// Registers the classes and functions of `coderig.flow` on `m`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -61,19 +58,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reconcile_run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     Ok(())
-}
-
-/// `coderig.InvalidInputError` carrying the core's message.
-fn invalid(e: impl Display) -> PyErr {
-    to_py_err(EditError::invalid(e.to_string()))
-}
-
-/// Parses a name with the core's `FromStr` (whose error lists valid names).
-fn parse<T: std::str::FromStr>(s: &str) -> PyResult<T>
-where
-    T::Err: Display,
-{
-    s.parse().map_err(invalid)
 }
 
 /// Python's `repr()` of a value, for the `__repr__`s.
