@@ -5,8 +5,10 @@
 //! `content.slice(m.start, m.end)` is the match, also when astral characters
 //! (emoji) come before it. Line numbers are 1-based and inclusive.
 
+use crate::arena::nullable;
 use crate::errors::to_js_error;
 use coderig::{EditError, GuardViolation, MatchKind, ViolationKind};
+use napi::bindgen_prelude::{Either, Null};
 use napi::Env;
 use napi_derive::napi;
 use serde_json::Value;
@@ -118,17 +120,20 @@ impl From<coderig::Applied> for Applied {
     }
 }
 
+// Every optional field of an options object takes `null` as "not set", as
+// `undefined` is: napi itself maps only `undefined` to `None` in an object.
+
 /// Options of `applyEdit` / `editFile`.
 #[napi(object)]
 #[derive(Default)]
 pub struct ApplyEditOptions {
     /// Replace every non-overlapping occurrence found at the winning tier
     /// instead of refusing several as ambiguous (default `false`).
-    pub replace_all: Option<bool>,
+    pub replace_all: Option<Either<bool, Null>>,
     /// Path of the file; picks the import syntax the guards check.
-    pub path: Option<String>,
+    pub path: Option<Either<String, Null>>,
     /// Run the guards on the result (default `true`).
-    pub guards: Option<bool>,
+    pub guards: Option<Either<bool, Null>>,
 }
 
 /// Options of `applyEdits` / `editsFile`.
@@ -136,9 +141,9 @@ pub struct ApplyEditOptions {
 #[derive(Default)]
 pub struct ApplyEditsOptions {
     /// Path of the file; picks the import syntax the guards check.
-    pub path: Option<String>,
+    pub path: Option<Either<String, Null>>,
     /// Run the guards on the result (default `true`).
-    pub guards: Option<bool>,
+    pub guards: Option<Either<bool, Null>>,
 }
 
 /// One edit of `applyEdits` / `editsFile` (an `[old, new]` pair works too).
@@ -152,13 +157,16 @@ pub struct EditInput {
     /// Replacement text (taken literally: a `$` is a `$`).
     pub new: String,
     /// Replace every occurrence found at the winning tier (default `false`).
-    pub replace_all: Option<bool>,
+    pub replace_all: Option<Either<bool, Null>>,
 }
 
-fn apply_options(path: Option<String>, guards: Option<bool>) -> coderig::ApplyOptions {
+fn apply_options(
+    path: Option<Either<String, Null>>,
+    guards: Option<Either<bool, Null>>,
+) -> coderig::ApplyOptions {
     coderig::ApplyOptions {
-        path,
-        guards: guards.unwrap_or(true),
+        path: nullable(path),
+        guards: nullable(guards).unwrap_or(true),
     }
 }
 
@@ -172,7 +180,7 @@ fn split_options(
         coderig::Edit {
             old,
             new,
-            replace_all: o.replace_all.unwrap_or(false),
+            replace_all: nullable(o.replace_all).unwrap_or(false),
         },
         apply_options(o.path, o.guards),
     )

@@ -254,6 +254,48 @@ test('applyEdits: the guards run on the result unless disabled, with the path', 
   assert.equal(coderig.applyEdits(content, edits, { path: 'x.ts', guards: false }).content, 'import { a } from "a";\na(b);\n')
 })
 
+test('every optional option field takes null as not set, as undefined is', () => {
+  const py = 'import os\nimport sys\n\nprint(os.name, sys.argv)\n'
+  const dropSys = ['import os\nimport sys\n', 'import os\n']
+  for (const options of [null, { path: null }, { guards: null }, { replaceAll: null }, { path: null, guards: null, replaceAll: null }]) {
+    assert.deepEqual(coderig.applyEdit('a\n', 'a', 'b', options), { content: 'b\n', tier: 'exact', replacements: 1 }, JSON.stringify(options))
+    assert.deepEqual(coderig.applyEdits('a\n', [['a', 'b']], options && { path: options.path, guards: options.guards }), {
+      content: 'b\n',
+      tier: 'exact',
+      replacements: 1,
+    })
+    // null keeps each default: the guards run, several occurrences are ambiguous.
+    throwsCode(() => coderig.applyEdit('x\nx\n', 'x', 'y', options), 'AMBIGUOUS', { count: 2 })
+    throwsCode(() => coderig.applyEdit('a()\nb()\n', 'b()', '// ... existing code ...', options), 'GUARD')
+    throwsCode(() => coderig.applyEdits('a()\nb()\n', [['b()', '// ... existing code ...']], options && { guards: options.guards }), 'GUARD')
+  }
+  // A null path is no path: the guards see what they see without one.
+  const outcome = (fn) => {
+    try {
+      return fn()
+    } catch (error) {
+      return { code: error.code, message: error.message, violations: error.violations }
+    }
+  }
+  const withoutPath = outcome(() => coderig.applyEdit(py, ...dropSys))
+  assert.equal(withoutPath.code, 'GUARD')
+  assert.deepEqual(outcome(() => coderig.applyEdit(py, ...dropSys, { path: null })), withoutPath)
+  assert.deepEqual(outcome(() => coderig.applyEdits(py, [dropSys], { path: null })), outcome(() => coderig.applyEdits(py, [dropSys])))
+  const dropped = 'import os\n\nprint(os.name, sys.argv)\n'
+  assert.deepEqual(coderig.checkGuards(py, dropped, null), coderig.checkGuards(py, dropped))
+  withDir((dir) => {
+    const path = join(dir, 'c.txt')
+    writeFileSync(path, 'one\ntwo\n')
+    assert.equal(coderig.editFile(path, 'one', '1', { path: null, guards: null, replaceAll: null }).content, '1\ntwo\n')
+    assert.equal(coderig.editsFile(path, [{ old: 'two', new: '2', replaceAll: null }], { path: null, guards: null }).content, '1\n2\n')
+    assert.equal(readFileSync(path, 'utf8'), '1\n2\n')
+  })
+  // Other wrong types are still refused.
+  assert.throws(() => coderig.applyEdit('a\n', 'a', 'b', { guards: 'no' }))
+  assert.throws(() => coderig.applyEdit('a\n', 'a', 'b', { path: 3 }))
+  assert.throws(() => coderig.applyEdits('a\n', [['a', 'b']], { path: false }))
+})
+
 /** Malformed edits are INVALID_INPUT naming the edit (1-based) and the field. */
 const MALFORMED_EDITS = [
   ['not an array', 'x', /edits must be an array/],
