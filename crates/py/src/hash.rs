@@ -10,25 +10,33 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(xxhash32, m)?)
 }
 
+/// An xxHash32 seed: any `int` in `0..=4294967295`; another `int` is
+/// `InvalidInputError` (pyo3's `u32` would raise `OverflowError`), a
+/// non-integer a `TypeError`.
+struct Seed(u32);
+
+impl FromPyObject<'_, '_> for Seed {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+        match obj.extract::<u32>() {
+            Ok(seed) => Ok(Seed(seed)),
+            Err(_) if obj.is_instance_of::<PyInt>() => Err(to_py_err(EditError::invalid(format!(
+                "seed must be an integer in 0..=4294967295, got {}",
+                obj.as_any()
+            )))),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// xxHash32 of `data` (a `str` is hashed as UTF-8, `bytes` as is) with
 /// `seed` in `0..=4294967295` (default 0); another integer raises
 /// `InvalidInputError`.
 #[pyfunction]
-#[pyo3(signature = (data, seed = None))]
-fn xxhash32(data: &Bound<'_, PyAny>, seed: Option<&Bound<'_, PyAny>>) -> PyResult<u32> {
-    let Some(seed) = seed else {
-        return hash_data(data, 0);
-    };
-    let seed = match seed.extract::<u32>() {
-        Ok(seed) => seed,
-        Err(_) if seed.is_instance_of::<PyInt>() => {
-            return Err(to_py_err(EditError::invalid(format!(
-                "seed must be an integer in 0..=4294967295, got {seed}"
-            ))))
-        }
-        Err(e) => return Err(e),
-    };
-    hash_data(data, seed)
+#[pyo3(signature = (data, seed = Seed(0)), text_signature = "(data, seed=0)")]
+fn xxhash32(data: &Bound<'_, PyAny>, seed: Seed) -> PyResult<u32> {
+    hash_data(data, seed.0)
 }
 
 fn hash_data(data: &Bound<'_, PyAny>, seed: u32) -> PyResult<u32> {

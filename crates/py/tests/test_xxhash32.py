@@ -33,6 +33,7 @@ def test_other_data_types_are_type_errors(data):
         coderig.xxhash32(data)
 
 
-def test_non_integer_seed_is_a_type_error():
+@pytest.mark.parametrize("seed", ["1", 1.0, None])
+def test_non_integer_seed_is_a_type_error(seed):
     with pytest.raises(TypeError):
-        coderig.xxhash32("abc", "1")
+        coderig.xxhash32("abc", seed)

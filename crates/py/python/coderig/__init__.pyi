@@ -13,8 +13,34 @@ from typing import (
     final,
 )
 
-from . import hashline as hashline
+from . import arena as arena, flow as flow, hashline as hashline
 from .hashline import _HashlineEdit
+
+__all__ = [
+    "AmbiguousError",
+    "Applied",
+    "EditError",
+    "EditIOError",
+    "GuardError",
+    "HashlineMismatchError",
+    "InvalidInputError",
+    "Match",
+    "NoOpError",
+    "NotFoundError",
+    "Violation",
+    "__version__",
+    "apply_edit",
+    "apply_edits",
+    "arena",
+    "check_guards",
+    "edit_file",
+    "edits_file",
+    "flow",
+    "hashline",
+    "hashline_edit_file",
+    "locate",
+    "xxhash32",
+]
 
 _StrPath = Union[str, "os.PathLike[str]"]
 

@@ -1,6 +1,31 @@
 from datetime import datetime
 from typing import Iterable, List, Literal, Mapping, Optional, Tuple, TypeVar
 
+__all__ = [
+    "ANALYSIS_CAP_CHARS",
+    "DIFF_CAP_CHARS",
+    "ORIGINAL_PROMPT_CAP_CHARS",
+    "RESULT_CAP_CHARS",
+    "battle_slug",
+    "benchmark_line",
+    "bradley_terry",
+    "build_cross_exam_prompt",
+    "build_digest_prompt",
+    "build_judge_prompt",
+    "classify_lane",
+    "compute_benchmark",
+    "contestant_dir",
+    "dispatch_now",
+    "extract_verdict",
+    "extract_winner",
+    "is_battle_complete",
+    "next_local_contestant",
+    "reconcile_contestant_resume",
+    "reconcile_contestants",
+    "sanitize_slug",
+    "should_name_winner",
+]
+
 _Id = TypeVar("_Id")
 _Lane = Literal["local", "cloud"]
 _ContestantAction = Literal["keep", "re-dispatch", "mark-done", "mark-error", "mark-cancelled"]

@@ -1,5 +1,29 @@
 from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Set, Tuple, Union, final
 
+__all__ = [
+    "Case",
+    "Flow",
+    "Scheduler",
+    "State",
+    "Step",
+    "build_batch_state",
+    "evaluate_trigger_rule",
+    "is_batch_joined",
+    "is_loop_terminated",
+    "is_retriable",
+    "is_run_complete",
+    "is_stuck",
+    "manifest_steps",
+    "propagate_skips",
+    "ready_in_batch",
+    "ready_steps",
+    "reconcile_resume_step",
+    "reconcile_run",
+    "resolve_switch",
+    "should_retry",
+    "validate",
+]
+
 _Condition = Callable[[Any], Any]
 """Called with a fresh JSON-like copy of ctx ({"input": ..., "results": {...}}; tuples and
 sets become lists, NaN/inf become None; other types raise InvalidInputError);
