@@ -95,6 +95,46 @@ fn cycles_are_reported_as_paths_and_several_problems_at_once() {
 }
 
 #[test]
+fn with_duplicate_ids_the_cycle_check_reads_the_first_step_as_the_rest_of_the_core() {
+    // (steps, cycle expected): only the first "a" counts, as `Flow::step` says.
+    #[rustfmt::skip]
+    let table: Vec<(Vec<Step>, Option<Vec<&str>>)> = vec![
+        // The first "a" closes a cycle with "b"; the second "a" would not.
+        (vec![Step::new("a", StepKind::Code).deps(["b"]),
+              Step::new("b", StepKind::Code).deps(["a"]),
+              Step::new("a", StepKind::Code)],
+         Some(vec!["b", "a", "b"])),
+        // Only the second "a" would close a cycle with "b".
+        (vec![Step::new("a", StepKind::Code),
+              Step::new("b", StepKind::Code).deps(["a"]),
+              Step::new("a", StepKind::Code).deps(["b"])],
+         None),
+        // A self-loop on the first "a" only.
+        (vec![Step::new("a", StepKind::Code).deps(["a"]),
+              Step::new("a", StepKind::Code)],
+         Some(vec!["a", "a"])),
+        (vec![Step::new("a", StepKind::Code),
+              Step::new("a", StepKind::Code).deps(["a"])],
+         None),
+    ];
+    for (steps, cycle) in table {
+        let flow = Flow::new(steps);
+        let first_a = flow.step("a").unwrap();
+        assert!(
+            std::ptr::eq(first_a, &flow.steps[0]),
+            "Flow::step picks the first"
+        );
+        let mut expected = vec![ValidationError::DuplicateId { id: "a".into() }];
+        if let Some(steps) = &cycle {
+            expected.push(ValidationError::Cycle {
+                steps: steps.iter().map(|s| s.to_string()).collect(),
+            });
+        }
+        assert_eq!(validate(&flow), expected, "cycle expected: {cycle:?}");
+    }
+}
+
+#[test]
 fn errors_serialize_with_their_code_for_the_server() {
     let e = ValidationError::UnknownDependency {
         step: "a".into(),

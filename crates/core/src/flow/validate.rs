@@ -2,6 +2,7 @@
 
 use super::spec::{Flow, StepKind};
 use serde::Serialize;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 /// One problem in a flow spec. Serializes as `{"code": "...", ...fields}`
@@ -109,11 +110,14 @@ impl ValidationError {
 /// cycles); empty means the flow is valid. Runs in O(steps + edges).
 pub fn validate(flow: &Flow) -> Vec<ValidationError> {
     let mut errors = Vec::new();
+    // Each id's FIRST step, as `Flow::step` and the pure decisions resolve ids.
     let mut ids: HashMap<&str, usize> = HashMap::with_capacity(flow.steps.len());
     for (i, s) in flow.steps.iter().enumerate() {
         if s.id.is_empty() {
             errors.push(ValidationError::EmptyId { index: i });
-        } else if ids.insert(s.id.as_str(), i).is_some() {
+        } else if let Entry::Vacant(first) = ids.entry(s.id.as_str()) {
+            first.insert(i);
+        } else {
             errors.push(ValidationError::DuplicateId { id: s.id.clone() });
         }
     }
