@@ -343,3 +343,33 @@ fn a_failed_do_while_fails_its_pending_body() {
         vec![("review".to_string(), SkipReason::UpstreamFailed)]
     );
 }
+
+#[test]
+fn skip_reason_is_some_exactly_for_skipped_outcomes() {
+    let table = [
+        (StepOutcome::Pending, None),
+        (StepOutcome::InFlight, None),
+        (StepOutcome::Done, None),
+        (StepOutcome::Failed, None),
+        (StepOutcome::TimedOut, None),
+        (
+            StepOutcome::Skipped(SkipReason::UpstreamFailed),
+            Some(SkipReason::UpstreamFailed),
+        ),
+        (
+            StepOutcome::Skipped(SkipReason::BranchNotTaken),
+            Some(SkipReason::BranchNotTaken),
+        ),
+        (
+            StepOutcome::Skipped(SkipReason::ConditionFalse),
+            Some(SkipReason::ConditionFalse),
+        ),
+        (
+            StepOutcome::Skipped(SkipReason::Excluded),
+            Some(SkipReason::Excluded),
+        ),
+    ];
+    for (outcome, reason) in table {
+        assert_eq!(outcome.skip_reason(), reason, "{outcome:?}");
+    }
+}

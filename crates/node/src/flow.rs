@@ -1015,6 +1015,18 @@ impl Scheduler {
             .map_err(|e| flow_error(&env, e))
     }
 
+    /// Why `id` was skipped, or `null` when it is not skipped (the
+    /// `reason` of `outcome(id)`); an unknown id throws as `outcome` does.
+    #[napi(
+        ts_return_type = "'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded' | null"
+    )]
+    pub fn skip_reason(&self, env: Env, id: String) -> napi::Result<Option<&'static str>> {
+        self.inner
+            .outcome(&id)
+            .map(|o| o.skip_reason().map(core::SkipReason::as_str))
+            .map_err(|e| flow_error(&env, e))
+    }
+
     /// Steps ready but waiting for a batch slot, in flow order.
     #[napi]
     pub fn held(&self) -> Vec<String> {

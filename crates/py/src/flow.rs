@@ -715,6 +715,17 @@ impl PyState {
         Ok(outcome_name(self.to_core(py)?.outcome(id)))
     }
 
+    /// Why `id` was skipped (`"upstream_failed"`, `"branch_not_taken"`,
+    /// `"condition_false"` or `"excluded"`), or `None` when its outcome is
+    /// not `"skipped"`.
+    fn skip_reason(&self, py: Python<'_>, id: &str) -> PyResult<Option<&'static str>> {
+        Ok(self
+            .to_core(py)?
+            .outcome(id)
+            .skip_reason()
+            .map(SkipReason::as_str))
+    }
+
     /// Equal when the core states are equal (another type: NotImplemented).
     fn __eq__(&self, py: Python<'_>, other: PyRef<'_, PyState>) -> PyResult<bool> {
         Ok(self.to_core(py)? == other.to_core(py)?)
@@ -1047,6 +1058,16 @@ impl PyScheduler {
     /// `"done"`, `"failed"`, `"timed_out"` or `"skipped"`.
     fn outcome(&self, id: &str) -> PyResult<&'static str> {
         self.inner.outcome(id).map(outcome_name).map_err(invalid)
+    }
+
+    /// Why `id` was skipped (`"upstream_failed"`, `"branch_not_taken"`,
+    /// `"condition_false"` or `"excluded"`), or `None` when its outcome is
+    /// not `"skipped"`; an unknown id is `InvalidInputError`.
+    fn skip_reason(&self, id: &str) -> PyResult<Option<&'static str>> {
+        self.inner
+            .outcome(id)
+            .map(|o| o.skip_reason().map(SkipReason::as_str))
+            .map_err(invalid)
     }
 
     /// Steps ready but waiting for a batch slot, in flow order.

@@ -576,10 +576,15 @@ def test_state_conventions():
     st.done.add("b")  # containers are live
     assert st.outcome("b") == "done" and st.outcome("s") == "skipped" and st.outcome("x") == "skipped"
     assert st.outcome("zz") == "pending"
+    # The reason behind "skipped": deliberate, switch-excluded; None otherwise.
+    assert (st.skip_reason("s"), st.skip_reason("x")) == ("condition_false", "branch_not_taken")
+    assert (st.skip_reason("a"), st.skip_reason("zz")) == (None, None)
     st.failed = ("f",)  # setters convert
     assert st.failed == {"f"} and st.outcome("f") == "failed"
     st.skipped = {"u": "upstream_failed"}
     assert st.skipped == {"u": "upstream_failed"}
+    assert st.skip_reason("u") == "upstream_failed" and st.skip_reason("f") is None
+    assert State(excluded={"e"}).skip_reason("e") == "excluded"
     assert repr(State(done={"a"})) == "State(done={'a'})"
     assert State(done={"a"}) == State(done=["a"]) and State() != State(done={"a"})
     assert State() != "State()"
@@ -630,6 +635,7 @@ def test_refused_events_are_invalid_input_and_change_nothing():
         (lambda: s.complete_switch_with("zz", {}), 'unknown step "zz"'),
         (lambda: s.next_iteration("a"), "not a do_while"),
         (lambda: s.outcome("zz"), "unknown step"),
+        (lambda: s.skip_reason("zz"), "unknown step"),
     ]:
         with pytest.raises(coderig.InvalidInputError, match=match):
             event()
@@ -651,7 +657,8 @@ def test_a_failure_propagates_upstream_failed_and_releases_cleanup():
     s.start()
     assert s.fail("a") == ["cleanup", "alert"]
     assert s.take_skipped() == [("b", "upstream_failed"), ("c", "upstream_failed")]
-    assert s.outcome("c") == "skipped"
+    assert s.outcome("c") == "skipped" and s.skip_reason("c") == "upstream_failed"
+    assert [s.skip_reason(i) for i in ("a", "cleanup")] == [None, None]  # failed, in flight
     assert s.state().skipped == {"b": "upstream_failed", "c": "upstream_failed"}
     assert s.take_skipped() == []
 

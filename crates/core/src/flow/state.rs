@@ -96,6 +96,14 @@ impl StepOutcome {
     pub fn is_settled(self) -> bool {
         !matches!(self, StepOutcome::Pending | StepOutcome::InFlight)
     }
+
+    /// Why the step did not run: `Some` exactly when it is skipped.
+    pub fn skip_reason(self) -> Option<SkipReason> {
+        match self {
+            StepOutcome::Skipped(reason) => Some(reason),
+            _ => None,
+        }
+    }
 }
 
 impl SchedulerState {

@@ -124,6 +124,8 @@ class State:
     ) -> State: ...
     def outcome(self, id: str) -> _Outcome:
         """Precedence done > failed > timed_out > skipped > in_flight > excluded > switch-excluded > pending."""
+    def skip_reason(self, id: str) -> Optional[_SkipReason]:
+        """Why id was skipped; None unless outcome(id) is "skipped"."""
 
 def ready_steps(f: Flow, st: State) -> List[str]:
     """Steps that may start now, in flow order (batch caps not applied)."""
@@ -196,6 +198,8 @@ class Scheduler:
     def take_skipped(self) -> List[Tuple[str, _SkipReason]]:
         """Skips recorded since the last call (propagated ones included), in order."""
     def outcome(self, id: str) -> _Outcome: ...
+    def skip_reason(self, id: str) -> Optional[_SkipReason]:
+        """Why id was skipped; None unless outcome(id) is "skipped"; an unknown id raises InvalidInputError."""
     def held(self) -> List[str]: ...
     def in_flight(self) -> List[str]: ...
     def is_complete(self) -> bool: ...
