@@ -86,7 +86,7 @@ pub fn reconcile_contestant_resume(
     if status != ContestantStatus::Running {
         return ContestantAction::Keep;
     }
-    if task_id.map_or(true, str::is_empty) {
+    if task_id.is_none_or(str::is_empty) {
         return ContestantAction::ReDispatch;
     }
     match task_state {

@@ -283,7 +283,7 @@ fn is_crlf_file(content: &str) -> bool {
 fn non_overlapping(spans: &[Range<usize>]) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
     for s in spans {
-        if out.last().map_or(true, |l| l.end <= s.start) {
+        if out.last().is_none_or(|l| l.end <= s.start) {
             out.push(s.clone());
         }
     }

@@ -407,7 +407,7 @@ fn js_requires(line: &str, out: &mut BTreeSet<String>) {
         let before_ok = rest[..i]
             .chars()
             .next_back()
-            .map_or(true, |c| !is_ident_char(c) && c != '.');
+            .is_none_or(|c| !is_ident_char(c) && c != '.');
         let after = rest[i + "require".len()..].trim_start();
         rest = &rest[i + "require".len()..];
         if !before_ok {
