@@ -142,6 +142,14 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Unicode,
     ),
     (
+        "escapes: new written as plain source keeps its backslashes",
+        "print(\"x\")\ny = 1\n",
+        "print(\\\"x\\\")",
+        "print(\"x\\n\")",
+        "print(\"x\\n\")\ny = 1\n",
+        Tier::Unicode,
+    ),
+    (
         "fuzzy: typo fixed by the file's text, change applied",
         "def f(a):\n    total = compute_total(a, b)\n    check(total)\n    return total\n",
         "def f(a):\n    total = compute_totl(a, b)\n    check(total)\n    return total",

@@ -20,7 +20,7 @@
 use crate::edit::error::EditError;
 use crate::edit::locate::{locate_all, Located, Nearest, Outcome, Tier};
 use crate::edit::normalize::{
-    fold_char, fold_norm, indent_cols, indent_of, line_range, to_lf, unescape,
+    escaped_alike, fold_char, fold_norm, indent_cols, indent_of, line_range, to_lf, unescape,
 };
 use similar::{capture_diff_slices, Algorithm, DiffTag};
 use std::collections::HashMap;
@@ -229,7 +229,7 @@ fn plan_edit(
     } else {
         located.spans.clone()
     };
-    let new_text = if located.unescaped && !edit.new.contains('\n') {
+    let new_text = if located.unescaped && escaped_alike(&edit.new, &edit.old) {
         unescape(&edit.new).unwrap_or_else(|| edit.new.clone())
     } else {
         edit.new.clone()
