@@ -110,6 +110,14 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Unicode,
     ),
     (
+        "unicode: a file's curly apostrophes do not curl the quotes of code",
+        "# it\u{2019}s done\nx = 1\n",
+        "# it's done\nx = 1",
+        "# it's done\nx = 'a'  # don't",
+        "# it\u{2019}s done\nx = 'a'  # don\u{2019}t\n",
+        Tier::Unicode,
+    ),
+    (
         "unicode: model's smart quotes written straight",
         "say(\"a\")\nsay(\"b\")\n",
         "say(\u{201C}a\u{201D})\nsay(\u{201C}b\u{201D})",

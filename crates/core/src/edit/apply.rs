@@ -449,6 +449,10 @@ enum Dir {
     Fancy,
     /// The model used the typographic form where the file has ASCII.
     Plain,
+    /// Single quotes only: the file's typographic ones are all in-word
+    /// apostrophes (`it’s`), which says nothing about how it quotes code, so
+    /// only the model's in-word apostrophes take the typographic form.
+    Apostrophe,
 }
 
 #[derive(Clone, Copy, Default, Debug)]
@@ -483,15 +487,20 @@ impl Style {
     fn from_pairs(pairs: &[(&str, &str)]) -> Style {
         let mut n_has = [false; 5];
         let mut f_has = [false; 5];
+        let mut f_quotes_are_apostrophes = true;
         for (n, f) in pairs {
             for c in n.chars() {
                 if let Some(k) = class_of(c) {
                     n_has[k as usize] = true;
                 }
             }
-            for c in f.chars() {
+            let fc: Vec<char> = f.chars().collect();
+            for (i, &c) in fc.iter().enumerate() {
                 if let Some(k) = class_of(c) {
                     f_has[k as usize] = true;
+                    if matches!(k, Class::SQuote) && !is_in_word_apostrophe(&fc, i) {
+                        f_quotes_are_apostrophes = false;
+                    }
                 }
             }
         }
@@ -500,8 +509,12 @@ impl Style {
             (true, false) => Dir::Plain,
             _ => Dir::Keep,
         };
+        let squote = match dir(Class::SQuote) {
+            Dir::Fancy if f_quotes_are_apostrophes => Dir::Apostrophe,
+            d => d,
+        };
         Style {
-            squote: dir(Class::SQuote),
+            squote,
             dquote: dir(Class::DQuote),
             dash: dir(Class::Dash),
             ellipsis: dir(Class::Ellipsis),
@@ -563,6 +576,12 @@ impl Style {
                         '\u{2019}'
                     })
                 }
+                '\'' if self.squote == Dir::Apostrophe => {
+                    squotes += 1;
+                    let word_before = prev.is_some_and(char::is_alphanumeric);
+                    let word_after = text.get(i).is_some_and(|c| c.is_alphanumeric());
+                    (word_before && word_after).then_some('\u{2019}')
+                }
                 '\'' => {
                     squotes += 1;
                     None
@@ -614,6 +633,15 @@ impl Style {
         .iter()
         .any(|d| *d != Dir::Keep)
     }
+}
+
+/// Whether `line[i]` is a right single quote between two letters or digits
+/// (an apostrophe as in `it’s`, not a closing quote).
+fn is_in_word_apostrophe(line: &[char], i: usize) -> bool {
+    line[i] == '\u{2019}'
+        && i > 0
+        && line[i - 1].is_alphanumeric()
+        && line.get(i + 1).is_some_and(|c| c.is_alphanumeric())
 }
 
 /// The body of a changed line, merged three-way with the needle line as the
