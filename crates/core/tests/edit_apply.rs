@@ -94,6 +94,22 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Whitespace,
     ),
     (
+        "re-indent: 2 spaces per level in the needle, 4 in the file, deeper new",
+        "def f():\n    x = 1\n",
+        "def f():\n  x = 1",
+        "def f():\n  if y:\n    x = 1",
+        "def f():\n    if y:\n        x = 1\n",
+        Tier::Whitespace,
+    ),
+    (
+        "re-indent: 4 spaces per level in the needle, 2 in the file, CRLF",
+        "function f() {\r\n  if (a) {\r\n    b();\r\n  }\r\n}\r\n",
+        "function f() {\n    if (a) {\n        b();\n    }\n}",
+        "function f() {\n    if (a) {\n        if (c) {\n            b();\n        }\n    }\n}",
+        "function f() {\r\n  if (a) {\r\n    if (c) {\r\n      b();\r\n    }\r\n  }\r\n}\r\n",
+        Tier::Whitespace,
+    ),
+    (
         "unchanged lines keep the file's trailing spaces",
         "a = 1  \nb = 2\n",
         "a = 1\nb = 2",
