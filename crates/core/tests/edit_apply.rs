@@ -302,6 +302,16 @@ fn replace_all_replaces_every_occurrence_at_the_winning_tier() {
         replace_all: true,
     };
     assert_eq!(apply_edit("aaaa", &e).unwrap().content, "bb");
+    // A file mixing CRLF and LF: both spellings of the needle, each copy
+    // keeping its own line breaks.
+    let e = Edit {
+        old: "a\nb".into(),
+        new: "A\nB".into(),
+        replace_all: true,
+    };
+    let r = apply_edit("a\r\nb\r\nx\na\nb\n", &e).unwrap();
+    assert_eq!(r.content, "A\r\nB\r\nx\nA\nB\n");
+    assert_eq!(r.replacements, 2);
     // Whitespace tier: each copy re-indented to its own place.
     let e = Edit {
         old: "if a:\n  go()".into(),
