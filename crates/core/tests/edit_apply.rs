@@ -198,6 +198,22 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Unicode,
     ),
     (
+        "unicode: deleting the end of a line keeps its line break",
+        "msg = \u{201C}hi\u{201D}  # note\u{2014}x\nnext_line()\n",
+        "  # note--x",
+        "",
+        "msg = \u{201C}hi\u{201D}\nnext_line()\n",
+        Tier::Unicode,
+    ),
+    (
+        "unicode: deleting a whole first line after a BOM takes its line break",
+        "\u{FEFF}print(\u{201C}a\u{201D})\ny()\n",
+        "print(\"a\")",
+        "",
+        "\u{FEFF}y()\n",
+        Tier::Unicode,
+    ),
+    (
         "final newline untouched by a line-tier match",
         "a\n  b\n",
         "b ",

@@ -248,8 +248,12 @@ fn plan_edit(
             transfer(&located.needle, &region_lf, &new_lf, located.tier)
         };
         let mut span = span;
-        if repl.is_empty() && !exactish {
-            // A line-wise match deletes whole lines: take the line break too.
+        let at_line_start = span.start == 0
+            || content[..span.start].ends_with('\n')
+            || (span.start == 3 && content.starts_with('\u{FEFF}'));
+        if repl.is_empty() && !exactish && at_line_start {
+            // A line-wise match deletes whole lines: take the line break too
+            // (not after a substring match that only ends a line).
             let rest = &content[span.end..];
             if rest.starts_with("\r\n") {
                 span.end += 2;
