@@ -914,20 +914,22 @@ fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> String {
         out
     };
 
-    let mut out: Vec<String> = Vec::with_capacity(nl.len());
+    // Each output line, with the needle line it stands for (an unchanged or
+    // changed line of the needle; `None` for inserted and blank lines).
+    let mut out: Vec<(String, Option<usize>)> = Vec::with_capacity(nl.len());
     for op in capture_diff_slices(Algorithm::Myers, &n, &nl) {
         let (tag, o, b) = op.as_tag_tuple();
         match tag {
             DiffTag::Equal => {
                 for k in 0..o.len() {
                     out.push(match pair[o.start + k] {
-                        Some(fi) => f[fi].to_string(),
-                        None => nl[b.start + k].to_string(),
+                        Some(fi) => (f[fi].to_string(), Some(o.start + k)),
+                        None => (nl[b.start + k].to_string(), None),
                     });
                 }
             }
             DiffTag::Delete => {}
-            DiffTag::Insert => out.extend(nl[b].iter().map(|l| inserted(l))),
+            DiffTag::Insert => out.extend(nl[b].iter().map(|l| (inserted(l), None))),
             DiffTag::Replace => {
                 // Pair each new line with the most similar remaining old line
                 // of the hunk (in order); unpaired new lines are insertions.
@@ -947,16 +949,52 @@ fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> String {
                     };
                     match best.and_then(|(i, _)| pair[i].map(|fi| (i, fi))) {
                         Some((i, fi)) => {
-                            out.push(changed(line, n[i], f[fi]));
+                            out.push((changed(line, n[i], f[fi]), Some(i)));
                             next = i + 1;
                         }
-                        None => out.push(inserted(line)),
+                        None => out.push((inserted(line), None)),
                     }
                 }
             }
         }
     }
-    out.join("\n")
+    keep_file_gaps(&out, &n_nb, &f_nb, &f).join("\n")
+}
+
+/// The blank lines between two consecutive needle lines are the model's
+/// spelling of the file's blank lines there (the tolerant tiers ignore
+/// blank lines, so a model that left one out of `old` still matched): where
+/// `new` keeps the needle's gap between them unchanged, write the file's gap
+/// instead, so that blank lines the model did not touch are neither dropped
+/// nor added.
+fn keep_file_gaps(
+    out: &[(String, Option<usize>)],
+    n_nb: &[usize],
+    f_nb: &[usize],
+    f: &[&str],
+) -> Vec<String> {
+    let rank: HashMap<usize, usize> = n_nb.iter().enumerate().map(|(j, &i)| (i, j)).collect();
+    let mut result: Vec<String> = Vec::with_capacity(out.len());
+    let mut idx = 0;
+    while idx < out.len() {
+        result.push(out[idx].0.clone());
+        let mut next = idx + 1;
+        while next < out.len() && out[next].1.is_none() && is_blank(&out[next].0) {
+            next += 1;
+        }
+        let ranked = |l: Option<usize>| l.and_then(|i| rank.get(&i).map(|&j| (i, j)));
+        if let (Some((a, ja)), Some((b, jb))) =
+            (ranked(out[idx].1), ranked(out.get(next).and_then(|l| l.1)))
+        {
+            if jb == ja + 1 && next - idx - 1 == b - a - 1 {
+                result.extend(f[f_nb[ja] + 1..f_nb[jb]].iter().map(|l| l.to_string()));
+                idx = next;
+                continue;
+            }
+        }
+        idx += 1;
+    }
+    result
 }
 
 #[cfg(test)]
