@@ -38,6 +38,22 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Whitespace,
     ),
     (
+        "region mixing CRLF and LF: each unchanged line keeps its break",
+        "a\r\nb\nc\r\nd\n",
+        "a\nb\nc",
+        "a\nB\nx\nc",
+        "a\r\nB\nx\nc\r\nd\n",
+        Tier::Whitespace,
+    ),
+    (
+        "region mixing CRLF and LF: inserted line takes the break before it",
+        "a\r\nb\nc\n",
+        "a\nb\nc",
+        "a\nx\nb\nc",
+        "a\r\nx\r\nb\nc\n",
+        Tier::Whitespace,
+    ),
+    (
         "LF file stays LF with a CRLF new",
         "a\nb\n",
         "a",
@@ -304,6 +320,14 @@ fn refusals_have_the_right_kind_and_a_useful_message() {
             &["not found", "lines 1–4", "Re-read the file", "verbatim"],
         ),
         ("no-op", "a = 1\n", "a = 1", "a = 1", "NO_OP", &["changes nothing"]),
+        (
+            "no-op in a region mixing CRLF and LF",
+            "a\r\nb\nc\r\n",
+            "a\nb\nc",
+            "a\nb\nc",
+            "NO_OP",
+            &["changes nothing"],
+        ),
         (
             "no-op after re-indentation",
             "    a = 1\n",

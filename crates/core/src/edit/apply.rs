@@ -266,7 +266,9 @@ fn plan_edit(
         } else {
             file_crlf
         };
-        if crlf {
+        if crlf && has_bare_lf(region) {
+            repl = with_region_breaks(&repl, region);
+        } else if crlf {
             repl = repl.replace('\n', "\r\n");
         }
         planned.push(Planned {
@@ -276,6 +278,52 @@ fn plan_edit(
         });
     }
     Ok((planned, located.tier))
+}
+
+/// Whether `text` has a line break without a `\r` before it.
+fn has_bare_lf(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'\n', bytes).any(|i| i == 0 || bytes[i - 1] != b'\r')
+}
+
+/// `text` (LF line breaks) with each break written like those of `region`,
+/// a span of the file whose lines end in both CRLF and LF: a line that is a
+/// line of `region` keeps its break, other lines take the break of the
+/// region line they replace or follow. So the bytes of lines the edit did
+/// not change stay as they were (and an edit that changes nothing stays a
+/// no-op).
+fn with_region_breaks(text: &str, region: &str) -> String {
+    let pieces: Vec<&str> = region.split('\n').collect();
+    let last_region = pieces.len() - 1;
+    let r_text: Vec<&str> = pieces
+        .iter()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    // Whether region line i ends in CRLF (the last line ends the span, not a line).
+    let r_crlf = |i: usize| i < last_region && pieces[i].ends_with('\r');
+    let t: Vec<&str> = text.split('\n').collect();
+    let mut crlf_after = vec![false; t.len()];
+    let mut last = r_crlf(0);
+    for op in capture_diff_slices(Algorithm::Myers, &r_text, &t) {
+        let (tag, o, b) = op.as_tag_tuple();
+        for k in 0..o.len().max(b.len()) {
+            let i = o.start + k;
+            if i < o.end && i < last_region {
+                last = r_crlf(i);
+            }
+            if k < b.len() && tag != DiffTag::Delete {
+                crlf_after[b.start + k] = last;
+            }
+        }
+    }
+    let mut out = String::with_capacity(text.len() + t.len());
+    for (j, line) in t.iter().enumerate() {
+        if j > 0 {
+            out.push_str(if crlf_after[j - 1] { "\r\n" } else { "\n" });
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 fn is_crlf_file(content: &str) -> bool {
