@@ -6,16 +6,22 @@
 //! conventions before splicing:
 //!
 //! - lines of `new` that the model left as they were in `old` are written as
-//!   the file has them (indentation, trailing spaces, punctuation, typos);
+//!   the file has them (indentation, trailing spaces, punctuation, typos),
+//!   and so are the blank lines between them (ones the model left out of
+//!   `old`, or added to it, included);
 //! - other lines are re-indented by the needle→file indentation mapping
-//!   (a constant column shift, tabs↔spaces at a detected tab width);
+//!   (a constant column shift, tabs↔spaces at a detected tab width, or
+//!   level for level when the needle uses another indent unit);
 //! - at the unicode and fuzzy tiers, text copied from `old` takes the file's
 //!   characters and new text takes the file's punctuation style (curly
-//!   quotes, dashes, ellipsis and NBSP in comments) — or is folded to plain
-//!   ASCII when only the model used typographic characters;
+//!   quotes, dashes, ellipsis and NBSP in comments; only in-word apostrophes
+//!   when those are the file's only curly single quotes) — or is folded to
+//!   plain ASCII when only the model used typographic characters;
 //! - when doubled escapes made the match, `new` is unescaped too if it is
-//!   escaped the same way;
-//! - line breaks become the file's (CRLF/LF); BOM and final newline stay.
+//!   escaped the same way (no raw line break, nor a raw quote or tab that
+//!   `old` wrote as an escape);
+//! - line breaks become the file's (CRLF/LF; in a replaced region that mixes
+//!   both, each line keeps or inherits its own); BOM and final newline stay.
 
 use crate::edit::error::EditError;
 use crate::edit::locate::{locate_all, Located, Nearest, Outcome, Tier};
