@@ -425,6 +425,11 @@ fn apply_edits_is_atomic_and_checks_the_batch() {
     assert_eq!(e.code(), "NOT_FOUND");
     assert!(e.message().contains("edit #1"), "{e}");
 
+    // A whitespace-only old that is nowhere is not blamed on another edit.
+    let e = apply_edits(content, &[edit("one", "1"), edit("\t\t", "x")], &opts).unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND");
+    assert!(!e.message().contains("exists only"), "{e}");
+
     // One bad edit refuses the whole batch.
     let e = apply_edits(
         content,

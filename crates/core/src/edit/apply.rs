@@ -404,7 +404,7 @@ fn not_found(
     let producer = all.iter().enumerate().find(|(j, other)| {
         *j != idx
             && (other.new.contains(edit.old.as_str())
-                || fold_norm(&other.new).contains(&needle_norm))
+                || !needle_norm.is_empty() && fold_norm(&other.new).contains(&needle_norm))
     });
     let message = if let Some((j, _)) = producer {
         format!(
