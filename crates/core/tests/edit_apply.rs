@@ -38,6 +38,22 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Whitespace,
     ),
     (
+        "region mixing CRLF and LF: each unchanged line keeps its break",
+        "a\r\nb\nc\r\nd\n",
+        "a\nb\nc",
+        "a\nB\nx\nc",
+        "a\r\nB\nx\nc\r\nd\n",
+        Tier::Whitespace,
+    ),
+    (
+        "region mixing CRLF and LF: inserted line takes the break before it",
+        "a\r\nb\nc\n",
+        "a\nb\nc",
+        "a\nx\nb\nc",
+        "a\r\nx\r\nb\nc\n",
+        Tier::Whitespace,
+    ),
+    (
         "LF file stays LF with a CRLF new",
         "a\nb\n",
         "a",
@@ -94,6 +110,22 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Whitespace,
     ),
     (
+        "re-indent: 2 spaces per level in the needle, 4 in the file, deeper new",
+        "def f():\n    x = 1\n",
+        "def f():\n  x = 1",
+        "def f():\n  if y:\n    x = 1",
+        "def f():\n    if y:\n        x = 1\n",
+        Tier::Whitespace,
+    ),
+    (
+        "re-indent: 4 spaces per level in the needle, 2 in the file, CRLF",
+        "function f() {\r\n  if (a) {\r\n    b();\r\n  }\r\n}\r\n",
+        "function f() {\n    if (a) {\n        b();\n    }\n}",
+        "function f() {\n    if (a) {\n        if (c) {\n            b();\n        }\n    }\n}",
+        "function f() {\r\n  if (a) {\r\n    if (c) {\r\n      b();\r\n    }\r\n  }\r\n}\r\n",
+        Tier::Whitespace,
+    ),
+    (
         "unchanged lines keep the file's trailing spaces",
         "a = 1  \nb = 2\n",
         "a = 1\nb = 2",
@@ -107,6 +139,14 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         "msg = 'hi'\nx = 1",
         "msg = 'hi there'\nx = 1\nlog('done')",
         "msg = \u{2018}hi there\u{2019}\nx = 1\nlog(\u{2018}done\u{2019})\n",
+        Tier::Unicode,
+    ),
+    (
+        "unicode: a file's curly apostrophes do not curl the quotes of code",
+        "# it\u{2019}s done\nx = 1\n",
+        "# it's done\nx = 1",
+        "# it's done\nx = 'a'  # don't",
+        "# it\u{2019}s done\nx = 'a'  # don\u{2019}t\n",
         Tier::Unicode,
     ),
     (
@@ -142,6 +182,14 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         Tier::Unicode,
     ),
     (
+        "escapes: new written as plain source keeps its backslashes",
+        "print(\"x\")\ny = 1\n",
+        "print(\\\"x\\\")",
+        "print(\"x\\n\")",
+        "print(\"x\\n\")\ny = 1\n",
+        Tier::Unicode,
+    ),
+    (
         "fuzzy: typo fixed by the file's text, change applied",
         "def f(a):\n    total = compute_total(a, b)\n    check(total)\n    return total\n",
         "def f(a):\n    total = compute_totl(a, b)\n    check(total)\n    return total",
@@ -164,6 +212,54 @@ const APPLIES: &[(&str, &str, &str, &str, &str, Tier)] = &[
         "# wait... done\n# more... here\nx = 1",
         "# wait\u{2026}\u{00A0}done\n#\u{00A0}more\u{2026}\u{00A0}here\nx = 1\n",
         Tier::Unicode,
+    ),
+    (
+        "unicode: deleting the end of a line keeps its line break",
+        "msg = \u{201C}hi\u{201D}  # note\u{2014}x\nnext_line()\n",
+        "  # note--x",
+        "",
+        "msg = \u{201C}hi\u{201D}\nnext_line()\n",
+        Tier::Unicode,
+    ),
+    (
+        "unicode: deleting a whole first line after a BOM takes its line break",
+        "\u{FEFF}print(\u{201C}a\u{201D})\ny()\n",
+        "print(\"a\")",
+        "",
+        "\u{FEFF}y()\n",
+        Tier::Unicode,
+    ),
+    (
+        "blank line the model left out of old is kept",
+        "def f():\n    a = 1\n\n    b = 2\n",
+        "def f():\n    a = 1\n    b = 2",
+        "def f():\n    a = 1\n    b = 3",
+        "def f():\n    a = 1\n\n    b = 3\n",
+        Tier::Whitespace,
+    ),
+    (
+        "blank line the model added to old is not added",
+        "def f():\n    a = 1\n    b = 2\n",
+        "def f():\n    a = 1\n\n    b = 2",
+        "def f():\n    a = 1\n\n    b = 3",
+        "def f():\n    a = 1\n    b = 3\n",
+        Tier::Whitespace,
+    ),
+    (
+        "whitespace-only blank line of the file kept; a blank line new adds is added",
+        "def f():\n  a = 1\n    \n  b = 2\n",
+        "def f():\n    a = 1\n\n    b = 2",
+        "def f():\n    a = 1\n\n    b = 3\n\n    c = 4",
+        "def f():\n  a = 1\n    \n  b = 3\n\n  c = 4\n",
+        Tier::Whitespace,
+    ),
+    (
+        "fuzzy: blank lines the model left out are kept",
+        "def f(a):\n    total = compute_total(a, b)\n\n    check(total)\n\n    return total\n",
+        "def f(a):\n    total = compute_totl(a, b)\n    check(total)\n    return total",
+        "def f(a):\n    total = compute_totl(a, b)\n    check(total, 1)\n    return total",
+        "def f(a):\n    total = compute_total(a, b)\n\n    check(total, 1)\n\n    return total\n",
+        Tier::Fuzzy,
     ),
     (
         "final newline untouched by a line-tier match",
@@ -225,6 +321,14 @@ fn refusals_have_the_right_kind_and_a_useful_message() {
         ),
         ("no-op", "a = 1\n", "a = 1", "a = 1", "NO_OP", &["changes nothing"]),
         (
+            "no-op in a region mixing CRLF and LF",
+            "a\r\nb\nc\r\n",
+            "a\nb\nc",
+            "a\nb\nc",
+            "NO_OP",
+            &["changes nothing"],
+        ),
+        (
             "no-op after re-indentation",
             "    a = 1\n",
             "a = 1",
@@ -270,6 +374,16 @@ fn replace_all_replaces_every_occurrence_at_the_winning_tier() {
         replace_all: true,
     };
     assert_eq!(apply_edit("aaaa", &e).unwrap().content, "bb");
+    // A file mixing CRLF and LF: both spellings of the needle, each copy
+    // keeping its own line breaks.
+    let e = Edit {
+        old: "a\nb".into(),
+        new: "A\nB".into(),
+        replace_all: true,
+    };
+    let r = apply_edit("a\r\nb\r\nx\na\nb\n", &e).unwrap();
+    assert_eq!(r.content, "A\r\nB\r\nx\nA\nB\n");
+    assert_eq!(r.replacements, 2);
     // Whitespace tier: each copy re-indented to its own place.
     let e = Edit {
         old: "if a:\n  go()".into(),
@@ -310,6 +424,11 @@ fn apply_edits_is_atomic_and_checks_the_batch() {
     let e = apply_edits(content, &[edit("two", "deux"), edit("deux", "zwei")], &opts).unwrap_err();
     assert_eq!(e.code(), "NOT_FOUND");
     assert!(e.message().contains("edit #1"), "{e}");
+
+    // A whitespace-only old that is nowhere is not blamed on another edit.
+    let e = apply_edits(content, &[edit("one", "1"), edit("\t\t", "x")], &opts).unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND");
+    assert!(!e.message().contains("exists only"), "{e}");
 
     // One bad edit refuses the whole batch.
     let e = apply_edits(

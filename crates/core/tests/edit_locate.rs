@@ -154,6 +154,18 @@ fn every_tier_refuses_two_locations() {
         ("exact", "x = 1\ny = 2\nx = 1\n", "x = 1", vec![(1, 1), (3, 3)]),
         ("exact, overlapping", "aaa\n", "aa", vec![(1, 1), (1, 1)]),
         (
+            "exact, one CRLF and one LF copy (LF needle)",
+            "a\r\nb\r\nx\na\nb\n",
+            "a\nb",
+            vec![(1, 2), (4, 5)],
+        ),
+        (
+            "exact, one CRLF and one LF copy (CRLF needle)",
+            "a\r\nb\r\nx\na\nb\n",
+            "a\r\nb",
+            vec![(1, 2), (4, 5)],
+        ),
+        (
             "whitespace",
             "if a:\n    go()\nelse:\n        if a:\n            go()\n",
             "if a:\n  go()",
@@ -164,6 +176,12 @@ fn every_tier_refuses_two_locations() {
             "say('x')\nother()\nsay('x')\n",
             "say(\u{2018}x\u{2019})",
             vec![(1, 1), (3, 3)],
+        ),
+        (
+            "unicode, one CRLF and one LF copy",
+            "\u{201C}a\u{201D}\r\nb\r\nx\n\u{201C}a\u{201D}\nb\n",
+            "\"a\"\nb",
+            vec![(1, 2), (4, 5)],
         ),
         (
             "fuzzy: two equally close copies",

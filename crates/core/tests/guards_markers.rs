@@ -225,6 +225,34 @@ fn conflict_markers_table() {
 }
 
 #[test]
+fn seven_equals_underline_a_heading_in_prose_documents() {
+    // (name, path, updated, whether a conflict marker is reported)
+    let cases = [
+        (
+            "markdown heading",
+            "README.md",
+            "Install\n=======\n\nrun\n",
+            false,
+        ),
+        ("rst heading", "docs/index.rst", "Install\n=======\n", false),
+        ("txt heading", "NOTES.TXT", "Install\n=======\n", false),
+        (
+            "conflict in markdown",
+            "README.md",
+            "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n",
+            true,
+        ),
+        ("separator in code", "main.py", "Install\n=======\n", true),
+    ];
+    for (name, path, updated, want) in cases {
+        let got = check_guards("a\n", updated, Some(path))
+            .iter()
+            .any(|v| v.kind == ViolationKind::ConflictMarker);
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+#[test]
 fn clean_edits_have_no_violations() {
     let original = "import os\n\ndef f():\n    return os.getcwd()\n";
     let updated = "import os\n\ndef f():\n    # cwd of the process\n    return os.getcwd()\n";

@@ -37,6 +37,7 @@ fn prepend(content: &str, pos: Option<usize>, new: &[&str]) -> HashlineEdit {
 
 const F: &str = "l1\nl2\nl3\nl4\nl5\n";
 const NO_NL: &str = "l1\nl2\nl3";
+const BOM: &str = "\u{FEFF}import a\nx = 1\n";
 
 #[test]
 fn single_edits() {
@@ -156,6 +157,36 @@ fn single_edits() {
             F,
             append(F, Some(1), &[""]),
             "l1\n\nl2\nl3\nl4\nl5\n",
+        ),
+        (
+            "BOM stays first when line 1 is replaced",
+            BOM,
+            replace(BOM, 1, None, &["import b"]),
+            "\u{FEFF}import b\nx = 1\n",
+        ),
+        (
+            "BOM echoed in the sent line 1 is not doubled",
+            BOM,
+            replace(BOM, 1, None, &["\u{FEFF}import b"]),
+            "\u{FEFF}import b\nx = 1\n",
+        ),
+        (
+            "BOM stays first on a prepend at the start",
+            BOM,
+            prepend(BOM, None, &["# head"]),
+            "\u{FEFF}# head\nimport a\nx = 1\n",
+        ),
+        (
+            "BOM stays first on a prepend before line 1",
+            BOM,
+            prepend(BOM, Some(1), &["# head"]),
+            "\u{FEFF}# head\nimport a\nx = 1\n",
+        ),
+        (
+            "BOM kept when every line is deleted",
+            BOM,
+            replace(BOM, 1, Some(2), &[]),
+            "\u{FEFF}",
         ),
         (
             "dollar signs stay literal",

@@ -139,6 +139,11 @@ APPLY = [
      PREFIX + "s = \u201cbye\u201d\n", "unicode"),
     ("non-ascii-replacement", PREFIX + "name = 'x'\n", "name = 'x'", "name = '🎉é'",
      PREFIX + "name = '🎉é'\n", "exact"),
+    ("escaped-old-plain-new-keeps-backslashes", 'print("x")\ny = 1\n', 'print(\\"x\\")',
+     'print("x\\n")', 'print("x\\n")\ny = 1\n', "unicode"),
+    ("blank-line-left-out-of-old-is-kept", "def f():\n    a = 1\n\n    b = 2\n",
+     "def f():\n    a = 1\n    b = 2", "def f():\n    a = 1\n    b = 3",
+     "def f():\n    a = 1\n\n    b = 3\n", "whitespace"),
 ]
 
 

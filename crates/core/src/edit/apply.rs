@@ -6,21 +6,27 @@
 //! conventions before splicing:
 //!
 //! - lines of `new` that the model left as they were in `old` are written as
-//!   the file has them (indentation, trailing spaces, punctuation, typos);
+//!   the file has them (indentation, trailing spaces, punctuation, typos),
+//!   and so are the blank lines between them (ones the model left out of
+//!   `old`, or added to it, included);
 //! - other lines are re-indented by the needle→file indentation mapping
-//!   (a constant column shift, tabs↔spaces at a detected tab width);
+//!   (a constant column shift, tabs↔spaces at a detected tab width, or
+//!   level for level when the needle uses another indent unit);
 //! - at the unicode and fuzzy tiers, text copied from `old` takes the file's
 //!   characters and new text takes the file's punctuation style (curly
-//!   quotes, dashes, ellipsis and NBSP in comments) — or is folded to plain
-//!   ASCII when only the model used typographic characters;
+//!   quotes, dashes, ellipsis and NBSP in comments; only in-word apostrophes
+//!   when those are the file's only curly single quotes) — or is folded to
+//!   plain ASCII when only the model used typographic characters;
 //! - when doubled escapes made the match, `new` is unescaped too if it is
-//!   escaped the same way;
-//! - line breaks become the file's (CRLF/LF); BOM and final newline stay.
+//!   escaped the same way (no raw line break, nor a raw quote or tab that
+//!   `old` wrote as an escape);
+//! - line breaks become the file's (CRLF/LF; in a replaced region that mixes
+//!   both, each line keeps or inherits its own); BOM and final newline stay.
 
 use crate::edit::error::EditError;
 use crate::edit::locate::{locate_all, Located, Nearest, Outcome, Tier};
 use crate::edit::normalize::{
-    fold_char, fold_norm, indent_cols, indent_of, line_range, to_lf, unescape,
+    escaped_alike, fold_char, fold_norm, indent_cols, indent_of, line_range, to_lf, unescape,
 };
 use similar::{capture_diff_slices, Algorithm, DiffTag};
 use std::collections::HashMap;
@@ -229,7 +235,7 @@ fn plan_edit(
     } else {
         located.spans.clone()
     };
-    let new_text = if located.unescaped && !edit.new.contains('\n') {
+    let new_text = if located.unescaped && escaped_alike(&edit.new, &edit.old) {
         unescape(&edit.new).unwrap_or_else(|| edit.new.clone())
     } else {
         edit.new.clone()
@@ -248,8 +254,12 @@ fn plan_edit(
             transfer(&located.needle, &region_lf, &new_lf, located.tier)
         };
         let mut span = span;
-        if repl.is_empty() && !exactish {
-            // A line-wise match deletes whole lines: take the line break too.
+        let at_line_start = span.start == 0
+            || content[..span.start].ends_with('\n')
+            || (span.start == 3 && content.starts_with('\u{FEFF}'));
+        if repl.is_empty() && !exactish && at_line_start {
+            // A line-wise match deletes whole lines: take the line break too
+            // (not after a substring match that only ends a line).
             let rest = &content[span.end..];
             if rest.starts_with("\r\n") {
                 span.end += 2;
@@ -262,7 +272,9 @@ fn plan_edit(
         } else {
             file_crlf
         };
-        if crlf {
+        if crlf && has_bare_lf(region) {
+            repl = with_region_breaks(&repl, region);
+        } else if crlf {
             repl = repl.replace('\n', "\r\n");
         }
         planned.push(Planned {
@@ -272,6 +284,52 @@ fn plan_edit(
         });
     }
     Ok((planned, located.tier))
+}
+
+/// Whether `text` has a line break without a `\r` before it.
+fn has_bare_lf(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'\n', bytes).any(|i| i == 0 || bytes[i - 1] != b'\r')
+}
+
+/// `text` (LF line breaks) with each break written like those of `region`,
+/// a span of the file whose lines end in both CRLF and LF: a line that is a
+/// line of `region` keeps its break, other lines take the break of the
+/// region line they replace or follow. So the bytes of lines the edit did
+/// not change stay as they were (and an edit that changes nothing stays a
+/// no-op).
+fn with_region_breaks(text: &str, region: &str) -> String {
+    let pieces: Vec<&str> = region.split('\n').collect();
+    let last_region = pieces.len() - 1;
+    let r_text: Vec<&str> = pieces
+        .iter()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    // Whether region line i ends in CRLF (the last line ends the span, not a line).
+    let r_crlf = |i: usize| i < last_region && pieces[i].ends_with('\r');
+    let t: Vec<&str> = text.split('\n').collect();
+    let mut crlf_after = vec![false; t.len()];
+    let mut last = r_crlf(0);
+    for op in capture_diff_slices(Algorithm::Myers, &r_text, &t) {
+        let (tag, o, b) = op.as_tag_tuple();
+        for k in 0..o.len().max(b.len()) {
+            let i = o.start + k;
+            if i < o.end && i < last_region {
+                last = r_crlf(i);
+            }
+            if k < b.len() && tag != DiffTag::Delete {
+                crlf_after[b.start + k] = last;
+            }
+        }
+    }
+    let mut out = String::with_capacity(text.len() + t.len());
+    for (j, line) in t.iter().enumerate() {
+        if j > 0 {
+            out.push_str(if crlf_after[j - 1] { "\r\n" } else { "\n" });
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 fn is_crlf_file(content: &str) -> bool {
@@ -346,7 +404,7 @@ fn not_found(
     let producer = all.iter().enumerate().find(|(j, other)| {
         *j != idx
             && (other.new.contains(edit.old.as_str())
-                || fold_norm(&other.new).contains(&needle_norm))
+                || !needle_norm.is_empty() && fold_norm(&other.new).contains(&needle_norm))
     });
     let message = if let Some((j, _)) = producer {
         format!(
@@ -382,7 +440,29 @@ struct IndentRule {
     map: HashMap<String, Option<String>>,
     /// (tab width, column shift)
     linear: Option<(usize, isize)>,
+    /// When no column shift fits: (needle indent unit, file indent unit,
+    /// level shift), for a needle indented by another unit than the file
+    /// (2 spaces per level where the file has 4).
+    levels: Option<(usize, usize, isize)>,
     tabs: bool,
+}
+
+/// Tab width assumed when comparing indentation units.
+const LEVEL_TAB: usize = 4;
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The indentation unit of some indents (in columns): the gcd of the
+/// non-zero widths, or `None` when all are zero.
+fn indent_unit<'s>(indents: impl Iterator<Item = &'s str>) -> Option<usize> {
+    let unit = indents.map(|i| indent_cols(i, LEVEL_TAB)).fold(0, gcd);
+    (unit > 0).then_some(unit)
 }
 
 impl IndentRule {
@@ -409,13 +489,45 @@ impl IndentRule {
             }
             d.map(|d| (w, d))
         });
+        let levels = if linear.is_none() {
+            Self::level_rule(pairs)
+        } else {
+            None
+        };
         let tab_lines = pairs.iter().filter(|(_, f)| f.starts_with('\t')).count();
         let space_lines = pairs.iter().filter(|(_, f)| f.starts_with(' ')).count();
         IndentRule {
             identity,
             map,
             linear,
+            levels,
             tabs: tab_lines > space_lines,
+        }
+    }
+
+    /// Needle and file indented in different units, level for level (plus
+    /// a constant number of levels): `(needle unit, file unit, level shift)`.
+    fn level_rule(pairs: &[(&str, &str)]) -> Option<(usize, usize, isize)> {
+        let un = indent_unit(pairs.iter().map(|p| p.0))?;
+        let uf = indent_unit(pairs.iter().map(|p| p.1))?;
+        let mut shift = None;
+        for (n, f) in pairs {
+            let x = (indent_cols(f, LEVEL_TAB) / uf) as isize
+                - (indent_cols(n, LEVEL_TAB) / un) as isize;
+            match shift {
+                None => shift = Some(x),
+                Some(y) if y != x => return None,
+                _ => {}
+            }
+        }
+        shift.map(|d| (un, uf, d))
+    }
+
+    fn write_cols(&self, cols: usize, w: usize) -> String {
+        if self.tabs {
+            format!("{}{}", "\t".repeat(cols / w), " ".repeat(cols % w))
+        } else {
+            " ".repeat(cols)
         }
     }
 
@@ -426,17 +538,18 @@ impl IndentRule {
         if let Some(Some(f)) = self.map.get(indent) {
             return f.clone();
         }
-        match self.linear {
-            Some((w, d)) => {
-                let cols = (indent_cols(indent, w) as isize + d).max(0) as usize;
-                if self.tabs {
-                    format!("{}{}", "\t".repeat(cols / w), " ".repeat(cols % w))
-                } else {
-                    " ".repeat(cols)
-                }
-            }
-            None => indent.to_string(),
+        if let Some((w, d)) = self.linear {
+            let cols = (indent_cols(indent, w) as isize + d).max(0) as usize;
+            return self.write_cols(cols, w);
         }
+        if let Some((un, uf, d)) = self.levels {
+            let cols = indent_cols(indent, LEVEL_TAB);
+            if cols.is_multiple_of(un) {
+                let level = ((cols / un) as isize + d).max(0) as usize;
+                return self.write_cols(level * uf, LEVEL_TAB);
+            }
+        }
+        indent.to_string()
     }
 }
 
@@ -449,6 +562,10 @@ enum Dir {
     Fancy,
     /// The model used the typographic form where the file has ASCII.
     Plain,
+    /// Single quotes only: the file's typographic ones are all in-word
+    /// apostrophes (`it’s`), which says nothing about how it quotes code, so
+    /// only the model's in-word apostrophes take the typographic form.
+    Apostrophe,
 }
 
 #[derive(Clone, Copy, Default, Debug)]
@@ -483,15 +600,20 @@ impl Style {
     fn from_pairs(pairs: &[(&str, &str)]) -> Style {
         let mut n_has = [false; 5];
         let mut f_has = [false; 5];
+        let mut f_quotes_are_apostrophes = true;
         for (n, f) in pairs {
             for c in n.chars() {
                 if let Some(k) = class_of(c) {
                     n_has[k as usize] = true;
                 }
             }
-            for c in f.chars() {
+            let fc: Vec<char> = f.chars().collect();
+            for (i, &c) in fc.iter().enumerate() {
                 if let Some(k) = class_of(c) {
                     f_has[k as usize] = true;
+                    if matches!(k, Class::SQuote) && !is_in_word_apostrophe(&fc, i) {
+                        f_quotes_are_apostrophes = false;
+                    }
                 }
             }
         }
@@ -500,8 +622,12 @@ impl Style {
             (true, false) => Dir::Plain,
             _ => Dir::Keep,
         };
+        let squote = match dir(Class::SQuote) {
+            Dir::Fancy if f_quotes_are_apostrophes => Dir::Apostrophe,
+            d => d,
+        };
         Style {
-            squote: dir(Class::SQuote),
+            squote,
             dquote: dir(Class::DQuote),
             dash: dir(Class::Dash),
             ellipsis: dir(Class::Ellipsis),
@@ -563,6 +689,12 @@ impl Style {
                         '\u{2019}'
                     })
                 }
+                '\'' if self.squote == Dir::Apostrophe => {
+                    squotes += 1;
+                    let word_before = prev.is_some_and(char::is_alphanumeric);
+                    let word_after = text.get(i).is_some_and(|c| c.is_alphanumeric());
+                    (word_before && word_after).then_some('\u{2019}')
+                }
                 '\'' => {
                     squotes += 1;
                     None
@@ -614,6 +746,15 @@ impl Style {
         .iter()
         .any(|d| *d != Dir::Keep)
     }
+}
+
+/// Whether `line[i]` is a right single quote between two letters or digits
+/// (an apostrophe as in `it’s`, not a closing quote).
+fn is_in_word_apostrophe(line: &[char], i: usize) -> bool {
+    line[i] == '\u{2019}'
+        && i > 0
+        && line[i - 1].is_alphanumeric()
+        && line.get(i + 1).is_some_and(|c| c.is_alphanumeric())
 }
 
 /// The body of a changed line, merged three-way with the needle line as the
@@ -827,20 +968,22 @@ fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> String {
         out
     };
 
-    let mut out: Vec<String> = Vec::with_capacity(nl.len());
+    // Each output line, with the needle line it stands for (an unchanged or
+    // changed line of the needle; `None` for inserted and blank lines).
+    let mut out: Vec<(String, Option<usize>)> = Vec::with_capacity(nl.len());
     for op in capture_diff_slices(Algorithm::Myers, &n, &nl) {
         let (tag, o, b) = op.as_tag_tuple();
         match tag {
             DiffTag::Equal => {
                 for k in 0..o.len() {
                     out.push(match pair[o.start + k] {
-                        Some(fi) => f[fi].to_string(),
-                        None => nl[b.start + k].to_string(),
+                        Some(fi) => (f[fi].to_string(), Some(o.start + k)),
+                        None => (nl[b.start + k].to_string(), None),
                     });
                 }
             }
             DiffTag::Delete => {}
-            DiffTag::Insert => out.extend(nl[b].iter().map(|l| inserted(l))),
+            DiffTag::Insert => out.extend(nl[b].iter().map(|l| (inserted(l), None))),
             DiffTag::Replace => {
                 // Pair each new line with the most similar remaining old line
                 // of the hunk (in order); unpaired new lines are insertions.
@@ -860,16 +1003,52 @@ fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> String {
                     };
                     match best.and_then(|(i, _)| pair[i].map(|fi| (i, fi))) {
                         Some((i, fi)) => {
-                            out.push(changed(line, n[i], f[fi]));
+                            out.push((changed(line, n[i], f[fi]), Some(i)));
                             next = i + 1;
                         }
-                        None => out.push(inserted(line)),
+                        None => out.push((inserted(line), None)),
                     }
                 }
             }
         }
     }
-    out.join("\n")
+    keep_file_gaps(&out, &n_nb, &f_nb, &f).join("\n")
+}
+
+/// The blank lines between two consecutive needle lines are the model's
+/// spelling of the file's blank lines there (the tolerant tiers ignore
+/// blank lines, so a model that left one out of `old` still matched): where
+/// `new` keeps the needle's gap between them unchanged, write the file's gap
+/// instead, so that blank lines the model did not touch are neither dropped
+/// nor added.
+fn keep_file_gaps(
+    out: &[(String, Option<usize>)],
+    n_nb: &[usize],
+    f_nb: &[usize],
+    f: &[&str],
+) -> Vec<String> {
+    let rank: HashMap<usize, usize> = n_nb.iter().enumerate().map(|(j, &i)| (i, j)).collect();
+    let mut result: Vec<String> = Vec::with_capacity(out.len());
+    let mut idx = 0;
+    while idx < out.len() {
+        result.push(out[idx].0.clone());
+        let mut next = idx + 1;
+        while next < out.len() && out[next].1.is_none() && is_blank(&out[next].0) {
+            next += 1;
+        }
+        let ranked = |l: Option<usize>| l.and_then(|i| rank.get(&i).map(|&j| (i, j)));
+        if let (Some((a, ja)), Some((b, jb))) =
+            (ranked(out[idx].1), ranked(out.get(next).and_then(|l| l.1)))
+        {
+            if jb == ja + 1 && next - idx - 1 == b - a - 1 {
+                result.extend(f[f_nb[ja] + 1..f_nb[jb]].iter().map(|l| l.to_string()));
+                idx = next;
+                continue;
+            }
+        }
+        idx += 1;
+    }
+    result
 }
 
 #[cfg(test)]
@@ -901,6 +1080,19 @@ mod tests {
             (&[("\t", "  "), ("\t\t", "    ")], "\t\t\t", "      "),
             (&[("\t", "  "), ("\t\t\t", "      ")], "\t ", "   "),
             (&[("    ", "")], "  ", ""),
+            // 2 spaces per level in the needle, 4 in the file.
+            (&[("", ""), ("  ", "    ")], "    ", "        "),
+            (
+                &[("  ", "    "), ("    ", "        ")],
+                "      ",
+                "            ",
+            ),
+            // ... and one level deeper in the file.
+            (&[("", "    "), ("  ", "        ")], "    ", "            "),
+            // 4 spaces per level in the needle, 2 in the file.
+            (&[("", ""), ("    ", "  ")], "        ", "    "),
+            // Not a whole number of needle levels: left as written.
+            (&[("", ""), ("    ", "  ")], "  ", "  "),
         ];
         for (pairs, new, want) in cases {
             let rule = IndentRule::new(pairs);

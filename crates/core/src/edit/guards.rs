@@ -61,7 +61,10 @@ pub struct GuardViolation {
 /// - [`ViolationKind::MarkerLeak`]: a placeholder such as
 ///   `// ... existing code ...` occurs more often than in the original;
 /// - [`ViolationKind::ConflictMarker`]: more lines starting with `<<<<<<< `,
-///   `|||||||`, `>>>>>>> ` or equal to `=======` than in the original.
+///   `|||||||`, `>>>>>>> ` or equal to `=======` than in the original; in a
+///   Markdown, reStructuredText or `.txt` file (by `path`) a `=======` line
+///   counts only next to a `<<<<<<<` or `>>>>>>>` line (else it underlines
+///   a heading).
 ///
 /// At most one violation per kind, in the order above. Pure; never panics.
 pub fn check(original: &str, updated: &str, path: Option<&str>) -> Vec<GuardViolation> {
@@ -75,7 +78,8 @@ pub fn check(original: &str, updated: &str, path: Option<&str>) -> Vec<GuardViol
     if let Some(v) = markers::leaked_placeholders(original, updated) {
         found.push(v);
     }
-    if let Some(v) = markers::new_conflict_markers(original, updated) {
+    let prose = path.is_some_and(markers::is_prose_document);
+    if let Some(v) = markers::new_conflict_markers(original, updated, prose) {
         found.push(v);
     }
     found

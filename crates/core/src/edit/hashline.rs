@@ -27,6 +27,9 @@ use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 /// The sixteen letters a hash is written with; index = nibble value.
 pub const ALPHABET: &[u8; 16] = b"ZPMQVRWSNKTXJBYH";
 
+/// The byte-order mark a file may start with.
+const BOM: char = '\u{FEFF}';
+
 /// How many context lines around a stale line a mismatch message shows.
 const CONTEXT: usize = 2;
 
@@ -706,6 +709,8 @@ fn parse_edit_ref(s: &str, edit: usize, field: &str) -> Result<LineRef, EditErro
 /// - append without `pos` inserts after the last line, prepend without `pos`
 ///   before the first; the virtual empty line [`format()`] shows after a final
 ///   newline anchors at the end of the file;
+/// - a byte-order mark stays at the start of the file, whatever happens to
+///   line 1;
 /// - untouched lines keep their bytes and line endings; replacement lines
 ///   end like the last line they replace, inserted lines get the file's line
 ///   ending (the one most of its lines use; CRLF on a tie); the final newline
@@ -866,14 +871,31 @@ pub fn apply(content: &str, edits: &[HashlineEdit]) -> Result<String, EditError>
             out_lines.extend(lines.into_iter().map(|l| (l, term)));
             i = end;
         } else {
-            out_lines.push((snap.texts[i], original_eol(i)));
+            let text = if i == 0 {
+                snap.texts[0].strip_prefix(BOM).unwrap_or(snap.texts[0])
+            } else {
+                snap.texts[i]
+            };
+            out_lines.push((text, original_eol(i)));
             i += 1;
         }
     }
 
     let mut result = String::with_capacity(content.len() + 64);
+    // The BOM belongs to the file, not to line 1: it stays first whatever
+    // replaces or precedes that line (and a BOM echoed from `format()` output
+    // in the first sent line is not doubled).
+    let bom = content.starts_with(BOM);
+    if bom {
+        result.push(BOM);
+    }
     let count = out_lines.len();
     for (k, (text, term)) in out_lines.into_iter().enumerate() {
+        let text = if bom && k == 0 {
+            text.strip_prefix(BOM).unwrap_or(text)
+        } else {
+            text
+        };
         result.push_str(text);
         if k + 1 < count || snap.final_newline {
             result.push_str(term.unwrap_or(eol));

@@ -289,14 +289,22 @@ fn substring_spans(hay: &[u8], needle: &[u8]) -> Vec<Range<usize>> {
     spans
 }
 
+/// Spans found by any of the needle's line-break variants: in a file that
+/// mixes CRLF and LF, the LF and the CRLF spelling of the needle are two
+/// locations, not a first and a fallback.
+fn union_sorted(mut spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    spans.sort_by_key(|r| (r.start, r.end));
+    spans.dedup();
+    spans
+}
+
 fn exact_tier(ctx: &Ctx<'_>, needle: &str) -> Vec<Range<usize>> {
-    for variant in ctx.eol_variants(needle) {
-        let spans = substring_spans(ctx.content.as_bytes(), variant.as_bytes());
-        if !spans.is_empty() {
-            return spans;
-        }
-    }
-    Vec::new()
+    union_sorted(
+        ctx.eol_variants(needle)
+            .iter()
+            .flat_map(|variant| substring_spans(ctx.content.as_bytes(), variant.as_bytes()))
+            .collect(),
+    )
 }
 
 /// Line-wise match of the non-blank needle lines against consecutive
@@ -334,18 +342,17 @@ fn folded_substring_tier(ctx: &Ctx<'_>, needle: &str) -> Vec<Range<usize>> {
         return Vec::new();
     }
     let folded = Folded::new(body);
+    let mut spans = Vec::new();
     for variant in ctx.eol_variants(needle) {
         let fv = crate::edit::normalize::fold(&variant);
-        let spans: Vec<Range<usize>> = substring_spans(folded.text.as_bytes(), fv.as_bytes())
-            .into_iter()
-            .filter_map(|r| folded.original(r.start, r.end))
-            .map(|r| r.start + ctx.base..r.end + ctx.base)
-            .collect();
-        if !spans.is_empty() {
-            return spans;
-        }
+        spans.extend(
+            substring_spans(folded.text.as_bytes(), fv.as_bytes())
+                .into_iter()
+                .filter_map(|r| folded.original(r.start, r.end))
+                .map(|r| r.start + ctx.base..r.end + ctx.base),
+        );
     }
-    Vec::new()
+    union_sorted(spans)
 }
 
 /// All of exact → whitespace → unicode for one needle; the tier of the

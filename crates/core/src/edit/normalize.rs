@@ -157,6 +157,47 @@ pub(crate) fn unescape(s: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// Whether `new` reads as escaped the way `old` was: no raw line break, and
+/// no raw `"`, `'` or tab where `old` wrote that character as an escape
+/// (`\"`, `\'`, `\t`). A model that escaped its `old` but wrote `new` as
+/// plain source (`print("x\n")`) means the backslashes of `new` literally.
+pub(crate) fn escaped_alike(new: &str, old: &str) -> bool {
+    if new.contains('\n') {
+        return false;
+    }
+    let escapes_in_old = escape_targets(old);
+    let mut chars = new.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            chars.next();
+        } else if escapes_in_old.contains(&c) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The raw characters (`"`, `'`, tab) that `s` writes as backslash escapes.
+fn escape_targets(s: &str) -> Vec<char> {
+    let mut out = Vec::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            continue;
+        }
+        let raw = match chars.next() {
+            Some('"') => '"',
+            Some('\'') => '\'',
+            Some('t') => '\t',
+            _ => continue,
+        };
+        if !out.contains(&raw) {
+            out.push(raw);
+        }
+    }
+    out
+}
+
 /// `s` with CRLF (and lone CR) line breaks turned into LF.
 pub(crate) fn to_lf(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains('\r') {
@@ -263,6 +304,23 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(unescape(input).as_deref(), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn escaped_alike_table() {
+        // (new, old, whether new is escaped like old)
+        let cases = [
+            ("a\\nb", "x\\ny", true),
+            ("a\nb", "x\\ny", false),
+            ("print(\"x\\n\")", "print(\\\"x\\\")", false),
+            ("print(\\\"y\\\")", "print(\\\"x\\\")", true),
+            ("f('a')", "f(\\'b\\')", false),
+            ("f('a')", "f(\\\"b\\\")", true),
+            ("\tx", "\\tx = 1", false),
+        ];
+        for (new, old, want) in cases {
+            assert_eq!(escaped_alike(new, old), want, "{new:?} {old:?}");
         }
     }
 

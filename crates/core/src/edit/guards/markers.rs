@@ -340,7 +340,26 @@ fn conflict_marker(line: &str) -> Option<&'static str> {
     }
 }
 
-pub(super) fn new_conflict_markers(original: &str, updated: &str) -> Option<GuardViolation> {
+/// Whether `path` names a prose document (Markdown, reStructuredText, plain
+/// text), where a line of seven `=` underlines a heading.
+pub(super) fn is_prose_document(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name.rsplit_once('.').is_some_and(|(_, ext)| {
+        matches!(
+            ext.to_ascii_lowercase().as_str(),
+            "md" | "markdown" | "mdx" | "rst" | "txt"
+        )
+    })
+}
+
+/// New conflict markers of `updated`. In a prose document (`prose`) a
+/// `=======` line is a heading underline unless `updated` also has a
+/// `<<<<<<<` or `>>>>>>>` marker, i.e. an actual conflict block.
+pub(super) fn new_conflict_markers(
+    original: &str,
+    updated: &str,
+    prose: bool,
+) -> Option<GuardViolation> {
     let mut before: BTreeMap<&str, usize> = BTreeMap::new();
     for line in original.lines() {
         if let Some(m) = conflict_marker(line) {
@@ -352,6 +371,9 @@ pub(super) fn new_conflict_markers(original: &str, updated: &str) -> Option<Guar
         if let Some(m) = conflict_marker(line) {
             after.entry(m).or_default().push(n + 1);
         }
+    }
+    if prose && !after.contains_key("<<<<<<<") && !after.contains_key(">>>>>>>") {
+        after.remove("=======");
     }
     let mut new: Vec<(usize, &str)> = Vec::new();
     for (m, at) in &after {
