@@ -264,7 +264,8 @@ fn clean_edits_have_no_violations() {
 #[test]
 fn several_guards_report_together_in_order() {
     let original: String = format!("import os\nimport sys\n{}", lines(40, "print(os.name)"));
-    let updated = "import os\n# ... rest of the code ...\n<<<<<<< ours\n";
+    // `sys` is still used, so losing its import is a drop.
+    let updated = "import os\n# ... rest of the code ...\nsys.exit(1)\n<<<<<<< ours\n";
     let found: Vec<ViolationKind> = check_guards(&original, updated, Some("x.py"))
         .into_iter()
         .map(|v| v.kind)

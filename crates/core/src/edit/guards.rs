@@ -17,7 +17,7 @@ pub use imports::Lang;
 pub enum ViolationKind {
     /// Chars lost > 60 % and lines lost > 50 %.
     Truncation,
-    /// An import statement of the original is gone.
+    /// An import of the original is gone while the file still needs it.
     DroppedImports,
     /// A placeholder such as `// ... existing code ...` appeared.
     MarkerLeak,
@@ -55,9 +55,16 @@ pub struct GuardViolation {
 ///   the characters and more than 50 % of the lines lost;
 /// - [`ViolationKind::DroppedImports`]: imports of the original (compared
 ///   as parsed, normalized statements, per imported name or path) are absent
-///   from `updated` and fewer new imports took their place; moving,
-///   re-ordering, reformatting or rewriting an import (a renamed module,
-///   a changed alias) is not a drop;
+///   from `updated` while the file still needs them: a name such an import
+///   bound is still referenced in `updated` (as a whole identifier, outside
+///   import statements, comments and strings included) and no remaining
+///   import binds it, or the import binds no name that can be checked
+///   (side-effect imports, globs, Go `_`/`.` imports, re-exports, Rust
+///   `mod`) and fewer such imports took its place. Removing an import whose
+///   names nothing references any more is not a drop, nor is moving,
+///   re-ordering, reformatting or rewriting an import (a renamed module
+///   binding the same name, named imports collapsed into a glob of the same
+///   module). The message names each dropped import and the name still used;
 /// - [`ViolationKind::MarkerLeak`]: a placeholder such as
 ///   `// ... existing code ...` occurs more often than in the original;
 /// - [`ViolationKind::ConflictMarker`]: more lines starting with `<<<<<<< `,

@@ -4,9 +4,31 @@
 //! `from typing import List`, `use std::io::Read`, `import { a } from 'b'`),
 //! so that moving, re-ordering, regrouping or re-wrapping imports keeps the
 //! same set of keys, and removing one imported name removes its key.
+//!
+//! A key that disappeared is a *drop* only when the file still needs it:
+//! - the name it bound (Python `import a.b` → `a`, `as` aliases, each name
+//!   of a from-import or of JS braces, `* as ns`, `const {a, b: c} =
+//!   require()` → `a`, `c`, Rust's last path segment or alias, a Go path's
+//!   package name, Java's last segment or static member) is still referenced
+//!   in the updated text outside import statements and no remaining import
+//!   binds it — or the key names a single import that a glob of the same
+//!   module now covers (`from m import *`, `use a::*`, `import a.*`);
+//! - or it binds no name that could be checked (`import './x.css'`, a bare
+//!   `require()`, Go `_`/`.` imports, `from x import *`, `import a.b.*`,
+//!   `use a::*`, `use x as _`, `pub use` and JS `export … from` re-exports,
+//!   Rust `mod x;`): such imports are kept by count, so only a net loss of
+//!   them is a drop (a one-for-one renamed path is a rewrite).
+//!
+//! "Referenced" is a whole identifier token anywhere in the updated text
+//! except on import-statement lines, comments and strings included: a name
+//! mentioned only in a comment keeps its import, which errs towards
+//! flagging. Known gaps, in the direction of not flagging: a Rust trait used
+//! only through its methods is not seen as used, and a name used only on the
+//! import's own line (`import os; os.exit()`) does not count. Go package
+//! names are guessed from the path (see [`go_package_names`]).
 
 use super::{GuardViolation, ViolationKind};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// An import syntax the dropped-imports guard understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -77,16 +99,16 @@ impl Lang {
                 }
             }
         }
-        if go_package && !go_imports(content).is_empty() {
+        if go_package && !Lang::Go.imports(content).is_empty() {
             return Some(Lang::Go);
         }
-        if java || (go_package || kotlin_package) && !java_imports(content).is_empty() {
+        if java || (go_package || kotlin_package) && !Lang::Java.imports(content).is_empty() {
             return Some(Lang::Java);
         }
-        if !js_imports(content).is_empty() {
+        if !Lang::JavaScript.imports(content).is_empty() {
             return Some(Lang::JavaScript);
         }
-        if !python_imports(content).is_empty() {
+        if !Lang::Python.imports(content).is_empty() {
             return Some(Lang::Python);
         }
         None
@@ -94,14 +116,258 @@ impl Lang {
 
     /// The normalized import keys of `content` in this syntax.
     pub fn imports(self, content: &str) -> BTreeSet<String> {
-        match self {
-            Lang::JavaScript => js_imports(content),
-            Lang::Python => python_imports(content),
-            Lang::Rust => rust_imports(content),
-            Lang::Go => go_imports(content),
-            Lang::Java => java_imports(content),
+        scan(self, content).keys
+    }
+}
+
+/// What an import binds in the file that holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Binding {
+    /// Local names: the import is needed only while one of them is referenced
+    /// (several candidates when the name is a guess, e.g. a Go package name).
+    Names(Vec<String>),
+    /// No name this file could reference: side-effect imports, globs,
+    /// re-exports, `_`/`.` imports, `mod x;`. The import matters whatever the
+    /// rest of the file says.
+    Opaque,
+}
+
+/// What one scan of a text finds: the import keys, facts about some keys that
+/// their spelling does not carry, and which lines are import statements.
+#[derive(Debug, Default)]
+struct Scan {
+    keys: BTreeSet<String>,
+    /// `require('m')` keys → the names the declaration binds (or `Opaque`).
+    requires: BTreeMap<String, Binding>,
+    /// Keys of `pub use` (Rust): re-exports, whose users are other files.
+    reexported: BTreeSet<String>,
+    /// Lines (0-based) that belong to an import statement.
+    import_lines: BTreeSet<usize>,
+}
+
+impl Scan {
+    fn mark(&mut self, lines: std::ops::Range<usize>) {
+        self.import_lines.extend(lines);
+    }
+
+    fn require(&mut self, key: String, binding: Binding) {
+        let merged = match (self.requires.remove(&key), binding) {
+            (Some(Binding::Names(mut a)), Binding::Names(b)) => {
+                a.extend(b);
+                Binding::Names(a)
+            }
+            (_, Binding::Opaque) | (Some(Binding::Opaque), _) => Binding::Opaque,
+            (None, b) => b,
+        };
+        self.requires.insert(key.clone(), merged);
+        self.keys.insert(key);
+    }
+
+    /// The names `key` binds, or `Opaque`.
+    fn binding(&self, lang: Lang, key: &str) -> Binding {
+        if self.reexported.contains(key) {
+            return Binding::Opaque;
+        }
+        if let Some(b) = self.requires.get(key) {
+            return b.clone();
+        }
+        key_binding(lang, key)
+    }
+}
+
+/// The names an import key binds, read from its canonical spelling.
+fn key_binding(lang: Lang, key: &str) -> Binding {
+    let names = |v: Vec<&str>| {
+        let v: Vec<String> = v
+            .into_iter()
+            .filter(|n| is_ident(n) && *n != "_")
+            .map(str::to_string)
+            .collect();
+        if v.is_empty() {
+            Binding::Opaque
+        } else {
+            Binding::Names(v)
+        }
+    };
+    // `… as alias` binds the alias, in every language that has the form.
+    let alias = |s: &str| s.rsplit_once(" as ").map(|(_, a)| a.trim().to_string());
+    match lang {
+        Lang::JavaScript => {
+            if let Some(rest) = key.strip_prefix("import ") {
+                if rest.starts_with(['\'', '"']) || rest.starts_with("{} ") {
+                    return Binding::Opaque;
+                }
+                if let Some((x, _)) = rest.split_once(" = require(") {
+                    return names(vec![x]);
+                }
+                let Some((binding, _)) = rest.rsplit_once(" from ") else {
+                    return Binding::Opaque;
+                };
+                let inner = binding.trim_start_matches("{ ").trim_end_matches(" }");
+                let inner = inner.strip_prefix("* as ").unwrap_or(inner);
+                match alias(inner) {
+                    Some(a) => names(vec![&a]),
+                    None => names(vec![inner]),
+                }
+            } else {
+                // `export … from` re-exports; a bare `require('m')` without a
+                // declaration is a side effect.
+                Binding::Opaque
+            }
+        }
+        Lang::Python => {
+            if let Some(rest) = key.strip_prefix("import ") {
+                match alias(rest) {
+                    Some(a) => names(vec![&a]),
+                    // `import a.b.c` binds `a`.
+                    None => names(vec![rest.split('.').next().unwrap_or(rest)]),
+                }
+            } else if let Some((_, item)) = key.split_once(" import ") {
+                if item == "*" {
+                    return Binding::Opaque;
+                }
+                match alias(item) {
+                    Some(a) => names(vec![&a]),
+                    None => names(vec![item]),
+                }
+            } else {
+                Binding::Opaque
+            }
+        }
+        Lang::Rust => {
+            if let Some(rest) = key.strip_prefix("use ") {
+                if rest.ends_with('*') {
+                    return Binding::Opaque;
+                }
+                match alias(rest) {
+                    Some(a) => names(vec![&a]),
+                    None => names(vec![rest.rsplit("::").next().unwrap_or(rest)]),
+                }
+            } else if let Some(rest) = key.strip_prefix("extern crate ") {
+                match alias(rest) {
+                    Some(a) => names(vec![&a]),
+                    None => names(vec![rest]),
+                }
+            } else {
+                // `mod x;` brings a whole file into the crate, referenced or not.
+                Binding::Opaque
+            }
+        }
+        Lang::Go => {
+            let Some(rest) = key.strip_prefix("import ") else {
+                return Binding::Opaque;
+            };
+            match rest.split_once(' ') {
+                Some((a, _)) => names(vec![a]),
+                None => {
+                    let path = rest.trim_matches('"');
+                    let candidates = go_package_names(path);
+                    names(candidates.iter().map(String::as_str).collect())
+                }
+            }
+        }
+        Lang::Java => {
+            let rest = key.strip_prefix("import ").unwrap_or(key);
+            let rest = rest.strip_prefix("static ").unwrap_or(rest);
+            if rest.ends_with('*') {
+                return Binding::Opaque;
+            }
+            match alias(rest) {
+                Some(a) => names(vec![&a]),
+                None => names(vec![rest.rsplit('.').next().unwrap_or(rest)]),
+            }
         }
     }
+}
+
+/// The package names a Go import path may bind. A Go package's name is
+/// declared in its own files, not in the path, so this is a guess by the
+/// usual conventions: the last element; the one before it when the last is a
+/// major version (`…/v2`); without a `.vN` suffix (`gopkg.in/yaml.v3` →
+/// `yaml`); without a `go-` prefix or `-go` suffix; and the part after the
+/// last `-` or `.`. Any candidate referenced counts as a use — the guess errs
+/// towards keeping an import.
+fn go_package_names(path: &str) -> Vec<String> {
+    let mut elems: Vec<&str> = path.split('/').filter(|e| !e.is_empty()).collect();
+    let is_major = |e: &str| {
+        e.strip_prefix('v')
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if elems.len() > 1 && elems.last().is_some_and(|e| is_major(e)) {
+        elems.pop();
+    }
+    let Some(last) = elems.last() else {
+        return Vec::new();
+    };
+    let mut base = *last;
+    if let Some((stem, version)) = base.rsplit_once('.') {
+        if is_major(version) {
+            base = stem;
+        }
+    }
+    let mut out = vec![base.to_string()];
+    let trimmed = base
+        .strip_prefix("go-")
+        .or_else(|| base.strip_suffix("-go"))
+        .unwrap_or(base);
+    out.push(trimmed.to_string());
+    if let Some((_, tail)) = trimmed.rsplit_once(['-', '.']) {
+        out.push(tail.to_string());
+    }
+    out.push(trimmed.replace(['-', '.'], "_"));
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The key of the glob import that would bind the same name as `key` from the
+/// same module (`from m import a` → `from m import *`), for the languages that
+/// have one: rewriting named imports into a glob is not a drop.
+fn covering_glob(lang: Lang, key: &str) -> Option<String> {
+    let plain = key.rsplit_once(" as ").map_or(key, |(k, _)| k);
+    match lang {
+        Lang::Python => {
+            let (module, _) = plain.strip_prefix("from ")?.split_once(" import ")?;
+            Some(format!("from {module} import *"))
+        }
+        Lang::Rust => {
+            let (parent, _) = plain.strip_prefix("use ")?.rsplit_once("::")?;
+            Some(format!("use {parent}::*"))
+        }
+        Lang::Java => {
+            let (parent, _) = plain.strip_prefix("import ")?.rsplit_once('.')?;
+            Some(format!("import {parent}.*"))
+        }
+        Lang::JavaScript | Lang::Go => None,
+    }
+}
+
+/// Every identifier token of `content` outside the given lines (`$` counts as
+/// an identifier character, for JavaScript).
+fn referenced_identifiers<'a>(content: &'a str, skip_lines: &BTreeSet<usize>) -> HashSet<&'a str> {
+    let mut out = HashSet::new();
+    for (n, line) in content.lines().enumerate() {
+        if skip_lines.contains(&n) {
+            continue;
+        }
+        out.extend(
+            line.split(|c: char| !is_ident_char(c))
+                .filter(|w| !w.is_empty()),
+        );
+    }
+    out
+}
+
+fn scan(lang: Lang, content: &str) -> Scan {
+    let mut s = Scan::default();
+    match lang {
+        Lang::JavaScript => js_imports(content, &mut s),
+        Lang::Python => python_imports(content, &mut s),
+        Lang::Rust => rust_imports(content, &mut s),
+        Lang::Go => go_imports(content, &mut s),
+        Lang::Java => java_imports(content, &mut s),
+    }
+    s
 }
 
 pub(super) fn dropped(original: &str, updated: &str, path: Option<&str>) -> Option<GuardViolation> {
@@ -114,33 +380,77 @@ pub(super) fn dropped(original: &str, updated: &str, path: Option<&str>) -> Opti
         Some(p) if has_extension => Lang::from_path(p)?,
         _ => Lang::detect(original)?,
     };
-    let before = lang.imports(original);
-    if before.is_empty() {
+    let before = scan(lang, original);
+    if before.keys.is_empty() {
         return None;
     }
-    let after = lang.imports(updated);
-    let gone: Vec<&String> = before.difference(&after).collect();
-    // An import that was rewritten (a renamed module or name, an edited
-    // path) disappears as one key and reappears as another: that is the
-    // model changing an import on purpose, not losing it. Only a net loss —
-    // more imports gone than new ones arrived — is the accident this guard
-    // exists for (a truncated or re-typed header).
-    let arrived = after.difference(&before).count();
-    if gone.is_empty() || gone.len() <= arrived {
+    let after = scan(lang, updated);
+    let gone: Vec<&String> = before.keys.difference(&after.keys).collect();
+    if gone.is_empty() {
         return None;
     }
-    let mut listed: Vec<String> = gone.iter().take(LISTED).map(|k| format!("`{k}`")).collect();
-    if gone.len() > LISTED {
-        listed.push(format!("and {} more", gone.len() - LISTED));
+    // Names still bound by an import of the updated text: an import rewritten
+    // to another module or spelling that binds the same name lost nothing.
+    let still_bound: HashSet<String> = after
+        .keys
+        .iter()
+        .filter_map(|k| match after.binding(lang, k) {
+            Binding::Names(n) => Some(n),
+            Binding::Opaque => None,
+        })
+        .flatten()
+        .collect();
+    let used = referenced_identifiers(updated, &after.import_lines);
+    let mut needed: Vec<String> = Vec::new();
+    let mut opaque_gone: Vec<String> = Vec::new();
+    for key in gone {
+        match before.binding(lang, key) {
+            Binding::Names(names) => {
+                if covering_glob(lang, key).is_some_and(|g| after.keys.contains(&g)) {
+                    continue;
+                }
+                let live: Vec<&String> = names
+                    .iter()
+                    .filter(|n| used.contains(n.as_str()) && !still_bound.contains(*n))
+                    .collect();
+                if let Some(name) = live.first() {
+                    needed.push(format!("`{key}` ({name} is still used)"));
+                }
+            }
+            Binding::Opaque => opaque_gone.push(format!(
+                "`{key}` (a side-effect, glob, re-export or module import: no name to check)"
+            )),
+        }
+    }
+    // Side-effect, glob and re-export imports are judged by count: one that
+    // was rewritten (a renamed path) disappears as one key and reappears as
+    // another, which is the model changing an import on purpose. Only a net
+    // loss is the accident this guard exists for.
+    let opaque_arrived = after
+        .keys
+        .difference(&before.keys)
+        .filter(|k| after.binding(lang, k) == Binding::Opaque)
+        .count();
+    if opaque_gone.len() <= opaque_arrived {
+        opaque_gone.clear();
+    }
+    let flagged: Vec<String> = needed.into_iter().chain(opaque_gone).collect();
+    if flagged.is_empty() {
+        return None;
+    }
+    let mut listed: Vec<String> = flagged.iter().take(LISTED).cloned().collect();
+    if flagged.len() > LISTED {
+        listed.push(format!("and {} more", flagged.len() - LISTED));
     }
     Some(GuardViolation {
         kind: ViolationKind::DroppedImports,
         message: format!(
-            "the edit drops {} import{} that the original had: {}. Keep the import statements \
-             (send them unchanged in the new text); remove an import only in a deliberate \
-             edit once nothing uses it.",
-            gone.len(),
-            if gone.len() == 1 { "" } else { "s" },
+            "the edit drops {} import{} that the file still needs: {}. Keep these import \
+             statements (send them unchanged in the new text), or remove the code that uses \
+             them in the same edit. Removing an import whose names nothing references any more \
+             is fine.",
+            flagged.len(),
+            if flagged.len() == 1 { "" } else { "s" },
             listed.join(", ")
         ),
     })
@@ -181,8 +491,8 @@ enum Tok {
 }
 
 /// Tokens of one statement starting at `text`, ending after the first string
-/// literal (the module specifier) or at a `;`.
-fn js_statement_tokens(text: &str) -> Vec<Tok> {
+/// literal (the module specifier) or at a `;`, and the bytes they span.
+fn js_statement_tokens(text: &str) -> (Vec<Tok>, usize) {
     let mut toks = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some(&(i, c)) = chars.peek() {
@@ -239,7 +549,8 @@ fn js_statement_tokens(text: &str) -> Vec<Tok> {
             toks.push(Tok::Punct(c));
         }
     }
-    toks
+    let end = chars.peek().map_or(text.len(), |&(i, _)| i);
+    (toks, end)
 }
 
 fn ident(t: Option<&Tok>) -> Option<&str> {
@@ -399,11 +710,14 @@ fn js_statement_keys_opt(toks: &[Tok]) -> Option<Vec<String>> {
     None
 }
 
-/// `require('m')` calls on a line (not in a `//` comment).
-fn js_requires(line: &str, out: &mut BTreeSet<String>) {
+/// `require('m')` calls on line `n` (not in a `//` comment), which starts at
+/// byte `line_start` of `content`.
+fn js_requires(content: &str, line_start: usize, n: usize, s: &mut Scan) {
+    let line = content[line_start..].lines().next().unwrap_or("");
     let code = strip_line_comment(line, "//");
     let mut rest = code;
     while let Some(i) = rest.find("require") {
+        let at = line_start + (code.len() - rest.len()) + i;
         let before_ok = rest[..i]
             .chars()
             .next_back()
@@ -424,14 +738,74 @@ fn js_requires(line: &str, out: &mut BTreeSet<String>) {
         if let Some(end) = body.find(q) {
             let m = &body[..end];
             if body[end + 1..].trim_start().starts_with(')') {
-                out.insert(format!("require('{m}')"));
+                let binding = js_require_binding(&content[..at]);
+                if matches!(binding, Binding::Names(_)) {
+                    s.mark(n..n + 1);
+                }
+                s.require(format!("require('{m}')"), binding);
             }
         }
     }
 }
 
-fn js_imports(content: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+/// The names bound by the declaration that `before` (the text up to a
+/// `require`) ends with: `const x =` → x, `let { a, b: c } =` → a, c. Any
+/// other context (an argument, an assignment to a property) is `Opaque`.
+fn js_require_binding(before: &str) -> Binding {
+    let Some(lhs) = before.trim_end().strip_suffix('=') else {
+        return Binding::Opaque;
+    };
+    if lhs.ends_with([
+        '=', '!', '<', '>', '+', '-', '*', '/', '%', '&', '|', '^', '?',
+    ]) {
+        return Binding::Opaque;
+    }
+    let lhs = lhs.trim_end();
+    let (names, decl) = if let Some(pattern) = lhs.strip_suffix('}') {
+        let Some(open) = pattern.rfind('{') else {
+            return Binding::Opaque;
+        };
+        let inner = &pattern[open + 1..];
+        if inner.contains(['{', '}', '[', ']']) {
+            return Binding::Opaque;
+        }
+        let mut names = Vec::new();
+        for entry in inner.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let entry = entry.strip_prefix("...").unwrap_or(entry);
+            let target = entry.rsplit_once(':').map_or(entry, |(_, t)| t);
+            let target = target.split('=').next().unwrap_or("").trim();
+            if !is_ident(target) {
+                return Binding::Opaque;
+            }
+            names.push(target.to_string());
+        }
+        (names, &pattern[..open])
+    } else {
+        let start = lhs
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| is_ident_char(c))
+            .last()
+            .map_or(lhs.len(), |(i, _)| i);
+        let name = &lhs[start..];
+        if !is_ident(name) {
+            return Binding::Opaque;
+        }
+        (vec![name.to_string()], &lhs[..start])
+    };
+    let decl = decl.trim_end();
+    let keyword = ["const", "let", "var", "import"].iter().any(|kw| {
+        decl.strip_suffix(kw)
+            .is_some_and(|pre| !pre.ends_with(is_ident_char) && !pre.ends_with('.'))
+    });
+    if keyword && !names.is_empty() {
+        Binding::Names(names)
+    } else {
+        Binding::Opaque
+    }
+}
+
+fn js_imports(content: &str, s: &mut Scan) {
     let lines: Vec<&str> = content.lines().collect();
     let mut offsets = Vec::with_capacity(lines.len());
     let mut off = 0;
@@ -444,7 +818,7 @@ fn js_imports(content: &str) -> BTreeSet<String> {
         if t.starts_with("//") || t.starts_with('*') || t.starts_with("/*") {
             continue;
         }
-        js_requires(line, &mut out);
+        js_requires(content, offsets[n], n, s);
         let starts_statement = ["import", "export"].iter().any(|kw| {
             t.strip_prefix(kw)
                 .is_some_and(|r| r.starts_with(|c: char| c.is_whitespace() || "{*'\"".contains(c)))
@@ -464,20 +838,23 @@ fn js_imports(content: &str) -> BTreeSet<String> {
             .get(n + MAX_STATEMENT_LINES)
             .copied()
             .unwrap_or(content.len());
-        out.extend(js_statement_keys(&js_statement_tokens(
-            &content[start..stop],
-        )));
+        let (toks, len) = js_statement_tokens(&content[start..stop]);
+        let keys = js_statement_keys(&toks);
+        if !keys.is_empty() {
+            let spanned = content[start..start + len].matches('\n').count();
+            s.mark(n..n + spanned + 1);
+            s.keys.extend(keys);
+        }
     }
-    out
 }
 
 // ------------------------------------------------------------------- Python
 
-fn python_imports(content: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+fn python_imports(content: &str, s: &mut Scan) {
     let lines: Vec<&str> = content.lines().collect();
     let mut n = 0;
     while n < lines.len() {
+        let first = n;
         let t = lines[n].trim_start();
         n += 1;
         if !(t.starts_with("import ") || t.starts_with("from ")) {
@@ -499,11 +876,14 @@ fn python_imports(content: &str) -> BTreeSet<String> {
             n += 1;
             budget -= 1;
         }
+        let found = s.keys.len();
         for part in stmt.split(';') {
-            python_statement_keys(part.trim(), &mut out);
+            python_statement_keys(part.trim(), &mut s.keys);
+        }
+        if s.keys.len() > found {
+            s.mark(first..n);
         }
     }
-    out
 }
 
 /// `name` or `name as alias`, normalized; `None` when not that shape.
@@ -710,30 +1090,34 @@ fn rust_tree(
     }
 }
 
-fn rust_imports(content: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+fn rust_imports(content: &str, s: &mut Scan) {
     let lines: Vec<&str> = content.lines().collect();
     let mut n = 0;
     while n < lines.len() {
-        let t = strip_visibility(strip_attributes(lines[n].trim()));
+        let first = n;
+        let attributed = strip_attributes(lines[n].trim());
+        let t = strip_visibility(attributed);
+        let public = t.len() < attributed.len();
         n += 1;
         if let Some(rest) = t.strip_prefix("extern crate ") {
             let words: Vec<&str> = rest.trim_end_matches(';').split_whitespace().collect();
             match words.as_slice() {
                 [name] if is_ident(name) => {
-                    out.insert(format!("extern crate {name}"));
+                    s.keys.insert(format!("extern crate {name}"));
                 }
                 [name, "as", alias] if is_ident(name) && is_ident(alias) => {
-                    out.insert(format!("extern crate {name} as {alias}"));
+                    s.keys.insert(format!("extern crate {name} as {alias}"));
                 }
                 _ => {}
             }
+            s.mark(first..n);
             continue;
         }
         if let Some(rest) = t.strip_prefix("mod ") {
             if let Some(name) = strip_line_comment(rest, "//").trim().strip_suffix(';') {
                 if is_ident(name.trim()) {
-                    out.insert(format!("mod {}", name.trim()));
+                    s.keys.insert(format!("mod {}", name.trim()));
+                    s.mark(first..n);
                 }
             }
             continue;
@@ -758,10 +1142,14 @@ fn rust_imports(content: &str) -> BTreeSet<String> {
         let mut paths = Vec::new();
         let mut i = 0;
         if rust_tree(&toks, &mut i, &[], &mut paths).is_some() && i == toks.len() {
-            out.extend(paths.into_iter().map(|p| format!("use {p}")));
+            let keys: Vec<String> = paths.into_iter().map(|p| format!("use {p}")).collect();
+            if public {
+                s.reexported.extend(keys.iter().cloned());
+            }
+            s.keys.extend(keys);
+            s.mark(first..n);
         }
     }
-    out
 }
 
 // ----------------------------------------------------------------------- Go
@@ -787,11 +1175,11 @@ fn go_spec(spec: &str) -> Option<String> {
     }
 }
 
-fn go_imports(content: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+fn go_imports(content: &str, s: &mut Scan) {
     let lines: Vec<&str> = content.lines().collect();
     let mut n = 0;
     while n < lines.len() {
+        let first = n;
         let t = strip_line_comment(lines[n], "//").trim();
         n += 1;
         let Some(rest) = t.strip_prefix("import") else {
@@ -807,28 +1195,28 @@ fn go_imports(content: &str) -> BTreeSet<String> {
                 n += 1;
                 budget -= 1;
             }
+            s.mark(first..n);
             let body = body.split(')').next().unwrap_or("");
             for spec in body.split(['\n', ';']) {
                 if !spec.trim().is_empty() {
                     if let Some(k) = go_spec(spec) {
-                        out.insert(k);
+                        s.keys.insert(k);
                     }
                 }
             }
         } else if rest.len() < t.len() - "import".len() || rest.starts_with(['"', '`']) {
             if let Some(k) = go_spec(rest.trim_end_matches(';')) {
-                out.insert(k);
+                s.keys.insert(k);
+                s.mark(first..n);
             }
         }
     }
-    out
 }
 
 // --------------------------------------------------------------- Java/Kotlin
 
-fn java_imports(content: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for line in content.lines() {
+fn java_imports(content: &str, s: &mut Scan) {
+    for (n, line) in content.lines().enumerate() {
         let t = strip_line_comment(line, "//").trim();
         let Some(rest) = t.strip_prefix("import ") else {
             continue;
@@ -844,10 +1232,10 @@ fn java_imports(content: &str) -> BTreeSet<String> {
                 }
                 _ => continue,
             };
-            out.insert(key);
+            s.keys.insert(key);
+            s.mark(n..n + 1);
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -968,5 +1356,104 @@ mod tests {
         for (src, want) in cases {
             assert_eq!(Lang::detect(src), want, "{src:?}");
         }
+    }
+
+    fn names(v: &[&str]) -> Binding {
+        Binding::Names(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn bound_names_per_key() {
+        let cases = [
+            (Lang::Python, "import a.b.c", names(&["a"])),
+            (Lang::Python, "import a.b as z", names(&["z"])),
+            (Lang::Python, "from x import y as z", names(&["z"])),
+            (Lang::Python, "from . import y", names(&["y"])),
+            (Lang::Python, "from x import *", Binding::Opaque),
+            (Lang::JavaScript, "import d from 'm'", names(&["d"])),
+            (
+                Lang::JavaScript,
+                "import { a as b } from 'm'",
+                names(&["b"]),
+            ),
+            (
+                Lang::JavaScript,
+                "import { 'a-b' as c } from 'm'",
+                names(&["c"]),
+            ),
+            (Lang::JavaScript, "import * as ns from 'm'", names(&["ns"])),
+            (Lang::JavaScript, "import x = require('m')", names(&["x"])),
+            (Lang::JavaScript, "import 'm'", Binding::Opaque),
+            (Lang::JavaScript, "import {} from 'm'", Binding::Opaque),
+            (Lang::JavaScript, "export { a } from 'm'", Binding::Opaque),
+            (Lang::JavaScript, "require('m')", Binding::Opaque),
+            (Lang::Rust, "use a::b::c", names(&["c"])),
+            (Lang::Rust, "use a::b as e", names(&["e"])),
+            (Lang::Rust, "use a::b as _", Binding::Opaque),
+            (Lang::Rust, "use a::*", Binding::Opaque),
+            (Lang::Rust, "extern crate x", names(&["x"])),
+            (Lang::Rust, "extern crate x as y", names(&["y"])),
+            (Lang::Rust, "mod m", Binding::Opaque),
+            (Lang::Go, "import \"a/b/fmt\"", names(&["fmt"])),
+            (Lang::Go, "import f \"flag\"", names(&["f"])),
+            (Lang::Go, "import _ \"embed\"", Binding::Opaque),
+            (Lang::Go, "import . \"fmt\"", Binding::Opaque),
+            (Lang::Java, "import a.b.C", names(&["C"])),
+            (Lang::Java, "import static a.B.m", names(&["m"])),
+            (Lang::Java, "import a.b.C as D", names(&["D"])),
+            (Lang::Java, "import a.b.*", Binding::Opaque),
+            (Lang::Java, "import static a.B.*", Binding::Opaque),
+        ];
+        for (lang, key, want) in cases {
+            assert_eq!(key_binding(lang, key), want, "{key}");
+        }
+    }
+
+    #[test]
+    fn go_package_name_guesses() {
+        let cases: [(&str, &[&str]); 9] = [
+            ("fmt", &["fmt"]),
+            ("net/http", &["http"]),
+            ("gopkg.in/yaml.v3", &["yaml"]),
+            ("github.com/go-chi/chi/v5", &["chi"]),
+            ("github.com/mattn/go-sqlite3", &["go-sqlite3", "sqlite3"]),
+            ("github.com/json-iterator/go", &["go"]),
+            (
+                "github.com/a/json-iter",
+                &["iter", "json-iter", "json_iter"],
+            ),
+            ("k8s.io/client-go", &["client", "client-go"]),
+            ("", &[]),
+        ];
+        for (path, want) in cases {
+            assert_eq!(go_package_names(path), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn require_declarations() {
+        let cases = [
+            ("const x = ", names(&["x"])),
+            ("let { a, b: c, ...rest } = ", names(&["a", "c", "rest"])),
+            ("var {\n  a,\n  b = 1,\n} =", names(&["a", "b"])),
+            ("import x = ", names(&["x"])),
+            ("foo(", Binding::Opaque),
+            ("module.exports = ", Binding::Opaque),
+            ("exports.x = ", Binding::Opaque),
+            ("x = ", Binding::Opaque),
+            ("if (a == ", Binding::Opaque),
+            ("const { a: { b } } = ", Binding::Opaque),
+            ("", Binding::Opaque),
+        ];
+        for (before, want) in cases {
+            assert_eq!(js_require_binding(before), want, "{before:?}");
+        }
+    }
+
+    #[test]
+    fn identifiers_outside_import_lines() {
+        let skip = BTreeSet::from([0]);
+        let ids = referenced_identifiers("import os\nosmosis($x, y_1)\n", &skip);
+        assert_eq!(ids, HashSet::from(["osmosis", "$x", "y_1"]),);
     }
 }
