@@ -192,9 +192,16 @@ const CASES: &[Case] = &[
     (
         "py: alias removed while the alias is still used",
         Some("a.py"),
-        "import numpy as np\n\nx = np.zeros(3)\n",
-        "import numpy\n\nx = np.zeros(3)\n",
+        "import numpy as np\nimport os\n\nx = np.zeros(3)\n",
+        "import os\n\nx = np.zeros(3)\n",
         &["import numpy as np"],
+    ),
+    (
+        "py: an import rewritten one for one is deliberate, even if the old name is still used",
+        Some("a.py"),
+        "def f():\n    from io import StringIO, BytesIO\n    return StringIO(), BytesIO()\n",
+        "def f():\n    from io import StringIO_tmp, BytesIO\n    return StringIO(), BytesIO()\n",
+        &[],
     ),
     (
         "py: dotted import binds its first name",

@@ -60,11 +60,12 @@ pub struct GuardViolation {
 ///   import statements, comments and strings included) and no remaining
 ///   import binds it, or the import binds no name that can be checked
 ///   (side-effect imports, globs, Go `_`/`.` imports, re-exports, Rust
-///   `mod`) and fewer such imports took its place. Removing an import whose
-///   names nothing references any more is not a drop, nor is moving,
-///   re-ordering, reformatting or rewriting an import (a renamed module
-///   binding the same name, named imports collapsed into a glob of the same
-///   module). The message names each dropped import and the name still used;
+///   `mod`) — and more such needed imports are gone than new imports
+///   arrived. Removing an import whose names nothing references any more is
+///   not a drop, nor is moving, re-ordering, reformatting or rewriting an
+///   import one for one (a renamed module or name, named imports collapsed
+///   into a glob of the same module). The message names each dropped import
+///   and the name still used;
 /// - [`ViolationKind::MarkerLeak`]: a placeholder such as
 ///   `// ... existing code ...` occurs more often than in the original;
 /// - [`ViolationKind::ConflictMarker`]: more lines starting with `<<<<<<< `,

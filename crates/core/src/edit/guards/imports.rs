@@ -5,19 +5,21 @@
 //! so that moving, re-ordering, regrouping or re-wrapping imports keeps the
 //! same set of keys, and removing one imported name removes its key.
 //!
-//! A key that disappeared is a *drop* only when the file still needs it:
-//! - the name it bound (Python `import a.b` → `a`, `as` aliases, each name
-//!   of a from-import or of JS braces, `* as ns`, `const {a, b: c} =
-//!   require()` → `a`, `c`, Rust's last path segment or alias, a Go path's
-//!   package name, Java's last segment or static member) is still referenced
-//!   in the updated text outside import statements and no remaining import
-//!   binds it — or the key names a single import that a glob of the same
-//!   module now covers (`from m import *`, `use a::*`, `import a.*`);
+//! A key that disappeared is *needed* when:
+//! - a name it bound (Python `import a.b` → `a`, `as` aliases, each name of
+//!   a from-import or of JS braces, `* as ns`, `const {a, b: c} = require()`
+//!   → `a`, `c`, Rust's last path segment or alias, a Go path's package
+//!   name, Java's last segment or static member) is still referenced in the
+//!   updated text outside import statements, no remaining import binds it,
+//!   and no glob of the same module now covers it (`from m import *`,
+//!   `use a::*`, `import a.*`);
 //! - or it binds no name that could be checked (`import './x.css'`, a bare
 //!   `require()`, Go `_`/`.` imports, `from x import *`, `import a.b.*`,
 //!   `use a::*`, `use x as _`, `pub use` and JS `export … from` re-exports,
-//!   Rust `mod x;`): such imports are kept by count, so only a net loss of
-//!   them is a drop (a one-for-one renamed path is a rewrite).
+//!   Rust `mod x;`).
+//!
+//! The edit drops imports when more needed keys disappeared than new keys
+//! arrived: a one-for-one rewrite (a renamed path or name) is deliberate.
 //!
 //! "Referenced" is a whole identifier token anywhere in the updated text
 //! except on import-statement lines, comments and strings included: a name
@@ -422,19 +424,17 @@ pub(super) fn dropped(original: &str, updated: &str, path: Option<&str>) -> Opti
             )),
         }
     }
-    // Side-effect, glob and re-export imports are judged by count: one that
-    // was rewritten (a renamed path) disappears as one key and reappears as
-    // another, which is the model changing an import on purpose. Only a net
-    // loss is the accident this guard exists for.
-    let opaque_arrived = after
-        .keys
-        .difference(&before.keys)
-        .filter(|k| after.binding(lang, k) == Binding::Opaque)
-        .count();
-    if opaque_gone.len() <= opaque_arrived {
-        opaque_gone.clear();
-    }
+    // An import that was rewritten (a renamed module or name, an edited
+    // path) disappears as one key and reappears as another: that is the
+    // model changing an import on purpose — even when the old name is still
+    // used, which is then a bug a compiler reports, not a lost header. Only
+    // a net loss — more needed imports gone than new ones arrived — is the
+    // accident this guard exists for.
+    let arrived = after.keys.difference(&before.keys).count();
     let flagged: Vec<String> = needed.into_iter().chain(opaque_gone).collect();
+    if flagged.len() <= arrived {
+        return None;
+    }
     if flagged.is_empty() {
         return None;
     }
