@@ -209,11 +209,15 @@ def test_apply_edits_is_all_or_nothing():
 
 def test_apply_edits_passes_path_and_guards():
     content = "import os\nimport sys\n\nprint(os, sys)\n"
-    edits = [("import sys\n", ""), ("print(os, sys)", "print(os)")]
+    # `sys` stays in use, so dropping its import is what the guard catches.
+    edits = [("import sys\n", ""), ("print(os, sys)", "print(os, sys, 1)")]
     with pytest.raises(coderig.GuardError):
         coderig.apply_edits(content, edits, path="m.py")
     r = coderig.apply_edits(content, edits, path="m.py", guards=False)
-    assert r.content == "import os\n\nprint(os)\n"
+    assert r.content == "import os\n\nprint(os, sys, 1)\n"
+    # Removing an import together with its last use is not a drop.
+    unused = [("import sys\n", ""), ("print(os, sys)", "print(os)")]
+    assert coderig.apply_edits(content, unused, path="m.py").content == "import os\n\nprint(os)\n"
 
 
 BAD_EDITS = [
@@ -249,6 +253,7 @@ ORIGINAL_PY = "import os\nimport sys\n\n\ndef cwd():\n    return os.getcwd(), sy
 GUARDS = [
     ("safe", ORIGINAL_PY.replace("cwd", "here"), []),
     ("dropped-import", ORIGINAL_PY.replace("import sys\n", ""), ["dropped_imports"]),
+    ("unused-import-removed", ORIGINAL_PY.replace("import sys\n", "").replace(", sys.argv", ""), []),
     ("marker-leak", ORIGINAL_PY.replace("    return", "    # ... existing code ...\n    return"),
      ["marker_leak"]),
     ("conflict-marker", ORIGINAL_PY + "<<<<<<< HEAD\nx = 1\n=======\nx = 2\n>>>>>>> other\n",
