@@ -368,7 +368,7 @@ test('editFile writes atomically, keeps permissions, leaves no temp file', () =>
 test('a refused file edit leaves the file byte-for-byte untouched', () => {
   withDir((dir) => {
     const path = join(dir, 'a.py')
-    const original = 'import os\nimport sys\nx = 1\nx = 1\n'
+    const original = 'import os\nimport sys\nx = 1\nx = 1\nprint(sys.argv)\n' // sys in use: dropping its import is refused
     writeFileSync(path, original)
     const before = statSync(path).mtimeMs
     throwsCode(() => coderig.editFile(path, 'missing', 'y'), 'NOT_FOUND')
