@@ -97,6 +97,14 @@ fn placeholder_markers_that_leak_are_caught() {
         "... existing code ...",
         "// ... code omitted for brevity ...",
         "x = 1  # ... previous implementation ...",
+        // Without an ellipsis, a phrase that says code was left out.
+        "// rest of file",
+        "# remaining code",
+        "// other methods unchanged",
+        "// unchanged code",
+        "// code omitted for brevity",
+        "// omitted for brevity",
+        "// implementation same as before",
     ];
     for marker in leaks {
         let updated = format!("fn main() {{\n{marker}\n    work();\n}}\n");
@@ -143,6 +151,11 @@ fn ordinary_code_and_comments_are_not_markers() {
         "//   ... same layout and ABI as the only field,",
         "//  preserves the number of elements. ... The same holds",
         "/// omitted.",
+        // Section headings over real code, not placeholders for left-out code.
+        "# Remaining tests",
+        "// remaining cases",
+        "# rest of the tests are below",
+        "// Remaining helpers",
     ];
     for line in fine {
         let updated = format!("start\n{line}\n");

@@ -6,9 +6,11 @@
 //! - it has an ellipsis (`...` or `…`) followed by a placeholder phrase
 //!   (`... existing code`, `... rest of the file`, `... (unchanged)`,
 //!   `... keep existing`, `... same as before`), or
-//! - all its words are placeholder vocabulary, one is a strong word and one
-//!   names what was left out (`rest of the code`, `existing code`,
-//!   `code unchanged`; not wrapped prose such as `/// unchanged.`).
+//! - all its words are placeholder vocabulary and they say that code was
+//!   left out (`rest of the code`, `existing code`, `methods unchanged`,
+//!   `omitted for brevity`; not wrapped prose such as `/// unchanged.`, nor a
+//!   section heading such as `# Remaining tests` or `# rest of the tests are
+//!   below`, which names no code noun).
 //!
 //! A line that is not a comment counts only when it consists of nothing but
 //! an ellipsis and such a phrase (`... existing code ...`), so spreads such
@@ -212,11 +214,72 @@ fn comment_placeholder(body: &str) -> Option<String> {
         return Some(w.join(" "));
     }
     let w = words(&body);
-    if w.iter().all(|x| VOCAB.contains(&x.as_str())) && has_noun(&w) && has_strong_phrase(&w, false)
-    {
+    if w.iter().all(|x| VOCAB.contains(&x.as_str())) && has_left_out_phrase(&w) {
         return Some(w.join(" "));
     }
     None
+}
+
+/// What code is called when a placeholder without an ellipsis says it was
+/// left out. Narrower than [`NOUNS`]: `# Remaining tests` or `# rest of the
+/// tests are below` head a section of real code, they do not replace one.
+const CODE_NOUNS: &[&str] = &[
+    "code",
+    "file",
+    "function",
+    "functions",
+    "class",
+    "classes",
+    "method",
+    "methods",
+    "implementation",
+    "module",
+    "component",
+    "components",
+    "body",
+    "logic",
+];
+
+/// Adjectives that, next to a [`CODE_NOUNS`] word, say it was left out.
+const LEFT_OUT: &[&str] = &[
+    "existing",
+    "unchanged",
+    "remaining",
+    "omitted",
+    "elided",
+    "unmodified",
+    "untouched",
+];
+
+/// Whether `words` (of a comment without an ellipsis) say that code was left
+/// out: `rest of [the] <code>`, `existing|unchanged|remaining|omitted <code>`
+/// or `<code> unchanged|omitted…` (either order), `omitted for brevity`, or
+/// `same as before` next to a code noun. A section heading such as
+/// `# Remaining tests` names no code noun and does not count.
+fn has_left_out_phrase(words: &[String]) -> bool {
+    let code = |w: &String| CODE_NOUNS.contains(&w.as_str());
+    let left_out = |w: &String| LEFT_OUT.contains(&w.as_str());
+    let rest_of = (0..words.len()).any(|i| {
+        if words[i] != "rest" || words.get(i + 1).is_none_or(|w| w != "of") {
+            return false;
+        }
+        let next = match words.get(i + 2) {
+            Some(w) if w == "the" => words.get(i + 3),
+            other => other,
+        };
+        next.is_some_and(code)
+    });
+    rest_of
+        || words
+            .windows(2)
+            .any(|p| (left_out(&p[0]) && code(&p[1])) || (code(&p[0]) && left_out(&p[1])))
+        || words
+            .windows(3)
+            .any(|t| t[0] == "omitted" && t[1] == "for" && t[2] == "brevity")
+        || words
+            .windows(3)
+            .any(|t| t[0] == "same" && t[1] == "as" && t[2] == "before")
+            && words.iter().any(code)
 }
 
 /// Word stems of which every placeholder phrase contains one (each STRONG
