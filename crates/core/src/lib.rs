@@ -14,7 +14,11 @@
 
 pub mod arena;
 pub mod edit;
+pub mod error;
 pub mod flow;
+pub mod json;
+pub mod names;
+pub mod task;
 
 pub use edit::apply::{apply_edit, apply_edit_with, apply_edits};
 pub use edit::apply::{Applied, ApplyOptions, Edit};
@@ -25,6 +29,7 @@ pub use edit::guards::{GuardViolation, ViolationKind};
 pub use edit::hashline;
 pub use edit::locate::locate;
 pub use edit::locate::{Match, MatchKind, Nearest, Tier};
+pub use error::{Error, ErrorKind};
 
 /// xxHash32 of `data` with `seed` (the reference algorithm, via `xxhash-rust`).
 ///

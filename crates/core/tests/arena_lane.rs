@@ -76,7 +76,9 @@ fn enums_round_trip_and_aliases() {
     assert_eq!(" coding ".parse::<BattleType>(), Ok(BattleType::Coding));
     assert_eq!("canceled".parse::<ContestantStatus>(), Ok(Cancelled));
     let err = "gpu".parse::<Lane>().unwrap_err();
-    assert_eq!(err.code(), "INVALID_INPUT");
+    assert_eq!(coderig::Error::from(err.clone()).code(), "INVALID_INPUT");
+    assert!(err.to_string().contains("local, cloud"), "{err}");
+    let err = ArenaError::from(err);
     assert!(
         matches!(&err, ArenaError::InvalidInput(m) if m.contains("local, cloud")),
         "{err}"

@@ -13,7 +13,7 @@
 //!   `code: 'INVALID_INPUT'`.
 
 use crate::errors::to_js_error;
-use coderig::arena::{self, ArenaError, BattleType, ContestantStatus, Lane, TaskState};
+use coderig::arena::{self, BattleType, ContestantStatus, Lane, TaskState};
 use coderig::EditError;
 use napi::bindgen_prelude::{Either, Null};
 use napi::Env;
@@ -28,9 +28,9 @@ pub(crate) fn invalid(env: &Env, message: impl Into<String>) -> napi::Error {
 }
 
 /// Parses one of the core's enum names, refusing with `INVALID_INPUT`.
-fn parse<T: FromStr<Err = ArenaError>>(env: &Env, s: &str) -> napi::Result<T> {
+fn parse<T: FromStr<Err = coderig::names::ParseNameError>>(env: &Env, s: &str) -> napi::Result<T> {
     s.parse()
-        .map_err(|e: ArenaError| invalid(env, e.to_string()))
+        .map_err(|e: coderig::names::ParseNameError| invalid(env, e.to_string()))
 }
 
 /// A JS number that must be a whole number in `0..=max` (safe-integer range

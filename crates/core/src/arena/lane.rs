@@ -5,12 +5,10 @@
 //! thrash the GPU and spoil the benchmark); everything else goes to the
 //! *cloud lane*, which runs in parallel up to an optional cap.
 
-use super::error::named_enum;
-use serde::{Deserialize, Serialize};
+use crate::names::named_enum;
 
 /// The kind of battle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BattleType {
     /// Question and answer: contestants answer in text, no workspace.
     Qa,
@@ -20,8 +18,7 @@ pub enum BattleType {
 named_enum!(BattleType, "battle type", { Qa => "qa" | "q&a" | "q_a", Coding => "coding" | "code" });
 
 /// The lane a contestant runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Lane {
     /// The serial lane of the local model server.
     Local,
@@ -33,8 +30,7 @@ named_enum!(Lane, "lane", { Local => "local", Cloud => "cloud" });
 /// Where a contestant stands. `Done` and `Error` are the finished states
 /// [`is_battle_complete`] waits for; `Cancelled` is what a stopped battle or a
 /// cancelled task leaves behind (see [`crate::arena::resume`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ContestantStatus {
     /// Created, waiting for a lane slot.
     Queued,

@@ -20,41 +20,13 @@
 //! process, so nobody will finish it; a `pending` task will still be picked
 //! up by a worker, so re-dispatching it would run the contestant twice.
 
-use super::error::named_enum;
 use super::lane::ContestantStatus;
-use serde::{Deserialize, Serialize};
+use crate::names::named_enum;
+pub use crate::task::TaskState;
 use std::collections::HashMap;
 
-/// State of a task row in the store. Shared vocabulary of flow steps and
-/// arena contestants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TaskState {
-    /// Queued, not yet claimed by a worker.
-    Pending,
-    /// Claimed by a worker.
-    Running,
-    /// Waiting on something outside the worker (an approval, a lock).
-    Blocked,
-    /// Finished successfully.
-    Completed,
-    /// Finished with an error.
-    Failed,
-    /// Cancelled before finishing.
-    Cancelled,
-}
-named_enum!(TaskState, "task state", {
-    Pending => "pending",
-    Running => "running",
-    Blocked => "blocked",
-    Completed => "completed",
-    Failed => "failed",
-    Cancelled => "cancelled" | "canceled",
-});
-
 /// What the runner does with one contestant on resume.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ContestantAction {
     /// Leave it as it is.
     Keep,

@@ -2,6 +2,8 @@
 
 use crate::edit::guards::GuardViolation;
 use crate::edit::locate::Nearest;
+use crate::error::ErrorKind;
+use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
 /// Why an edit was refused. Every variant carries a message written for a
@@ -104,6 +106,54 @@ impl EditError {
             | EditError::InvalidInput { message }
             | EditError::Io { message } => message,
         }
+    }
+
+    /// The kind of the one taxonomy ([`crate::Error`]) this error has.
+    pub fn error_kind(&self) -> ErrorKind {
+        match self {
+            EditError::NotFound { .. } => ErrorKind::NotFound,
+            EditError::Ambiguous { .. } => ErrorKind::Ambiguous,
+            EditError::Guard { .. } => ErrorKind::Guard,
+            EditError::NoOp { .. } => ErrorKind::NoOp,
+            EditError::HashlineMismatch { .. } => ErrorKind::HashlineMismatch,
+            EditError::InvalidInput { .. } => ErrorKind::InvalidInput,
+            EditError::Io { .. } => ErrorKind::Io,
+        }
+    }
+
+    /// The details every face shows next to kind, code and message:
+    /// `nearest` (`not_found`: `{first_line, last_line, score}` or null),
+    /// `count` and `lines` (`ambiguous`: `[first_line, last_line]` per
+    /// candidate), `violations` (`guard`: `[{kind, message}]`), `remaps`
+    /// (`hashline_mismatch`: stale ref → fresh ref); none for the others.
+    pub fn details(&self) -> Map<String, Value> {
+        let mut details = Map::new();
+        match self {
+            EditError::NotFound { nearest, .. } => {
+                details.insert(
+                    "nearest".into(),
+                    nearest.map_or(Value::Null, |n| {
+                        json!({"first_line": n.first_line, "last_line": n.last_line, "score": n.score})
+                    }),
+                );
+            }
+            EditError::Ambiguous { count, lines, .. } => {
+                details.insert("count".into(), json!(count));
+                details.insert("lines".into(), json!(lines));
+            }
+            EditError::Guard { violations, .. } => {
+                let violations = violations
+                    .iter()
+                    .map(|v| json!({"kind": v.kind.as_str(), "message": v.message}))
+                    .collect();
+                details.insert("violations".into(), Value::Array(violations));
+            }
+            EditError::HashlineMismatch { remaps, .. } => {
+                details.insert("remaps".into(), json!(remaps));
+            }
+            EditError::NoOp { .. } | EditError::InvalidInput { .. } | EditError::Io { .. } => {}
+        }
+        details
     }
 
     /// Shorthand for an [`EditError::InvalidInput`].

@@ -12,8 +12,7 @@ mod markers;
 pub use imports::Lang;
 
 /// What a guard caught.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ViolationKind {
     /// Chars lost > 60 % and lines lost > 50 %.
     Truncation,
@@ -25,17 +24,12 @@ pub enum ViolationKind {
     ConflictMarker,
 }
 
-impl ViolationKind {
-    /// `"truncation"`, `"dropped_imports"`, `"marker_leak"`, `"conflict_marker"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ViolationKind::Truncation => "truncation",
-            ViolationKind::DroppedImports => "dropped_imports",
-            ViolationKind::MarkerLeak => "marker_leak",
-            ViolationKind::ConflictMarker => "conflict_marker",
-        }
-    }
-}
+crate::names::named_enum!(ViolationKind, "violation kind", {
+    Truncation => "truncation",
+    DroppedImports => "dropped_imports",
+    MarkerLeak => "marker_leak",
+    ConflictMarker => "conflict_marker",
+});
 
 /// One guard violation.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -24,6 +24,7 @@
 use crate::edit::normalize::{
     fold_norm, has_foldable, split_lines, to_lf, unescape, ws_norm, Folded, LineSpan,
 };
+use crate::names::named_enum;
 use memchr::memmem;
 use rapidfuzz::distance::levenshtein;
 use std::ops::Range;
@@ -37,8 +38,7 @@ pub const FUZZY_MARGIN: f64 = 0.05;
 const NEAREST_FLOOR: f64 = 0.5;
 
 /// The tier at which a needle was found, weakest last.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Tier {
     /// Byte-for-byte.
     Exact,
@@ -50,21 +50,15 @@ pub enum Tier {
     Fuzzy,
 }
 
-impl Tier {
-    /// `"exact"`, `"whitespace"`, `"unicode"` or `"fuzzy"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Exact => "exact",
-            Tier::Whitespace => "whitespace",
-            Tier::Unicode => "unicode",
-            Tier::Fuzzy => "fuzzy",
-        }
-    }
-}
+named_enum!(Tier, "tier", {
+    Exact => "exact",
+    Whitespace => "whitespace",
+    Unicode => "unicode",
+    Fuzzy => "fuzzy",
+});
 
 /// Outcome kind of [`locate`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatchKind {
     /// Found at the exact tier.
     Exact,
@@ -79,6 +73,14 @@ pub enum MatchKind {
     /// Nothing qualified.
     NotFound,
 }
+named_enum!(MatchKind, "match kind", {
+    Exact => "exact",
+    Whitespace => "whitespace",
+    Unicode => "unicode",
+    Fuzzy => "fuzzy",
+    Ambiguous => "ambiguous",
+    NotFound => "not_found",
+});
 
 /// The closest window when nothing qualified: 1-based inclusive lines.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

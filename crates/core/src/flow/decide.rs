@@ -5,8 +5,9 @@
 //! [`decide_trigger`] on counters it keeps up to date, so the two can only
 //! disagree about *which* counts they feed it, which the property test pins.
 
-use super::spec::{named_enum, Flow, Step, StepKind, TriggerRule};
+use super::spec::{Flow, Step, StepKind, TriggerRule};
 use super::state::{SchedulerState, SkipReason, StepOutcome};
+use crate::names::named_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -531,30 +532,39 @@ pub fn is_stuck(flow: &Flow, state: &SchedulerState) -> bool {
 }
 
 /// True while a step that has been retried `retry_count` times may be
-/// retried again (`retry_count < max_retries`).
-pub fn should_retry(max_retries: u32, retry_count: u32) -> bool {
-    retry_count < max_retries
+/// retried again (`retry_count < max_retries`). No retry policy
+/// (`max_retries` of `None`) means no retry.
+pub fn should_retry(max_retries: impl Into<Option<u32>>, retry_count: u32) -> bool {
+    max_retries.into().is_some_and(|max| retry_count < max)
 }
 
-named_enum!(
-    /// Why an attempt failed, as far as retrying is concerned.
-    FailureKind, "failure kind", {
-        /// The attempt exceeded its timeout.
-        Timeout => "timeout",
-        /// The backend asked to slow down (HTTP 429 and the like).
-        RateLimited => "rate_limited",
-        /// A network error, a 5xx, an overloaded backend.
-        Transient => "transient",
-        /// The worker process died mid-attempt.
-        Crashed => "crashed",
-        /// The input or the step spec is invalid; the same attempt fails again.
-        Validation => "validation",
-        /// Someone cancelled the step.
-        Cancelled => "cancelled",
-        /// Any other deterministic error (auth, not found, a bug in the step).
-        Permanent => "permanent",
-    }
-);
+/// Why an attempt failed, as far as retrying is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureKind {
+    /// The attempt exceeded its timeout.
+    Timeout,
+    /// The backend asked to slow down (HTTP 429 and the like).
+    RateLimited,
+    /// A network error, a 5xx, an overloaded backend.
+    Transient,
+    /// The worker process died mid-attempt.
+    Crashed,
+    /// The input or the step spec is invalid; the same attempt fails again.
+    Validation,
+    /// Someone cancelled the step.
+    Cancelled,
+    /// Any other deterministic error (auth, not found, a bug in the step).
+    Permanent,
+}
+named_enum!(FailureKind, "failure kind", {
+    Timeout => "timeout",
+    RateLimited => "rate_limited",
+    Transient => "transient",
+    Crashed => "crashed",
+    Validation => "validation",
+    Cancelled => "cancelled",
+    Permanent => "permanent",
+});
 
 /// Whether a failure of this kind may succeed on a new attempt: timeouts,
 /// rate limits, transient errors and crashes are retriable; validation

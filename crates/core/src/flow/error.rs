@@ -55,3 +55,37 @@ pub enum FlowError {
         body: String,
     },
 }
+
+impl FlowError {
+    /// Every name [`FlowError::name`] gives, in declaration order.
+    pub const NAMES: &'static [&'static str] = &[
+        "invalid",
+        "unknown_step",
+        "invalid_transition",
+        "already_started",
+        "not_started",
+        "switch_outcome_required",
+        "not_a_switch",
+        "unknown_case",
+        "not_a_loop",
+        "loop_body_busy",
+    ];
+
+    /// The stable snake_case name of the variant (the `reason` detail of
+    /// the error every face raises for it).
+    pub fn name(&self) -> &'static str {
+        let index = match self {
+            FlowError::Invalid(_) => 0,
+            FlowError::UnknownStep(_) => 1,
+            FlowError::InvalidTransition { .. } => 2,
+            FlowError::AlreadyStarted => 3,
+            FlowError::NotStarted => 4,
+            FlowError::SwitchOutcomeRequired(_) => 5,
+            FlowError::NotASwitch(_) => 6,
+            FlowError::UnknownCase { .. } => 7,
+            FlowError::NotALoop(_) => 8,
+            FlowError::LoopBodyBusy { .. } => 9,
+        };
+        Self::NAMES[index]
+    }
+}

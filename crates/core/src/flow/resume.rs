@@ -2,51 +2,66 @@
 //! restarts, given the state of the task (worker job) it pointed to.
 
 use super::decide::should_retry;
-use super::spec::named_enum;
+use crate::names::named_enum;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-named_enum!(
-    /// The persisted status of a step row.
-    StepStatus, "step status", {
-        /// Not started.
-        Pending => "pending",
-        /// Dispatched to a task.
-        Running => "running",
-        /// Finished successfully.
-        Done => "done",
-        /// Failed.
-        Failed => "failed",
-        /// Skipped.
-        Skipped => "skipped",
-        /// Hit its timeout.
-        TimedOut => "timed_out",
-        /// Cancelled.
-        Cancelled => "cancelled",
-    }
-);
+/// The persisted status of a step row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StepStatus {
+    /// Not started.
+    Pending,
+    /// Dispatched to a task.
+    Running,
+    /// Finished successfully.
+    Done,
+    /// Failed.
+    Failed,
+    /// Skipped.
+    Skipped,
+    /// Hit its timeout.
+    TimedOut,
+    /// Cancelled.
+    Cancelled,
+}
+named_enum!(StepStatus, "step status", {
+    Pending => "pending",
+    Running => "running",
+    Done => "done" | "completed",
+    Failed => "failed",
+    Skipped => "skipped",
+    TimedOut => "timed_out",
+    Cancelled => "cancelled",
+});
 
 /// The state of the task (worker job) a running step points to: the one
 /// vocabulary shared with arena contestants.
-pub use crate::arena::TaskState;
+pub use crate::task::TaskState;
 
-named_enum!(
-    /// What a resuming runtime does with one step row.
-    ResumeAction, "resume action", {
-        /// Leave it as it is.
-        Keep => "keep",
-        /// Dispatch it again (its worker is gone).
-        ReDispatch => "re-dispatch",
-        /// Record it as done (its task finished while we were down).
-        MarkDone => "mark-done",
-        /// Record it as failed.
-        MarkFailed => "mark-failed",
-        /// Record it as cancelled.
-        MarkCancelled => "mark-cancelled",
-        /// Start a new attempt (counts against the retry budget).
-        Retry => "retry",
-    }
-);
+/// What a resuming runtime does with one step row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ResumeAction {
+    /// Leave it as it is.
+    Keep,
+    /// Dispatch it again (its worker is gone).
+    ReDispatch,
+    /// Record it as done (its task finished while we were down).
+    MarkDone,
+    /// Record it as failed.
+    MarkFailed,
+    /// Record it as cancelled.
+    MarkCancelled,
+    /// Start a new attempt (counts against the retry budget).
+    Retry,
+}
+named_enum!(ResumeAction, "resume action", {
+    Keep => "keep",
+    ReDispatch => "re-dispatch",
+    MarkDone => "mark-done",
+    MarkFailed => "mark-failed",
+    MarkCancelled => "mark-cancelled",
+    Retry => "retry",
+});
 
 /// The resume table, row by row:
 ///

@@ -10,115 +10,74 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 
-/// A bad name given for one of the flow enums (trigger rule, step kind, ...).
+use crate::names::named_enum;
+pub use crate::names::ParseNameError;
+
+/// What a step does; the scheduler treats `switch` and `do_while` specially.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StepKind {
+    /// Runs an agent (model) turn.
+    Agent,
+    /// Runs code (a function, a command).
+    Code,
+    /// Waits for a human approval.
+    Approval,
+    /// Chooses one of its [`Case`]s; the others' steps are excluded.
+    Switch,
+    /// Runs its loop body repeatedly until its condition is false or the cap is hit.
+    DoWhile,
+}
+named_enum!(StepKind, "step kind", {
+    Agent => "agent",
+    Code => "code",
+    Approval => "approval",
+    Switch => "switch",
+    DoWhile => "do_while",
+});
+
+/// When a step may run, judged from the outcomes of its dependencies.
 ///
-/// The message lists every valid name so a caller (or a model writing a flow
-/// spec) can correct it without reading the docs.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} {given:?}; valid names: {valid}")]
-pub struct ParseNameError {
-    /// What was being parsed, e.g. `"trigger rule"`.
-    pub what: &'static str,
-    /// The text that did not parse.
-    pub given: String,
-    /// Every accepted name, comma-separated.
-    pub valid: &'static str,
+/// All eleven of Airflow's rules; the table in the [`crate::flow`] module
+/// docs gives each one's exact meaning, including skip reasons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum TriggerRule {
+    /// Every dependency done or deliberately skipped (the default).
+    #[default]
+    AllSuccess,
+    /// Every dependency failed (or skipped because of an upstream failure).
+    AllFailed,
+    /// Every dependency settled, whatever the outcome.
+    AllDone,
+    /// Every dependency skipped.
+    AllSkipped,
+    /// At least one dependency done.
+    OneSuccess,
+    /// At least one dependency failed.
+    OneFailed,
+    /// At least one dependency done or failed.
+    OneDone,
+    /// Every dependency settled and none failed.
+    NoneFailed,
+    /// Like `none_failed`, plus at least one dependency done.
+    NoneFailedMinOneSuccess,
+    /// Every dependency settled and none skipped.
+    NoneSkipped,
+    /// Runs at once, whatever its dependencies do.
+    Always,
 }
-
-/// Declares a `Copy` enum of fixed snake_case names with `as_str`, `ALL`,
-/// `FromStr` (error lists valid names) and `Display`, so the names used by
-/// serde, the bindings and error messages can never drift apart.
-macro_rules! named_enum {
-    ($(#[$meta:meta])* $name:ident, $what:literal, { $($(#[$vmeta:meta])* $variant:ident => $s:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize, ::serde::Deserialize)]
-        pub enum $name {
-            $($(#[$vmeta])* #[serde(rename = $s)] $variant),+
-        }
-        impl $name {
-            /// Every variant, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-            /// The stable snake_case name (the serde and binding spelling).
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $s),+ }
-            }
-        }
-        impl ::std::str::FromStr for $name {
-            type Err = $crate::flow::spec::ParseNameError;
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                match s {
-                    $($s => Ok($name::$variant),)+
-                    _ => Err($crate::flow::spec::ParseNameError {
-                        what: $what,
-                        given: s.to_string(),
-                        valid: concat!($($s, ", "),+).trim_end_matches(", "),
-                    }),
-                }
-            }
-        }
-        impl ::std::fmt::Display for $name {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-pub(crate) use named_enum;
-
-named_enum!(
-    /// What a step does; the scheduler treats `switch` and `do_while` specially.
-    StepKind, "step kind", {
-        /// Runs an agent (model) turn.
-        Agent => "agent",
-        /// Runs code (a function, a command).
-        Code => "code",
-        /// Waits for a human approval.
-        Approval => "approval",
-        /// Chooses one of its [`Case`]s; the others' steps are excluded.
-        Switch => "switch",
-        /// Runs its loop body repeatedly until its condition is false or the cap is hit.
-        DoWhile => "do_while",
-    }
-);
-
-named_enum!(
-    /// When a step may run, judged from the outcomes of its dependencies.
-    ///
-    /// All eleven of Airflow's rules; the table in the [`crate::flow`] module
-    /// docs gives each one's exact meaning, including skip reasons.
-    TriggerRule, "trigger rule", {
-        /// Every dependency done or deliberately skipped (the default).
-        AllSuccess => "all_success",
-        /// Every dependency failed (or skipped because of an upstream failure).
-        AllFailed => "all_failed",
-        /// Every dependency settled, whatever the outcome.
-        AllDone => "all_done",
-        /// Every dependency skipped.
-        AllSkipped => "all_skipped",
-        /// At least one dependency done.
-        OneSuccess => "one_success",
-        /// At least one dependency failed.
-        OneFailed => "one_failed",
-        /// At least one dependency done or failed.
-        OneDone => "one_done",
-        /// Every dependency settled and none failed.
-        NoneFailed => "none_failed",
-        /// Like `none_failed`, plus at least one dependency done.
-        NoneFailedMinOneSuccess => "none_failed_min_one_success",
-        /// Every dependency settled and none skipped.
-        NoneSkipped => "none_skipped",
-        /// Runs at once, whatever its dependencies do.
-        Always => "always",
-    }
-);
-
-// The derive list is shared by every `named_enum!`, so the default is spelled out.
-#[allow(clippy::derivable_impls)]
-impl Default for TriggerRule {
-    fn default() -> Self {
-        TriggerRule::AllSuccess
-    }
-}
+named_enum!(TriggerRule, "trigger rule", {
+    AllSuccess => "all_success",
+    AllFailed => "all_failed",
+    AllDone => "all_done",
+    AllSkipped => "all_skipped",
+    OneSuccess => "one_success",
+    OneFailed => "one_failed",
+    OneDone => "one_done",
+    NoneFailed => "none_failed",
+    NoneFailedMinOneSuccess => "none_failed_min_one_success",
+    NoneSkipped => "none_skipped",
+    Always => "always",
+});
 
 /// A predicate over the run context `{"input": ..., "results": {step_id: ...}}`.
 ///
@@ -147,6 +106,7 @@ impl fmt::Debug for Condition {
 
 /// One branch of a `switch` step.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Case {
     /// The name reported as the switch's chosen case.
     pub label: String,
@@ -178,9 +138,10 @@ impl Case {
 /// A step joins a group by naming it in [`Step::batch`]; each group runs at
 /// most `max_concurrent` of its steps at once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BatchConfig {
     /// Cap on running steps per batch group; `None` means unbounded.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::json::int::opt_usize")]
     pub max_concurrent: Option<usize>,
     /// The rule by which a batch group as a whole has succeeded
     /// (see [`crate::flow::is_batch_joined`]).
@@ -202,7 +163,11 @@ fn default_loop_max_iterations() -> u32 {
 }
 
 /// One node of a flow.
+///
+/// Its serde form refuses unknown fields (a misspelt `deps` must not decode
+/// as a step without dependencies); integers may be integral floats.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Step {
     /// Unique id within the flow.
     pub id: String,
@@ -218,10 +183,10 @@ pub struct Step {
     #[serde(default)]
     pub batch: Option<String>,
     /// Retries allowed after the first attempt (see [`crate::flow::should_retry`]).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::json::int::u32")]
     pub max_retries: u32,
     /// Time limit per attempt, in seconds; `None` means none.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::json::int::opt_u64")]
     pub timeout: Option<u64>,
     /// Branches of a `switch` step, tried in order.
     #[serde(default)]
@@ -236,7 +201,10 @@ pub struct Step {
     #[serde(skip)]
     pub loop_condition: Option<Condition>,
     /// Iteration cap of a `do_while` (default 100).
-    #[serde(default = "default_loop_max_iterations")]
+    #[serde(
+        default = "default_loop_max_iterations",
+        deserialize_with = "crate::json::int::u32"
+    )]
     pub loop_max_iterations: u32,
     /// Launch-time guard: when it is false for the launch context the step
     /// is excluded from the run (see [`crate::flow::manifest_steps`]).
@@ -339,6 +307,7 @@ impl Step {
 /// A declarative flow: steps in declaration order (the "flow order" in which
 /// ready steps are reported) and the batch limits.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Flow {
     /// The steps, in flow order.
     pub steps: Vec<Step>,

@@ -1,26 +1,31 @@
 //! The observable state of one run, as the pure decisions read it.
 
-use super::spec::named_enum;
+use crate::names::named_enum;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-named_enum!(
-    /// Why a step did not run.
-    ///
-    /// Only [`SkipReason::UpstreamFailed`] is caused by a failure; the other
-    /// three are *deliberate* and satisfy `all_success` downstream.
-    SkipReason, "skip reason", {
-        /// A failure upstream means this step's trigger rule can never hold.
-        UpstreamFailed => "upstream_failed",
-        /// A switch took another branch.
-        BranchNotTaken => "branch_not_taken",
-        /// A condition (a runtime guard, or a trigger rule that can no longer
-        /// hold although nothing failed) said not to run.
-        ConditionFalse => "condition_false",
-        /// Excluded from the run at launch (a `when` guard was false).
-        Excluded => "excluded",
-    }
-);
+/// Why a step did not run.
+///
+/// Only [`SkipReason::UpstreamFailed`] is caused by a failure; the other
+/// three are *deliberate* and satisfy `all_success` downstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SkipReason {
+    /// A failure upstream means this step's trigger rule can never hold.
+    UpstreamFailed,
+    /// A switch took another branch.
+    BranchNotTaken,
+    /// A condition (a runtime guard, or a trigger rule that can no longer
+    /// hold although nothing failed) said not to run.
+    ConditionFalse,
+    /// Excluded from the run at launch (a `when` guard was false).
+    Excluded,
+}
+named_enum!(SkipReason, "skip reason", {
+    UpstreamFailed => "upstream_failed",
+    BranchNotTaken => "branch_not_taken",
+    ConditionFalse => "condition_false",
+    Excluded => "excluded",
+});
 
 impl SkipReason {
     /// True for the reasons that were chosen on purpose (not caused by a failure).
@@ -92,6 +97,29 @@ pub enum StepOutcome {
 }
 
 impl StepOutcome {
+    /// Every name [`StepOutcome::as_str`] gives, in declaration order.
+    pub const NAMES: &'static [&'static str] = &[
+        "pending",
+        "in_flight",
+        "done",
+        "failed",
+        "timed_out",
+        "skipped",
+    ];
+
+    /// The stable snake_case name: `pending`, `in_flight`, `done`, `failed`,
+    /// `timed_out` or `skipped` (the reason is [`StepOutcome::skip_reason`]).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepOutcome::Pending => "pending",
+            StepOutcome::InFlight => "in_flight",
+            StepOutcome::Done => "done",
+            StepOutcome::Failed => "failed",
+            StepOutcome::TimedOut => "timed_out",
+            StepOutcome::Skipped(_) => "skipped",
+        }
+    }
+
     /// True once the step will not change any more.
     pub fn is_settled(self) -> bool {
         !matches!(self, StepOutcome::Pending | StepOutcome::InFlight)
