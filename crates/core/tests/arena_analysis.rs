@@ -119,7 +119,7 @@ fn cross_exam_prompt_names_examiner_winner_and_caps() {
         "Fix the bug",
         &digests,
         &analysis,
-        ("claude", "opus"),
+        Some(("claude", "opus")),
         "codex",
         "gpt-5",
     );
@@ -129,6 +129,12 @@ fn cross_exam_prompt_names_examiner_winner_and_caps() {
     assert!(user.contains("digest A") && user.contains("bench B"));
     assert!(user.contains("[truncated 3 chars]") && !user.contains("END"));
     assert!(user.contains("Fix the bug"));
+    // The judge named no winner: the examiner is asked for its own verdict.
+    let (_, user) =
+        build_cross_exam_prompt("Fix the bug", &digests, "no winner", None, "codex", "gpt-5");
+    assert!(user.contains("The judge named no winner"), "{user}");
+    assert!(user.contains("independent verdict") && user.contains("VERDICT: <identity>/<model>"));
+    assert!(!user.contains("claude/opus"));
 }
 
 #[test]

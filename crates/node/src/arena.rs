@@ -457,7 +457,10 @@ pub fn build_cross_exam_prompt(
         &original_prompt,
         &digest_tuples(digests),
         &analysis,
-        (&proposed_winner.identity, &proposed_winner.model),
+        Some((
+            proposed_winner.identity.as_str(),
+            proposed_winner.model.as_str(),
+        )),
         &examiner_identity,
         &examiner_model,
     )

@@ -297,7 +297,7 @@ fn build_cross_exam_prompt(
         original_prompt,
         &digests.0,
         analysis,
-        (&proposed_winner.0, &proposed_winner.1),
+        Some((proposed_winner.0.as_str(), proposed_winner.1.as_str())),
         examiner_identity,
         examiner_model,
     )

@@ -117,7 +117,9 @@ pub fn build_judge_prompt<S: AsRef<str>>(
 
 /// The `(system, user)` prompt that asks `examiner_identity/examiner_model`
 /// to cross-examine the judge's `analysis` (capped at
-/// [`ANALYSIS_CAP_CHARS`]) and its `proposed_winner` `(identity, model)`.
+/// [`ANALYSIS_CAP_CHARS`]) and its `proposed_winner` `(identity, model)`, or `None`
+/// when the judge named no winner (the examiner is then asked for an
+/// independent verdict).
 /// `digests` and the original prompt are as for [`build_judge_prompt`]. The
 /// examiner is told to end with `VERDICT: <identity>/<model>` or `NO_WINNER`
 /// (see [`extract_verdict`]).
@@ -125,15 +127,24 @@ pub fn build_cross_exam_prompt<S: AsRef<str>>(
     original_prompt: &str,
     digests: &[(S, S, S, S)],
     analysis: &str,
-    proposed_winner: (&str, &str),
+    proposed_winner: Option<(&str, &str)>,
     examiner_identity: &str,
     examiner_model: &str,
 ) -> (String, String) {
     let mut user = format!("You are {examiner_identity}/{examiner_model}.\n\n");
     push_original_and_digests(&mut user, original_prompt, digests);
-    let (winner_identity, winner_model) = proposed_winner;
+    let proposal = match proposed_winner {
+        Some((winner_identity, winner_model)) => {
+            format!("## Proposed winner\n\n{winner_identity}/{winner_model}\n\n")
+        }
+        // The judge named no winner: nothing to confirm or refute, so the
+        // examiner is asked for a verdict of its own.
+        None => "## Proposed winner\n\nThe judge named no winner. Give your own independent \
+                 verdict from the evidence above.\n\n"
+            .to_owned(),
+    };
     user.push_str(&format!(
-        "\n## The judge's analysis\n\n{}\n\n## Proposed winner\n\n{winner_identity}/{winner_model}\n\n\
+        "\n## The judge's analysis\n\n{}\n\n{proposal}\
          End with one final line: `VERDICT: <identity>/<model>` (one of the contestants above) \
          or `NO_WINNER`.\n",
         fenced("markdown", &cap_chars(analysis, ANALYSIS_CAP_CHARS))
