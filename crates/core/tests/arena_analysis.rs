@@ -134,7 +134,7 @@ fn cross_exam_prompt_names_examiner_winner_and_caps() {
         build_cross_exam_prompt("Fix the bug", &digests, "no winner", None, "codex", "gpt-5");
     assert!(user.contains("The judge named no winner"), "{user}");
     assert!(user.contains("independent verdict") && user.contains("VERDICT: <identity>/<model>"));
-    assert!(!user.contains("claude/opus"));
+    assert!(!user.contains("## Proposed winner\n\nclaude/opus"));
 }
 
 #[test]
