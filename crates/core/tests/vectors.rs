@@ -25,7 +25,7 @@ use std::str::FromStr;
 
 /// The files of the common format (`hashline.json` keeps its own layout and
 /// its own runner, `hashline_vectors.rs`).
-const FILES: &[&str] = &["edit.json", "locate.json"];
+const FILES: &[&str] = &["edit.json", "locate.json", "guards.json"];
 
 /// Absolute tolerance of every number compared (`score`,
 /// `tokens_per_sec`; integers are exact well within it).
@@ -752,4 +752,9 @@ fn edit_vectors() {
 #[test]
 fn locate_vectors() {
     run_file("locate.json");
+}
+
+#[test]
+fn guards_vectors() {
+    run_file("guards.json");
 }
