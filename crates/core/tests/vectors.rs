@@ -25,7 +25,12 @@ use std::str::FromStr;
 
 /// The files of the common format (`hashline.json` keeps its own layout and
 /// its own runner, `hashline_vectors.rs`).
-const FILES: &[&str] = &["edit.json", "locate.json", "guards.json"];
+const FILES: &[&str] = &[
+    "edit.json",
+    "locate.json",
+    "guards.json",
+    "hashline_ops.json",
+];
 
 /// Absolute tolerance of every number compared (`score`,
 /// `tokens_per_sec`; integers are exact well within it).
@@ -757,4 +762,9 @@ fn locate_vectors() {
 #[test]
 fn guards_vectors() {
     run_file("guards.json");
+}
+
+#[test]
+fn hashline_ops_vectors() {
+    run_file("hashline_ops.json");
 }
