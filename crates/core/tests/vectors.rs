@@ -30,6 +30,7 @@ const FILES: &[&str] = &[
     "locate.json",
     "guards.json",
     "hashline_ops.json",
+    "flow.json",
 ];
 
 /// Absolute tolerance of every number compared (`score`,
@@ -767,4 +768,9 @@ fn guards_vectors() {
 #[test]
 fn hashline_ops_vectors() {
     run_file("hashline_ops.json");
+}
+
+#[test]
+fn flow_vectors() {
+    run_file("flow.json");
 }
