@@ -31,6 +31,7 @@ const FILES: &[&str] = &[
     "guards.json",
     "hashline_ops.json",
     "flow.json",
+    "arena.json",
 ];
 
 /// Absolute tolerance of every number compared (`score`,
@@ -773,4 +774,9 @@ fn hashline_ops_vectors() {
 #[test]
 fn flow_vectors() {
     run_file("flow.json");
+}
+
+#[test]
+fn arena_vectors() {
+    run_file("arena.json");
 }
