@@ -496,7 +496,7 @@ mod tests {
     #[test]
     fn bad_edits_name_the_edit_and_the_field() {
         let cases = [
-            (json!({"old": "a"}), "edits", "invalid type: map, expected a sequence"),
+            (json!({"old": "a"}), "edits", "invalid type: object, expected an array"),
             (json!([{"old": 1, "new": "b"}]), "edits[0].old", "invalid type: integer `1`, expected a string"),
             (json!([{"old": "a"}]), "edits[0]", "missing field `new`"),
             (json!([{"old": "a", "new": "b", "x": 1}]), "edits[0].x", "unknown field `x`, expected one of `old`, `new`, `replaceAll`, `replace_all`"),
@@ -586,7 +586,7 @@ mod tests {
         let expected = r#"expected a hashline edit: {"op", "pos"?, "end"?, "lines"}"#;
         for (value, got) in [
             (json!(["1#ZZ"]), "string \"1#ZZ\""),
-            (json!([["append", "1#ZZ", null, ["x"]]]), "sequence"),
+            (json!([["append", "1#ZZ", null, ["x"]]]), "array"),
             (json!([3]), "integer `3`"),
         ] {
             let e = hashline_edits(value.clone()).unwrap_err();
