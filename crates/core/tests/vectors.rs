@@ -32,6 +32,7 @@ const FILES: &[&str] = &[
     "hashline_ops.json",
     "flow.json",
     "arena.json",
+    "errors.json",
 ];
 
 /// Absolute tolerance of every number compared (`score`,
@@ -455,14 +456,23 @@ fn run_scheduler(input: &Value) -> Result<(Vec<Value>, Option<Error>), String> {
         return Err("flow_scheduler: `events` must be a list".into());
     };
     let mut ready = Vec::new();
-    let flow = match decode_flow(spec) {
-        Ok(f) => f,
-        Err(Failure::Core(e)) => return Ok((ready, Some(e))),
+    // A flow that cannot be built stops the case before its first event, so
+    // such a case lists no event (none would run).
+    let built = match decode_flow(spec) {
+        Ok(f) => Scheduler::new(f).map_err(Error::from),
+        Err(Failure::Core(e)) => Err(e),
         Err(Failure::Bug(b)) => return Err(b),
     };
-    let mut scheduler = match Scheduler::new(flow) {
+    let mut scheduler = match built {
         Ok(s) => s,
-        Err(e) => return Ok((ready, Some(e.into()))),
+        Err(e) if events.is_empty() => return Ok((ready, Some(e))),
+        Err(e) => {
+            return Err(format!(
+                "building the scheduler failed ({}: {}), so `events` must be []",
+                e.kind().as_str(),
+                e.message()
+            ))
+        }
     };
     for (k, event) in events.iter().enumerate() {
         let parts: Vec<String> = serde_json::from_value(event.clone())
@@ -779,4 +789,122 @@ fn flow_vectors() {
 #[test]
 fn arena_vectors() {
     run_file("arena.json");
+}
+
+#[test]
+fn errors_vectors() {
+    run_file("errors.json");
+}
+
+/// The runner itself: a wrong expectation, an unreadable vector or a
+/// misplaced error must fail a case, so that a passing file means something.
+#[test]
+fn the_runner_fails_what_it_must() {
+    let spec =
+        json!({"steps": [{"id": "a", "kind": "code"}, {"id": "b", "kind": "code", "deps": ["a"]}]});
+    let cases = [
+        (
+            "a right answer",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": "b"},
+                   "expect": {"kind": "exact", "start": 1, "score": 1.0000000001}}),
+            true,
+        ),
+        (
+            "a wrong answer",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": "b"},
+                   "expect": {"start": 0}}),
+            false,
+        ),
+        (
+            "a field the answer lacks",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": "b"},
+                   "expect": {"tier": "exact"}}),
+            false,
+        ),
+        (
+            "an unknown op",
+            json!({"name": "n", "op": "apply_patch", "input": {}, "expect": {}}),
+            false,
+        ),
+        (
+            "an unknown input field",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": "b", "path": "x"},
+                   "expect": {}}),
+            false,
+        ),
+        (
+            "a plain argument of the wrong type",
+            json!({"name": "n", "op": "locate", "input": {"content": 1, "needle": "b"}, "expect": {}}),
+            false,
+        ),
+        (
+            "an unknown case field",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": "b"},
+                   "expect": {}, "note": "x"}),
+            false,
+        ),
+        (
+            "both expect and error",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": ""},
+                   "expect": {}, "error": {"kind": "invalid_input", "code": "INVALID_INPUT"}}),
+            false,
+        ),
+        (
+            "the right error",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": ""},
+                   "error": {"kind": "invalid_input", "code": "INVALID_INPUT"}}),
+            true,
+        ),
+        (
+            "a wrong message",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": ""},
+                   "error": {"kind": "invalid_input", "code": "INVALID_INPUT", "message": "empty"}}),
+            false,
+        ),
+        (
+            "a detail that is absent",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": ""},
+                   "error": {"kind": "invalid_input", "code": "INVALID_INPUT", "details": {"path": "needle"}}}),
+            false,
+        ),
+        (
+            "an expected error that does not come",
+            json!({"name": "n", "op": "locate", "input": {"content": "ab", "needle": "b"},
+                   "error": {"kind": "invalid_input", "code": "INVALID_INPUT"}}),
+            false,
+        ),
+        (
+            "a scheduler error from the last event, with the ready lists before it",
+            json!({"name": "n", "op": "flow_scheduler",
+                   "input": {"spec": spec, "events": [["start"], ["complete", "b"]]},
+                   "expect": {"ready": [["a"]]},
+                   "error": {"kind": "conflict", "code": "CONFLICT"}}),
+            true,
+        ),
+        (
+            "a scheduler error from an earlier event",
+            json!({"name": "n", "op": "flow_scheduler",
+                   "input": {"spec": spec, "events": [["start"], ["complete", "b"], ["complete", "a"]]},
+                   "error": {"kind": "conflict", "code": "CONFLICT"}}),
+            false,
+        ),
+        (
+            "an unknown scheduler event",
+            json!({"name": "n", "op": "flow_scheduler",
+                   "input": {"spec": spec, "events": [["start"], ["timeout", "a"]]},
+                   "expect": {"ready": [["a"], []]}}),
+            false,
+        ),
+        (
+            "a flow with a condition",
+            json!({"name": "n", "op": "flow_ready_steps",
+                   "input": {"spec": {"steps": [{"id": "a", "kind": "code", "when": "true"}]}, "state": {}},
+                   "expect": {"ready": ["a"]}}),
+            false,
+        ),
+    ];
+    for (what, case, passes) in cases {
+        let outcome = run_case(&case);
+        assert_eq!(outcome.is_ok(), passes, "{what}: {outcome:?}");
+    }
 }
