@@ -243,6 +243,19 @@ mod tests {
         );
         assert_eq!(d.flow.steps[2].timeout, Some(30));
         assert_eq!(d.flow.batch_config.max_concurrent, Some(2));
+        // null is "not given" for every optional field, defaults included.
+        let d = flow(
+            json!({"steps": [{"id": "a", "kind": "do_while", "max_retries": null,
+            "loop_max_iterations": null, "timeout": null, "batch": null}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                d.flow.steps[0].max_retries,
+                d.flow.steps[0].loop_max_iterations
+            ),
+            (0, 100)
+        );
         for (spec, path) in [
             (
                 json!({"steps": [{"id": "a", "kind": "code", "dependencies": ["b"]}]}),
