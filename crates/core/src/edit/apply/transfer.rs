@@ -1,0 +1,190 @@
+//! Rewriting `new` line by line into the conventions of the matched
+//! region: unchanged lines as the file has them, blank-line gaps kept,
+//! indentation mapped, punctuation in the file's style.
+
+use super::indent::IndentRule;
+use super::style::{char_transfer, Style};
+use crate::edit::locate::Tier;
+use crate::edit::normalize::{fold_norm, indent_of};
+use similar::{capture_diff_slices, Algorithm, DiffTag};
+use std::collections::HashMap;
+
+fn is_blank(line: &str) -> bool {
+    fold_norm(line).is_empty()
+}
+
+/// Similarity of two lines' normalised text in `[0, 1]`.
+fn line_similarity(a: &str, b: &str) -> f64 {
+    rapidfuzz::distance::levenshtein::normalized_similarity(
+        fold_norm(a).chars(),
+        fold_norm(b).chars(),
+    )
+}
+
+/// Rewrite `new` (LF) for a match of `needle` (LF) on `found` (the file's
+/// matched text, LF) at a tolerant `tier`. See the module docs.
+pub(super) fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> String {
+    let mut n: Vec<&str> = needle.split('\n').collect();
+    let f: Vec<&str> = found.split('\n').collect();
+    let mut nl: Vec<&str> = new.split('\n').collect();
+    // Blank needle lines before/after the matched lines are not part of the
+    // span: drop them, and the same blank lines of `new`.
+    let f_first_blank = f.first().is_some_and(|l| is_blank(l));
+    let f_last_blank = f.last().is_some_and(|l| is_blank(l));
+    while n.len() > 1 && is_blank(n[0]) && !f_first_blank {
+        n.remove(0);
+        if nl.len() > 1 && is_blank(nl[0]) {
+            nl.remove(0);
+        }
+    }
+    while n.len() > 1 && is_blank(n[n.len() - 1]) && !f_last_blank {
+        n.pop();
+        if nl.len() > 1 && is_blank(nl[nl.len() - 1]) {
+            nl.pop();
+        }
+    }
+    let n_nb: Vec<usize> = (0..n.len()).filter(|&i| !is_blank(n[i])).collect();
+    let f_nb: Vec<usize> = (0..f.len()).filter(|&i| !is_blank(f[i])).collect();
+    if n_nb.len() != f_nb.len() {
+        return nl.join("\n");
+    }
+    let mut pair: Vec<Option<usize>> = vec![None; n.len()];
+    for (&a, &b) in n_nb.iter().zip(&f_nb) {
+        pair[a] = Some(b);
+    }
+    let indent_pairs: Vec<(&str, &str)> = n_nb
+        .iter()
+        .zip(&f_nb)
+        .map(|(&a, &b)| (indent_of(n[a]), indent_of(f[b])))
+        .collect();
+    let rule = IndentRule::new(&indent_pairs);
+    let style = if matches!(tier, Tier::Unicode | Tier::Fuzzy) {
+        let line_pairs: Vec<(&str, &str)> = n_nb
+            .iter()
+            .zip(&f_nb)
+            .map(|(&a, &b)| (n[a], f[b]))
+            .collect();
+        Style::from_pairs(&line_pairs)
+    } else {
+        Style::default()
+    };
+    let char_level = matches!(tier, Tier::Unicode | Tier::Fuzzy);
+
+    let inserted = |line: &str| -> String {
+        if is_blank(line) {
+            return line.to_string();
+        }
+        let ind = indent_of(line);
+        let mut out = rule.apply(ind);
+        let body: Vec<char> = line[ind.len()..].chars().collect();
+        if style.active() {
+            let mut b = String::new();
+            style.push(&mut b, &body);
+            out.push_str(&b);
+        } else {
+            out.extend(body);
+        }
+        out
+    };
+    let changed = |line: &str, old: &str, file: &str| -> String {
+        let (ni, oi, fi) = (indent_of(line), indent_of(old), indent_of(file));
+        let mut out = if ni == oi {
+            fi.to_string()
+        } else {
+            rule.apply(ni)
+        };
+        if char_level {
+            out.push_str(&char_transfer(
+                &line[ni.len()..],
+                &old[oi.len()..],
+                &file[fi.len()..],
+                &style,
+            ));
+        } else {
+            out.push_str(&line[ni.len()..]);
+        }
+        out
+    };
+
+    // Each output line, with the needle line it stands for (an unchanged or
+    // changed line of the needle; `None` for inserted and blank lines).
+    let mut out: Vec<(String, Option<usize>)> = Vec::with_capacity(nl.len());
+    for op in capture_diff_slices(Algorithm::Myers, &n, &nl) {
+        let (tag, o, b) = op.as_tag_tuple();
+        match tag {
+            DiffTag::Equal => {
+                for k in 0..o.len() {
+                    out.push(match pair[o.start + k] {
+                        Some(fi) => (f[fi].to_string(), Some(o.start + k)),
+                        None => (nl[b.start + k].to_string(), None),
+                    });
+                }
+            }
+            DiffTag::Delete => {}
+            DiffTag::Insert => out.extend(nl[b].iter().map(|l| (inserted(l), None))),
+            DiffTag::Replace => {
+                // Pair each new line with the most similar remaining old line
+                // of the hunk (in order); unpaired new lines are insertions.
+                let mut next = o.start;
+                for &line in &nl[b] {
+                    let best = if is_blank(line) {
+                        None
+                    } else {
+                        (next..o.end)
+                            .filter(|&i| pair[i].is_some())
+                            .map(|i| (i, line_similarity(line, n[i])))
+                            .filter(|&(_, s)| s >= 0.5)
+                            .fold(None::<(usize, f64)>, |acc, (i, s)| match acc {
+                                Some((_, bs)) if bs >= s => acc,
+                                _ => Some((i, s)),
+                            })
+                    };
+                    match best.and_then(|(i, _)| pair[i].map(|fi| (i, fi))) {
+                        Some((i, fi)) => {
+                            out.push((changed(line, n[i], f[fi]), Some(i)));
+                            next = i + 1;
+                        }
+                        None => out.push((inserted(line), None)),
+                    }
+                }
+            }
+        }
+    }
+    keep_file_gaps(&out, &n_nb, &f_nb, &f).join("\n")
+}
+
+/// The blank lines between two consecutive needle lines are the model's
+/// spelling of the file's blank lines there (the tolerant tiers ignore
+/// blank lines, so a model that left one out of `old` still matched): where
+/// `new` keeps the needle's gap between them unchanged, write the file's gap
+/// instead, so that blank lines the model did not touch are neither dropped
+/// nor added.
+fn keep_file_gaps(
+    out: &[(String, Option<usize>)],
+    n_nb: &[usize],
+    f_nb: &[usize],
+    f: &[&str],
+) -> Vec<String> {
+    let rank: HashMap<usize, usize> = n_nb.iter().enumerate().map(|(j, &i)| (i, j)).collect();
+    let mut result: Vec<String> = Vec::with_capacity(out.len());
+    let mut idx = 0;
+    while idx < out.len() {
+        result.push(out[idx].0.clone());
+        let mut next = idx + 1;
+        while next < out.len() && out[next].1.is_none() && is_blank(&out[next].0) {
+            next += 1;
+        }
+        let ranked = |l: Option<usize>| l.and_then(|i| rank.get(&i).map(|&j| (i, j)));
+        if let (Some((a, ja)), Some((b, jb))) =
+            (ranked(out[idx].1), ranked(out.get(next).and_then(|l| l.1)))
+        {
+            if jb == ja + 1 && next - idx - 1 == b - a - 1 {
+                result.extend(f[f_nb[ja] + 1..f_nb[jb]].iter().map(|l| l.to_string()));
+                idx = next;
+                continue;
+            }
+        }
+        idx += 1;
+    }
+    result
+}
