@@ -15,7 +15,8 @@ pub struct Edit {
     pub replace_all: bool,
 }
 
-/// Options for [`apply_edit_with`] / [`apply_edits`].
+/// Options for [`apply_edit_with`](super::apply_edit_with) /
+/// [`apply_edits`](super::apply_edits).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApplyOptions {
     /// Path of the file, used by the guards to pick a language.
