@@ -1,8 +1,23 @@
 //! Rewriting `new` line by line into the conventions of the matched
 //! region: unchanged lines as the file has them, blank-line gaps kept,
 //! indentation mapped, punctuation in the file's style.
+//!
+//! Indentation, line by line of `new`:
+//! - a line left as it was in `old` is the file's line;
+//! - a changed line whose indentation the model left as in `old` takes the
+//!   file's indentation of the line it changes;
+//! - other lines (added, or re-indented by the model) go through the
+//!   needle→file [`IndentRule`] when one rule fits every needle line; when
+//!   none does (the drift is not uniform), they are shifted by the drift
+//!   (needle→file columns) of the nearest line above that took the file's
+//!   indentation — above the first such line, by that line's drift; with
+//!   none at all, by the first line's — so the block keeps its own
+//!   structure and sits where its neighbours are;
+//! - when `new` is already at the file's indentation
+//!   ([`new_at_file_indent`]), it is read against the needle re-based onto
+//!   the file's indentation, so it is not shifted a second time.
 
-use super::indent::IndentRule;
+use super::indent::{drift, new_at_file_indent, IndentRule};
 use super::style::{char_transfer, Style};
 use crate::edit::locate::Tier;
 use crate::edit::normalize::{fold_norm, indent_of};
@@ -11,6 +26,37 @@ use std::collections::HashMap;
 
 fn is_blank(line: &str) -> bool {
     fold_norm(line).is_empty()
+}
+
+/// One line of the rewritten `new` while the transfer runs.
+struct OutLine {
+    text: Text,
+    /// The needle line it stands for (unchanged or changed); `None` for
+    /// inserted and blank lines.
+    needle: Option<usize>,
+    /// Needle→file columns when the line took the file's indentation: the
+    /// anchors whose drift shifts the lines around them.
+    drift: Option<isize>,
+}
+
+enum Text {
+    Done(String),
+    /// The model's indentation, still to be shifted by the local drift.
+    Shift {
+        indent: String,
+        body: String,
+    },
+}
+
+impl OutLine {
+    /// A line written as given that stands for no needle line.
+    fn plain(text: String) -> Self {
+        OutLine {
+            text: Text::Done(text),
+            needle: None,
+            drift: None,
+        }
+    }
 }
 
 /// Similarity of two lines' normalised text in `[0, 1]`.
@@ -52,76 +98,114 @@ pub(super) fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> Stri
     for (&a, &b) in n_nb.iter().zip(&f_nb) {
         pair[a] = Some(b);
     }
-    let indent_pairs: Vec<(&str, &str)> = n_nb
+    let line_pairs: Vec<(&str, &str)> = n_nb
         .iter()
         .zip(&f_nb)
-        .map(|(&a, &b)| (indent_of(n[a]), indent_of(f[b])))
+        .map(|(&a, &b)| (n[a], f[b]))
         .collect();
-    let rule = IndentRule::new(&indent_pairs);
-    let style = if matches!(tier, Tier::Unicode | Tier::Fuzzy) {
-        let line_pairs: Vec<(&str, &str)> = n_nb
-            .iter()
-            .zip(&f_nb)
-            .map(|(&a, &b)| (n[a], f[b]))
+    let indent_pairs: Vec<(&str, &str)> = line_pairs
+        .iter()
+        .map(|(a, b)| (indent_of(a), indent_of(b)))
+        .collect();
+    let mut rule = IndentRule::new(&indent_pairs);
+    // Lives as long as `n`, which may borrow from it.
+    let rebased: Vec<String>;
+    if new_at_file_indent(&line_pairs, &nl, &rule) {
+        rebased = (0..n.len())
+            .map(|i| match pair[i] {
+                Some(fi) => format!("{}{}", indent_of(f[fi]), &n[i][indent_of(n[i]).len()..]),
+                None => n[i].to_string(),
+            })
             .collect();
+        n = rebased.iter().map(String::as_str).collect();
+        let same: Vec<(&str, &str)> = indent_pairs.iter().map(|&(_, f)| (f, f)).collect();
+        rule = IndentRule::new(&same);
+    }
+    let uniform = rule.is_uniform();
+    let style = if matches!(tier, Tier::Unicode | Tier::Fuzzy) {
         Style::from_pairs(&line_pairs)
     } else {
         Style::default()
     };
     let char_level = matches!(tier, Tier::Unicode | Tier::Fuzzy);
 
-    let inserted = |line: &str| -> String {
+    // Indentation the model chose: mapped by the rule when one fits, else
+    // shifted once the drift of the nearest anchor is known.
+    let reindent = |indent: &str, body: String| -> Text {
+        if uniform {
+            Text::Done(rule.apply(indent) + &body)
+        } else {
+            Text::Shift {
+                indent: indent.to_string(),
+                body,
+            }
+        }
+    };
+    let inserted = |line: &str| -> OutLine {
         if is_blank(line) {
-            return line.to_string();
+            return OutLine::plain(line.to_string());
         }
         let ind = indent_of(line);
-        let mut out = rule.apply(ind);
         let body: Vec<char> = line[ind.len()..].chars().collect();
-        if style.active() {
+        let body = if style.active() {
             let mut b = String::new();
             style.push(&mut b, &body);
-            out.push_str(&b);
+            b
         } else {
-            out.extend(body);
-        }
-        out
-    };
-    let changed = |line: &str, old: &str, file: &str| -> String {
-        let (ni, oi, fi) = (indent_of(line), indent_of(old), indent_of(file));
-        let mut out = if ni == oi {
-            fi.to_string()
-        } else {
-            rule.apply(ni)
+            body.into_iter().collect()
         };
-        if char_level {
-            out.push_str(&char_transfer(
+        OutLine {
+            text: reindent(ind, body),
+            needle: None,
+            drift: None,
+        }
+    };
+    let changed = |line: &str, old: &str, file: &str, i: usize| -> OutLine {
+        let (ni, oi, fi) = (indent_of(line), indent_of(old), indent_of(file));
+        let body = if char_level {
+            char_transfer(
                 &line[ni.len()..],
                 &old[oi.len()..],
                 &file[fi.len()..],
                 &style,
-            ));
+            )
         } else {
-            out.push_str(&line[ni.len()..]);
+            line[ni.len()..].to_string()
+        };
+        if ni == oi {
+            OutLine {
+                text: Text::Done(format!("{fi}{body}")),
+                needle: Some(i),
+                drift: Some(drift(oi, fi)),
+            }
+        } else {
+            OutLine {
+                text: reindent(ni, body),
+                needle: Some(i),
+                drift: None,
+            }
         }
-        out
     };
 
-    // Each output line, with the needle line it stands for (an unchanged or
-    // changed line of the needle; `None` for inserted and blank lines).
-    let mut out: Vec<(String, Option<usize>)> = Vec::with_capacity(nl.len());
+    let mut out: Vec<OutLine> = Vec::with_capacity(nl.len());
     for op in capture_diff_slices(Algorithm::Myers, &n, &nl) {
         let (tag, o, b) = op.as_tag_tuple();
         match tag {
             DiffTag::Equal => {
                 for k in 0..o.len() {
-                    out.push(match pair[o.start + k] {
-                        Some(fi) => (f[fi].to_string(), Some(o.start + k)),
-                        None => (nl[b.start + k].to_string(), None),
+                    let i = o.start + k;
+                    out.push(match pair[i] {
+                        Some(fi) => OutLine {
+                            text: Text::Done(f[fi].to_string()),
+                            needle: Some(i),
+                            drift: Some(drift(indent_of(n[i]), indent_of(f[fi]))),
+                        },
+                        None => OutLine::plain(nl[b.start + k].to_string()),
                     });
                 }
             }
             DiffTag::Delete => {}
-            DiffTag::Insert => out.extend(nl[b].iter().map(|l| (inserted(l), None))),
+            DiffTag::Insert => out.extend(nl[b].iter().map(|l| inserted(l))),
             DiffTag::Replace => {
                 // Pair each new line with the most similar remaining old line
                 // of the hunk (in order); unpaired new lines are insertions.
@@ -141,15 +225,35 @@ pub(super) fn transfer(needle: &str, found: &str, new: &str, tier: Tier) -> Stri
                     };
                     match best.and_then(|(i, _)| pair[i].map(|fi| (i, fi))) {
                         Some((i, fi)) => {
-                            out.push((changed(line, n[i], f[fi]), Some(i)));
+                            out.push(changed(line, n[i], f[fi], i));
                             next = i + 1;
                         }
-                        None => out.push((inserted(line), None)),
+                        None => out.push(inserted(line)),
                     }
                 }
             }
         }
     }
+    // Lines before the first anchor take its drift (the nearest one); with
+    // no anchor at all, the first line's.
+    let mut current = out.iter().find_map(|l| l.drift).unwrap_or_else(|| {
+        n_nb.first()
+            .zip(f_nb.first())
+            .map_or(0, |(&a, &b)| drift(indent_of(n[a]), indent_of(f[b])))
+    });
+    let out: Vec<(String, Option<usize>)> = out
+        .into_iter()
+        .map(|l| {
+            if let Some(d) = l.drift {
+                current = d;
+            }
+            let text = match l.text {
+                Text::Done(t) => t,
+                Text::Shift { indent, body } => rule.shift(&indent, current) + &body,
+            };
+            (text, l.needle)
+        })
+        .collect();
     keep_file_gaps(&out, &n_nb, &f_nb, &f).join("\n")
 }
 
