@@ -1,8 +1,8 @@
 //! Hashline edits (`replace`, `append`, `prepend`) and their application.
 
 use super::hash::{hash_letters, hash_line_byte, ALPHABET};
-use super::refs::{parse_ref, LineRef};
-use super::validate::{validate_snapshot, Snapshot};
+use super::refs::LineRef;
+use super::validate::{parse_ref_in, validate_snapshot, Snapshot};
 use crate::edit::error::EditError;
 
 /// The byte-order mark a file may start with.
@@ -52,7 +52,7 @@ impl From<&str> for Lines {
 }
 
 /// One hashline edit; `pos` and `end` are `LINE#HH` refs (read with
-/// [`parse_ref`], so the lenient forms work).
+/// [`parse_ref`](super::parse_ref), so the lenient forms work).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum HashlineEdit {
@@ -149,8 +149,14 @@ enum Op<'e> {
     Insert { at: usize, lines: Vec<&'e str> },
 }
 
-fn parse_edit_ref(s: &str, edit: usize, field: &str) -> Result<LineRef, EditError> {
-    parse_ref(s).map_err(|e| EditError::invalid(format!("edit {edit}, {field}: {}", e.message())))
+fn parse_edit_ref(
+    snap: &Snapshot<'_>,
+    s: &str,
+    edit: usize,
+    field: &str,
+) -> Result<LineRef, EditError> {
+    parse_ref_in(snap, s)
+        .map_err(|e| EditError::invalid(format!("edit {edit}, {field}: {}", e.message())))
 }
 
 /// Applies hashline edits to `content` and returns the new content.
@@ -178,6 +184,10 @@ fn parse_edit_ref(s: &str, edit: usize, field: &str) -> Result<LineRef, EditErro
 ///   is kept as it was (present ⇒ exactly one);
 /// - sent lines are split as described on [`Lines`], and echoed `N#HH|`
 ///   prefixes are stripped from them (rule below);
+/// - a malformed `pos` or `end` ⇒ [`EditError::InvalidInput`] naming the
+///   edit and field; when only its line number is unusable (`0#VK`,
+///   `line#VK`) and its hash names lines of `content`, with the "did you
+///   mean `N#HH`" hint of [`validate_strs`](super::validate_strs);
 /// - a result equal to `content` ⇒ [`EditError::NoOp`].
 ///
 /// Prefix rule: a prefix is exactly `N#HH|` (uppercase alphabet letters),
@@ -199,14 +209,14 @@ pub fn apply(content: &str, edits: &[HashlineEdit]) -> Result<String, EditError>
         let n = i + 1;
         parsed.push(match edit {
             HashlineEdit::Replace { pos, end, .. } => (
-                Some(parse_edit_ref(pos, n, "pos")?),
+                Some(parse_edit_ref(&snap, pos, n, "pos")?),
                 end.as_deref()
-                    .map(|e| parse_edit_ref(e, n, "end"))
+                    .map(|e| parse_edit_ref(&snap, e, n, "end"))
                     .transpose()?,
             ),
             HashlineEdit::Append { pos, .. } | HashlineEdit::Prepend { pos, .. } => (
                 pos.as_deref()
-                    .map(|p| parse_edit_ref(p, n, "pos"))
+                    .map(|p| parse_edit_ref(&snap, p, n, "pos"))
                     .transpose()?,
                 None,
             ),

@@ -2,7 +2,7 @@
 //! tell the model which refs to use instead.
 
 use super::hash::{hash_letters, hash_line_byte, legacy_hash_byte};
-use super::refs::{parse_ref, LineRef};
+use super::refs::{read_ref, LineRef};
 use crate::edit::error::EditError;
 use std::collections::BTreeMap;
 
@@ -93,35 +93,57 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+/// What a ref's `hash` says when its line number is unusable: the lines
+/// (nearest to `near` first, at most 3) whose current hash it is, as refs to
+/// use instead — or that no line has it.
+fn hash_hint(snap: &Snapshot<'_>, hash: &str, near: usize) -> String {
+    let hits = snap.lines_with_hash(hash, near, 0, 3);
+    if hits.is_empty() {
+        return format!("no line has the hash {hash}.");
+    }
+    let lines: Vec<String> = hits.iter().map(|n| n.to_string()).collect();
+    let refs: Vec<String> = hits
+        .iter()
+        .map(|&n| snap.fresh_ref(n, &mut String::new()))
+        .collect();
+    format!(
+        "the hash {hash} matches line {}: did you mean {}?",
+        lines.join(", "),
+        refs.join(" or ")
+    )
+}
+
 fn out_of_range_message(snap: &Snapshot<'_>, bad: &[&LineRef]) -> String {
     let mut msg = String::new();
     for r in bad {
-        msg.push_str(&format!(
-            "line {} does not exist (the file has {} lines as numbered by hashline format)",
-            r.line,
-            snap.numbered()
-        ));
-        let hits = snap.lines_with_hash(&r.hash, r.line, 0, 3);
-        if hits.is_empty() {
-            msg.push_str(&format!("; no line has the hash {}.\n", r.hash));
+        if r.line == 0 {
+            msg.push_str("line 0 does not exist (line numbers start at 1)");
         } else {
-            let refs: Vec<String> = hits
-                .iter()
-                .map(|&n| snap.fresh_ref(n, &mut String::new()))
-                .collect();
             msg.push_str(&format!(
-                "; the hash {} matches line {}: did you mean {}?\n",
-                r.hash,
-                hits.iter()
-                    .map(|n| n.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                refs.join(" or ")
+                "line {} does not exist (the file has {} lines as numbered by hashline format)",
+                r.line,
+                snap.numbered()
             ));
         }
+        msg.push_str("; ");
+        msg.push_str(&hash_hint(snap, &r.hash, r.line));
+        msg.push('\n');
     }
     msg.push_str("Re-read the file with hashline format and use the refs it shows.");
     msg
+}
+
+/// [`parse_ref`] against `snap`: a ref whose line number is unusable but
+/// whose hash is readable also gets the [`hash_hint`].
+pub(super) fn parse_ref_in(snap: &Snapshot<'_>, s: &str) -> Result<LineRef, EditError> {
+    read_ref(s).map_err(|bad| {
+        let mut msg = bad.message(s);
+        if let Some(hash) = &bad.hash {
+            msg.push_str(". In this file, ");
+            msg.push_str(&hash_hint(snap, hash, bad.near));
+        }
+        EditError::invalid(msg)
+    })
 }
 
 fn mismatch_error(snap: &Snapshot<'_>, stale: &[&LineRef]) -> EditError {
@@ -231,7 +253,8 @@ pub(super) fn validate_snapshot(snap: &Snapshot<'_>, refs: &[&LineRef]) -> Resul
 ///
 /// Errors: any line outside `1..=N` (N as numbered by [`format()`]) ⇒
 /// [`EditError::InvalidInput`] listing each such ref with a "did you mean"
-/// hint (the lines whose hash is the given hash, nearest first); otherwise
+/// hint (the lines whose hash is the given hash, nearest first; line 0 is
+/// said to be no line number); otherwise
 /// any stale ref ⇒ [`EditError::HashlineMismatch`] whose message shows every
 /// stale line (marked `>>>`) with ±2 lines of context in hashline format plus
 /// the fresh refs, and whose `remaps` maps each stale ref (`"12#VK"`) to the
@@ -245,11 +268,18 @@ pub fn validate(content: &str, refs: &[LineRef]) -> Result<(), EditError> {
 }
 
 /// [`validate`] for refs given as strings: each is read with [`parse_ref`]
-/// first (a malformed one ⇒ [`EditError::InvalidInput`]).
+/// first. A malformed one ⇒ [`EditError::InvalidInput`]; when only its line
+/// number is unusable (zero, missing, not a number, too large: `0#VK`,
+/// `line#VK`) and its hash names lines of `content`, the message ends with
+/// the same "did you mean `N#HH`" hint as an out-of-range line.
+///
+/// [`parse_ref`]: super::parse_ref
 pub fn validate_strs(content: &str, refs: &[&str]) -> Result<(), EditError> {
+    let snap = Snapshot::new(content);
     let parsed = refs
         .iter()
-        .map(|s| parse_ref(s))
+        .map(|s| parse_ref_in(&snap, s))
         .collect::<Result<Vec<_>, _>>()?;
-    validate(content, &parsed)
+    let parsed: Vec<&LineRef> = parsed.iter().collect();
+    validate_snapshot(&snap, &parsed)
 }
