@@ -260,11 +260,11 @@ NOT_JSON = ("not JSON-like (unsupported type object); use dicts with str keys, l
 # numbered from 0, exactly as POST /api/edit answers.
 BAD_EDITS = [
     ("empty", [], "no edits were given: send at least one {old, new} pair", None),
-    ("a-str", "old", '`edits`: invalid type: string "old", expected a sequence', "edits"),
-    ("a-single-dict", {"old": "a", "new": "b"}, "`edits`: invalid type: map, expected a sequence",
+    ("a-str", "old", '`edits`: invalid type: string "old", expected an array', "edits"),
+    ("a-single-dict", {"old": "a", "new": "b"}, "`edits`: invalid type: object, expected an array",
      "edits"),
-    ("none", None, "`edits`: invalid type: null, expected a sequence", "edits"),
-    ("not-iterable", 5, "`edits`: invalid type: integer `5`, expected a sequence", "edits"),
+    ("none", None, "`edits`: invalid type: null, expected an array", "edits"),
+    ("not-iterable", 5, "`edits`: invalid type: integer `5`, expected an array", "edits"),
     ("item-int", [5], f"`edits[0]`: invalid type: integer `5`, expected {AN_EDIT}", "edits[0]"),
     ("item-str", ["ab"], f'`edits[0]`: invalid type: string "ab", expected {AN_EDIT}', "edits[0]"),
     ("one-item", [("a",)], "`edits[0]`: an edit given as a list is [old, new] or "

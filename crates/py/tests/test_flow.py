@@ -546,7 +546,7 @@ def test_step_defaults_attributes_and_repr():
     assert "trigger_rule='one_success'" in repr(t) and "cases=<label>" in repr(t)
     assert repr(Case("x", [])) == "Case('x', [], condition=None)"
     with pytest.raises(coderig.InvalidInputError,
-                       match='`deps`: invalid type: string "a", expected a sequence'):
+                       match='`deps`: invalid type: string "a", expected an array'):
         Step("x", deps="a")  # a string is not a list of ids
 
 
@@ -602,13 +602,13 @@ def test_state_conventions():
     (lambda: State(skipped={"x": "bored"}),
      '`skipped.x`: unknown skip reason "bored"; expected one of: upstream_failed, '
      "branch_not_taken, condition_false, excluded", "skipped.x"),
-    (lambda: State(done="a"), '`done`: invalid type: string "a", expected a sequence', "done"),
+    (lambda: State(done="a"), '`done`: invalid type: string "a", expected an array', "done"),
     (lambda: State(loop_iterations={"l": -1}),
      "`loop_iterations.l`: must be an integer from 0 to 4294967295, got -1", "loop_iterations.l"),
     (lambda: State.from_dict({"don": []}), "`don`: unknown field `don`, expected one of `done`, "
      "`skipped`, `failed`, `in_flight`, `excluded`, `timed_out`, `switch_results`, "
      "`loop_iterations`", "don"),
-    (lambda: State.from_dict(["a"]), "must be an object, got an array", "."),
+    (lambda: State.from_dict(["a"]), "a scheduler state must be an object, got an array", "."),
 ])
 def test_bad_states_get_the_cores_message(make, message, path):
     with pytest.raises(coderig.InvalidInputError) as raised:

@@ -89,9 +89,9 @@ def test_validate_lists_every_stale_ref_with_remaps():
 @pytest.mark.parametrize("refs_arg,message", [
     (["99#ZZ"], "line 99 does not exist"),
     (["nope"], "LINE#HH"),
-    ("1#ZZ", '`refs`: invalid type: string "1#ZZ", expected a sequence'),
+    ("1#ZZ", '`refs`: invalid type: string "1#ZZ", expected an array'),
     ([1], "`refs[0]`: invalid type: integer `1`, expected a string"),
-    (5, "`refs`: invalid type: integer `5`, expected a sequence"),
+    (5, "`refs`: invalid type: integer `5`, expected an array"),
 ])
 def test_validate_bad_refs_are_invalid_input(refs_arg, message):
     with pytest.raises(coderig.InvalidInputError) as raised:
@@ -176,9 +176,9 @@ def test_apply_refusals(edits, error, message):
 # (case id, edits, message, details["path"]): the core's messages, as
 # POST /api/hashline/apply answers.
 BAD_SHAPES = [
-    ("not-a-list", {"op": "append", "lines": "x"}, "`edits`: invalid type: map, expected a sequence",
+    ("not-a-list", {"op": "append", "lines": "x"}, "`edits`: invalid type: object, expected an array",
      "edits"),
-    ("a-str", "append x", '`edits`: invalid type: string "append x", expected a sequence', "edits"),
+    ("a-str", "append x", '`edits`: invalid type: string "append x", expected an array', "edits"),
     ("missing-op", [{"pos": S[1], "lines": "x"}], "`edits[0]`: missing field `op`", "edits[0]"),
     ("op-not-str", [{"op": 1, "lines": "x"}], "`edits[0].op`: invalid type: integer `1`, expected "
      "a hashline op, one of: replace, append, prepend", "edits[0].op"),
