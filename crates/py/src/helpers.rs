@@ -9,7 +9,7 @@
 use coderig::names::ParseNameError;
 use coderig::{Error, ErrorKind, GuardViolation};
 use pyo3::conversion::FromPyObjectOwned;
-use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PyString, PyTuple, PyType};
@@ -232,7 +232,13 @@ fn attribute<'py>(py: Python<'py>, key: &str, value: &Value) -> PyResult<Bound<'
 }
 
 fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
-    let class = classes(py)?.by_kind[e.kind() as usize].bind(py);
+    // `by_kind` follows `ErrorKind::ALL`, whose order is the discriminants'
+    // (as `ErrorKind::code` relies on too).
+    let class = classes(py)?
+        .by_kind
+        .get(e.kind() as usize)
+        .ok_or_else(|| PyRuntimeError::new_err(format!("no class for {}", e.kind())))?
+        .bind(py);
     let kwargs = PyDict::new(py);
     kwargs.set_item("details", to_py(py, &Value::Object(e.details().clone()))?)?;
     for (key, value) in e.details() {

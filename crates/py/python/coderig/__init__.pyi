@@ -82,13 +82,13 @@ class Violation(NamedTuple):
 
 class Error(Exception):
     """Base of every coderig error. .details is the core's details object (as HTTP
-    sends it); each detail is also an attribute (.path, .reason, .what, .id, ...)."""
+    sends it); each detail present is also an attribute (.path, .reason, .what, .id, ...),
+    the edit errors' typed below."""
     kind: ClassVar[Optional[_ErrorKind]]
     code: ClassVar[Optional[_ErrorCode]]
     message: str
     details: Dict[str, Any]
     def __init__(self, message: str = "", details: Optional[Mapping[str, Any]] = None, **attributes: Any) -> None: ...
-    def __getattr__(self, name: str) -> Any: ...
 
 class EditError(Error):
     """An edit request was refused (not found, ambiguous, guard, no-op, stale refs, malformed)."""
