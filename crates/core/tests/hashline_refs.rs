@@ -296,7 +296,7 @@ fn bad_line_numbers_get_a_did_you_mean_hint_when_the_hash_names_a_line() {
         let err = hashline::apply(FILE, &[edit]).unwrap_err();
         let message = err.message();
         assert_eq!(err.code(), "INVALID_INPUT", "{r:?}");
-        assert!(message.starts_with("edit 1, pos: "), "{r:?}: {message}");
+        assert!(message.starts_with("`edits[0].pos`: "), "{r:?}: {message}");
         assert!(message.contains(&want), "{r:?}: {message}");
     }
 }

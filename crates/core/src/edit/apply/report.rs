@@ -9,26 +9,51 @@ use crate::edit::normalize::fold_norm;
 
 pub(super) fn label(multi: bool, idx: usize) -> String {
     if multi {
-        format!("edit #{} (of this batch): ", idx + 1)
+        // The JSON path of the edit in the batch, as every face's decoder
+        // reports it (0-based).
+        format!("`edits[{idx}]`: ")
     } else {
         String::new()
     }
 }
 
+/// `line 3` or `lines 3–5`.
+pub(super) fn line_span(first: usize, last: usize) -> String {
+    if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}–{last}")
+    }
+}
+
+/// `3, 7–9, 12 (2 matches)`: candidate ranges, a range found several times
+/// (several matches on one line) said once with its count, at most 10 shown.
 fn fmt_ranges(lines: &[(usize, usize)]) -> String {
-    let shown: Vec<String> = lines
+    let mut groups: Vec<((usize, usize), usize)> = Vec::new();
+    for &range in lines {
+        match groups.last_mut() {
+            Some((last, n)) if *last == range => *n += 1,
+            _ => groups.push((range, 1)),
+        }
+    }
+    let shown: Vec<String> = groups
         .iter()
         .take(10)
-        .map(|&(a, b)| {
-            if a == b {
+        .map(|&((a, b), n)| {
+            let range = if a == b {
                 format!("{a}")
             } else {
                 format!("{a}–{b}")
+            };
+            if n > 1 {
+                format!("{range} ({n} matches)")
+            } else {
+                range
             }
         })
         .collect();
-    let more = if lines.len() > 10 {
-        format!(" and {} more", lines.len() - 10)
+    let more = if groups.len() > 10 {
+        format!(" and {} more", groups.len() - 10)
     } else {
         String::new()
     };
@@ -75,9 +100,7 @@ pub(super) fn not_found(
     });
     let message = if let Some((j, _)) = producer {
         format!(
-            "{lab}`old` was not found in the file: it exists only in the `new` text of edit #{}. All edits of a batch are matched against the file as it was before any of them. Nothing was changed. Fold this change into edit #{}, or send it in a later call.",
-            j + 1,
-            j + 1
+            "{lab}`old` was not found in the file: it exists only in the `new` text of `edits[{j}]`. All edits of a batch are matched against the file as it was before any of them. Nothing was changed. Fold this change into `edits[{j}]`, or send it in a later call."
         )
     } else {
         let mut m = format!(
@@ -85,8 +108,9 @@ pub(super) fn not_found(
         );
         if let Some(n) = nearest {
             m.push_str(&format!(
-                " The closest text is at lines {}–{} (similarity {:.2}, below the 0.85 needed).",
-                n.first_line, n.last_line, n.score
+                " The closest text is at {} (similarity {:.2}, below the 0.85 needed).",
+                line_span(n.first_line, n.last_line),
+                n.score
             ));
         }
         m.push_str(" Re-read the file and send `old` copied verbatim from its current content (complete lines, exact indentation).");
@@ -98,7 +122,7 @@ pub(super) fn not_found(
 /// Two planned spans overlap: `a` and `b` are their edit indices, `lines`
 /// the 1-based line range they cover together.
 pub(super) fn overlap(multi: bool, a: usize, b: usize, (first, last): (usize, usize)) -> EditError {
-    let lines = format!("lines {first}–{last}");
+    let lines = line_span(first, last);
     EditError::invalid(if a == b {
         format!(
             "{}two replaced spans overlap ({lines}). Nothing was changed. Send one edit whose `old` covers the whole region.",
@@ -106,9 +130,9 @@ pub(super) fn overlap(multi: bool, a: usize, b: usize, (first, last): (usize, us
         )
     } else {
         format!(
-            "edits #{} and #{} target overlapping text ({lines}). Nothing was changed. Merge them into one edit whose `old` covers both, or send them in separate calls.",
-            a.min(b) + 1,
-            a.max(b) + 1
+            "`edits[{}]` and `edits[{}]` target overlapping text ({lines}). Nothing was changed. Merge them into one edit whose `old` covers both, or send them in separate calls.",
+            a.min(b),
+            a.max(b)
         )
     })
 }

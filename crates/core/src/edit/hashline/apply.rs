@@ -156,7 +156,7 @@ fn parse_edit_ref(
     field: &str,
 ) -> Result<LineRef, EditError> {
     parse_ref_in(snap, s)
-        .map_err(|e| EditError::invalid(format!("edit {edit}, {field}: {}", e.message())))
+        .map_err(|e| EditError::invalid(format!("`edits[{edit}].{field}`: {}", e.message())))
 }
 
 /// Applies hashline edits to `content` and returns the new content.
@@ -206,7 +206,9 @@ pub fn apply(content: &str, edits: &[HashlineEdit]) -> Result<String, EditError>
     // Parse every ref, then validate them all at once.
     let mut parsed: Vec<(Option<LineRef>, Option<LineRef>)> = Vec::with_capacity(edits.len());
     for (i, edit) in edits.iter().enumerate() {
-        let n = i + 1;
+        // 0-based, as the JSON path of the edit (`edits[0].pos`) that every
+        // face's decoder reports.
+        let n = i;
         parsed.push(match edit {
             HashlineEdit::Replace { pos, end, .. } => (
                 Some(parse_edit_ref(&snap, pos, n, "pos")?),
@@ -238,9 +240,8 @@ pub fn apply(content: &str, edits: &[HashlineEdit]) -> Result<String, EditError>
                 let last = end.as_ref().map_or(pos, |r| r.line);
                 if last < pos {
                     return Err(EditError::invalid(format!(
-                        "edit {}: end (line {last}) is before pos (line {pos}); \
-                         a range goes from pos down to end",
-                        i + 1
+                        "`edits[{i}].end`: end (line {last}) is before pos (line {pos}); \
+                         a range goes from pos down to end"
                     )));
                 }
                 let lines = strip_echoed_prefixes(&lines.to_lines());
