@@ -179,6 +179,8 @@ BAD_SHAPES = [
     ("not-a-list", {"op": "append", "lines": "x"}, "`edits`: invalid type: object, expected an array",
      "edits"),
     ("a-str", "append x", '`edits`: invalid type: string "append x", expected an array', "edits"),
+    ("item-not-dict", [["replace", S[1], None, ["x"]]], "`edits[0]`: invalid type: array, "
+     'expected a hashline edit: {"op", "pos"?, "end"?, "lines"}', "edits[0]"),
     ("missing-op", [{"pos": S[1], "lines": "x"}], "`edits[0]`: missing field `op`", "edits[0]"),
     ("op-not-str", [{"op": 1, "lines": "x"}], "`edits[0].op`: invalid type: integer `1`, expected "
      "a hashline op, one of: replace, append, prepend", "edits[0].op"),
