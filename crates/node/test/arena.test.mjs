@@ -299,7 +299,7 @@ test('bad names, numbers and types throw INVALID_INPUT with the core\'s messages
   assertInvalid(() => arena.computeBenchmark(0.5, 1, null, 'local'), '`started_ms`: must be an integer from -9007199254740991 to 9007199254740991, got 0.5')
   assertInvalid(() => arena.computeBenchmark(0, 1, -3, 'local'), '`cost_tokens`: must be an integer from 0 to 9007199254740991, got -3')
   assertInvalid(() => arena.classifyLane(1, 'a', 'b', []), '`battle_type`: invalid type: integer `1`, expected a string')
-  assertInvalid(() => arena.classifyLane('qa', 'a', 'b', 'm'), '`local_models`: invalid type: string "m", expected a sequence')
+  assertInvalid(() => arena.classifyLane('qa', 'a', 'b', 'm'), '`local_models`: invalid type: string "m", expected an array')
   assertInvalid(() => arena.nextLocalContestant([{ id: 'a', lane: 'local' }]), '`contestants[0]`: missing field `status`')
   assertInvalid(() => arena.nextLocalContestant([['a', 'local', 'queued']]), '`contestants[0]`: must be an object, got an array')
   assertInvalid(() => arena.buildCrossExamPrompt('p', [], 'a', ['a', 'm1'], 'c', 'm'), '`proposed_winner`: must be an object, got an array')

@@ -96,7 +96,7 @@ test('locate: not found carries the nearest window, or null', () => {
 
 test('locate: an empty needle is INVALID_INPUT, as in applyEdit and every face', () => {
   throwsCore(() => coderig.locate('abc', ''), 'INVALID_INPUT', {
-    message: 'the needle is empty: give the exact text to look for (at least one character)',
+    message: '`needle` is empty, so there is nothing to find. Send the text to find: one or more complete lines copied from the file.',
   })
 })
 
@@ -235,7 +235,7 @@ const WRONG_TYPES = [
   ['applyEdits replaceAll next to the edits', () => coderig.applyEdits('a\n', [['a', 'b']], { replaceAll: true }), '`replace_all`: `replace_all` belongs inside each entry of `edits`, not next to it', { path: 'replace_all' }],
   ['applyEdits path', () => coderig.applyEdits('a\n', [['a', 'b']], { path: false }), '`path`: invalid type: boolean `false`, expected a string', { path: 'path' }],
   ['locate needle', () => coderig.locate('abc', 3), '`needle`: invalid type: integer `3`, expected a string', { path: 'needle' }],
-  ['locate content', () => coderig.locate(['a'], 'a'), '`content`: invalid type: sequence, expected a string', { path: 'content' }],
+  ['locate content', () => coderig.locate(['a'], 'a'), '`content`: invalid type: array, expected a string', { path: 'content' }],
   ['checkGuards', () => coderig.checkGuards('a', 2), '`updated`: invalid type: integer `2`, expected a string', { path: 'updated' }],
 ]
 
@@ -262,7 +262,7 @@ test('applyEdits: objects and [old, new] pairs, total replacements, weakest tier
 test('applyEdits is all or nothing, against one snapshot', () => {
   const content = 'one\ntwo\nthree\n'
   // The second edit fails: nothing is applied (the first edit's result is not returned).
-  throwsCode(() => coderig.applyEdits(content, [['one', '1'], ['four', '4']]), 'NOT_FOUND', {}, /edit #2/)
+  throwsCode(() => coderig.applyEdits(content, [['one', '1'], ['four', '4']]), 'NOT_FOUND', {}, /^`edits\[1\]`: `old` was not found/)
   // A target that exists only in another edit's output is not found.
   throwsCode(() => coderig.applyEdits(content, [['one', 'uno'], ['uno', 'eins']]), 'NOT_FOUND')
   // Overlapping targets are invalid input.
@@ -320,8 +320,8 @@ test('every optional option field takes null as not set, as undefined is', () =>
 
 /** Malformed edits are INVALID_INPUT naming the edit (0-based, as the core's paths) and the field. */
 const MALFORMED_EDITS = [
-  ['not an array', 'x', '`edits`: invalid type: string "x", expected a sequence'],
-  ['missing', null, '`edits`: invalid type: null, expected a sequence'],
+  ['not an array', 'x', '`edits`: invalid type: string "x", expected an array'],
+  ['missing', null, '`edits`: invalid type: null, expected an array'],
   ['a number', [3], '`edits[0]`: invalid type: integer `3`, expected an edit: {"old", "new", "replace_all"?} or [old, new] or [old, new, replace_all]'],
   ['a short pair', [['a']], '`edits[0]`: an edit given as a list is [old, new] or [old, new, replace_all], got 1 element'],
   ['a pair of non-strings', [['a', 'b'], ['a', 2]], '`edits[1][1]`: invalid type: integer `2`, expected a string'],

@@ -88,7 +88,7 @@ test('state shapes: arrays, Sets, skipped as ids or {id: reason}, missing state'
   assert.deepEqual(flow.readySteps(f, { failed: ['a'] }), [])
   assert.deepEqual(flow.readySteps(f, { timedOut: ['a'] }), [])
   assertCode(() => flow.readySteps(f, { skipped: { b: 'bored' } }), 'INVALID_INPUT', '`skipped.b`: unknown skip reason "bored"; expected one of: upstream_failed, branch_not_taken, condition_false, excluded')
-  assertCode(() => flow.readySteps(f, { done: 'a' }), 'INVALID_INPUT', '`done`: invalid type: string "a", expected a sequence')
+  assertCode(() => flow.readySteps(f, { done: 'a' }), 'INVALID_INPUT', '`done`: invalid type: string "a", expected an array')
   assertCode(() => flow.readySteps(f, { finished: ['a'] }), 'INVALID_INPUT', /^`finished`: unknown field `finished`, expected one of `done`, `skipped`/)
   // Field names may be camelCase or the core's snake_case; map keys (step ids) are kept as given.
   const ids = { steps: [code('myStep'), code('b', { deps: ['myStep'] })] }

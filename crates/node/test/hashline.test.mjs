@@ -94,7 +94,7 @@ test('validate: malformed or out-of-range refs are INVALID_INPUT, with a did-you
   assert.ok(error.message.includes(`7#${h7}`), error.message)
   // A wrong type is the core's refusal of the request body of POST /api/hashline/validate.
   thrown(() => hashline.validate(FILE, [2]), 'INVALID_INPUT', { message: '`refs[0]`: invalid type: integer `2`, expected a string' })
-  thrown(() => hashline.validate(FILE, '2#VK'), 'INVALID_INPUT', { message: '`refs`: invalid type: string "2#VK", expected a sequence' })
+  thrown(() => hashline.validate(FILE, '2#VK'), 'INVALID_INPUT', { message: '`refs`: invalid type: string "2#VK", expected an array' })
 })
 
 // ----------------------------------------------------------- apply
@@ -156,10 +156,10 @@ test('hashline.apply: stale refs throw HASHLINE_MISMATCH with remaps, nothing ap
 const REFUSALS = [
   ['overlapping ranges', [{ op: 'replace', pos: r(1), end: r(3), lines: 'X' }, { op: 'replace', pos: r(3), lines: 'Y' }], 'INVALID_INPUT', /overlap/],
   ['end before pos', [{ op: 'replace', pos: r(3), end: r(1), lines: 'X' }], 'INVALID_INPUT', undefined],
-  ['a malformed ref', [{ op: 'replace', pos: 'two', lines: 'X' }], 'INVALID_INPUT', /edit 1, pos: malformed line ref/],
+  ['a malformed ref', [{ op: 'replace', pos: 'two', lines: 'X' }], 'INVALID_INPUT', /^`edits\[0\]\.pos`: malformed line ref "two"/],
   ['a no-op', [{ op: 'replace', pos: r(2), lines: 'l2' }], 'NO_OP', undefined],
-  ['not an array', { op: 'replace', pos: '1#ZZ', lines: 'X' }, 'INVALID_INPUT', '`edits`: invalid type: map, expected a sequence'],
-  ['missing', null, 'INVALID_INPUT', '`edits`: invalid type: null, expected a sequence'],
+  ['not an array', { op: 'replace', pos: '1#ZZ', lines: 'X' }, 'INVALID_INPUT', '`edits`: invalid type: object, expected an array'],
+  ['missing', null, 'INVALID_INPUT', '`edits`: invalid type: null, expected an array'],
   ['missing op', [{ pos: r(1), lines: 'X' }], 'INVALID_INPUT', '`edits[0]`: missing field `op`'],
   ['unknown op', [{ op: 'insert', lines: 'X' }], 'INVALID_INPUT', '`edits[0].op`: unknown hashline op "insert"; expected one of: replace, append, prepend'],
   ['replace without pos', [{ op: 'append', lines: 'X' }, { op: 'replace', lines: 'X' }], 'INVALID_INPUT', '`edits[1].pos`: a replace edit needs `pos`, the first line it replaces'],
@@ -178,7 +178,8 @@ for (const [name, edits, code, message] of REFUSALS) {
 }
 
 test('an edit that is not an object is INVALID_INPUT at its path', () => {
-  // The message is serde's ("expected struct HashlineEditInput"): the core's
-  // to word, pinned here only by kind and path.
-  thrown(() => hashline.apply(F, ['1#ZZ']), 'INVALID_INPUT', { details: { path: 'edits[0]' } })
+  thrown(() => hashline.apply(F, ['1#ZZ']), 'INVALID_INPUT', {
+    message: '`edits[0]`: invalid type: string "1#ZZ", expected a hashline edit: {"op", "pos"?, "end"?, "lines"}',
+    details: { path: 'edits[0]' },
+  })
 })

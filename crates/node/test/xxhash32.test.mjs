@@ -26,7 +26,7 @@ test('a string is hashed as UTF-8, not UTF-16', () => {
 })
 
 test('data that is neither a string nor a Buffer is INVALID_INPUT, as the body of POST /api/xxhash32', () => {
-  for (const [data, got] of [[12, 'integer `12`'], [null, 'null'], [{}, 'map'], [['a'], 'sequence']]) {
+  for (const [data, got] of [[12, 'integer `12`'], [null, 'null'], [{}, 'object'], [['a'], 'array']]) {
     throwsCode(() => coderig.xxhash32(data), 'INVALID_INPUT', { message: `\`data\`: invalid type: ${got}, expected a string`, details: { path: 'data' } })
   }
 })
