@@ -16,7 +16,7 @@ use crate::helpers::{arg, js, js_count, options, to_json, Res};
 use coderig::json::{self, EditPlan, EditRequest, LocateRequest};
 use coderig::Error;
 use napi::bindgen_prelude::Unknown;
-use napi::Env;
+use napi::{Env, ValueType};
 use napi_derive::napi;
 use serde_json::{Map, Value};
 use std::ops::Range;
@@ -175,8 +175,7 @@ pub struct EditInput {
 }
 
 /// The edit request `{...body, ...options}`, decoded by the core. An
-/// option may not repeat an argument; an argument that is `null` or
-/// `undefined` is a missing field, as in a request body.
+/// option may not repeat an argument.
 fn edit_request(
     env: &Env,
     mut body: Map<String, Value>,
@@ -192,16 +191,19 @@ fn edit_request(
         }
         body.insert(key, value);
     }
-    body.retain(|_, v| !v.is_null());
     Ok(json::decode_object(Value::Object(body))?)
 }
 
-/// The arguments as the fields of a request body.
+/// The arguments as the fields of a request body; an `undefined` one is
+/// left out (a missing field), a `null` one is given as `null`.
 fn body<const N: usize>(env: &Env, fields: [(&str, Unknown); N]) -> Res<Map<String, Value>> {
-    fields
-        .into_iter()
-        .map(|(name, value)| Ok((name.to_owned(), to_json(env, value, name)?)))
-        .collect()
+    let mut body = Map::new();
+    for (name, value) in fields {
+        if value.get_type()? != ValueType::Undefined {
+            body.insert(name.to_owned(), to_json(env, value, name)?);
+        }
+    }
+    Ok(body)
 }
 
 /// Replaces `old` by `newText` (taken literally: a `$` is a `$`) in `content`

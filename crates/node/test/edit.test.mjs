@@ -224,7 +224,8 @@ test('applyEdit guard errors list the violations; the path picks the import synt
  */
 const WRONG_TYPES = [
   ['applyEdit old', () => coderig.applyEdit('a', 1, 'b'), '`old`: invalid type: integer `1`, expected a string', { path: 'old' }],
-  ['applyEdit content', () => coderig.applyEdit(null, 'a', 'b'), 'missing field `content`', {}],
+  ['applyEdit content', () => coderig.applyEdit(null, 'a', 'b'), '`content`: invalid type: null, expected a string', { path: 'content' }],
+  ['applyEdit content missing', () => coderig.applyEdit(undefined, 'a', 'b'), 'missing field `content`', {}],
   ['applyEdit new missing', () => coderig.applyEdit('a', 'a'), '`old` and `new` go together: send both (an empty `new` deletes)', {}],
   ['applyEdit option', () => coderig.applyEdit('a\n', 'a', 'b', { guards: 'no' }), '`guards`: invalid type: string "no", expected a boolean', { path: 'guards' }],
   ['applyEdit replaceAll option', () => coderig.applyEdit('a\n', 'a', 'b', { replaceAll: 1 }), '`replace_all`: invalid type: integer `1`, expected a boolean', { path: 'replace_all' }],

@@ -2,16 +2,21 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** The shared test vectors, found by walking up from this file to the repo root. */
-export function loadVectors() {
+/** The repository's tests/vectors directory, found by walking up from this file. */
+export function vectorsDir() {
   let dir = dirname(fileURLToPath(import.meta.url))
   for (;;) {
-    const candidate = join(dir, 'tests', 'vectors', 'hashline.json')
-    if (existsSync(candidate)) return JSON.parse(readFileSync(candidate, 'utf8'))
+    const candidate = join(dir, 'tests', 'vectors')
+    if (existsSync(join(candidate, 'hashline.json'))) return candidate
     const parent = dirname(dir)
     if (parent === dir) throw new Error('cannot find tests/vectors/hashline.json above ' + import.meta.url)
     dir = parent
   }
+}
+
+/** The shared hashline vectors (tests/vectors/hashline.json). */
+export function loadVectors() {
+  return JSON.parse(readFileSync(join(vectorsDir(), 'hashline.json'), 'utf8'))
 }
 
 /**
