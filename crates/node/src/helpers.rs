@@ -142,12 +142,13 @@ const MAX_DEPTH: usize = 128;
 /// `Number.MAX_SAFE_INTEGER`: every integer up to it is exact in an `f64`.
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
-/// `value` as JSON, as `JSON.stringify` would see it with three
-/// differences that keep data from being lost silently: a `Set` is an
-/// array and a `Map` an object, and a function, a symbol, a BigInt, `NaN`
-/// or an infinity is refused (`INVALID_INPUT` at its path, `at` being the
-/// path of `value` itself). `undefined` is `null` (an absent field, inside
-/// an object). Integral numbers within the safe range are JSON integers.
+/// `value` as JSON, as `JSON.stringify` would see it (an object with a
+/// `toJSON` method is what it returns), with three differences that keep
+/// data from being lost silently: a `Set` is an array and a `Map` an
+/// object, and a function, a symbol, a BigInt, `NaN` or an infinity is
+/// refused (`INVALID_INPUT` at its path, `at` being the path of `value`
+/// itself). `undefined` is `null` (an absent field, inside an object).
+/// Integral numbers within the safe range are JSON integers.
 pub fn to_json<'a>(env: &Env, value: impl Into<Option<Unknown<'a>>>, at: &str) -> Res<Value> {
     match value.into() {
         Some(value) => convert(env, value, at.to_owned(), 0, &mut None),
@@ -239,6 +240,16 @@ fn convert(
                 }
             }
             let object = Object::from_unknown(value)?;
+            // As JSON.stringify does: an object with a `toJSON` method is its
+            // result (a Date its ISO string, a handle of this addon its core
+            // JSON form).
+            if let Some(method) = object.get::<Unknown>("toJSON")? {
+                if method.get_type()? == ValueType::Function {
+                    let method: Function<(), Unknown> = Function::from_unknown(method)?;
+                    let plain = method.apply(object, ())?;
+                    return convert(env, plain, at, depth + 1, functions);
+                }
+            }
             let mut map = Map::new();
             for key in Object::keys(&object)? {
                 if let Some(item) = object.get::<Unknown>(&key)? {

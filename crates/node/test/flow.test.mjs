@@ -575,3 +575,12 @@ test('handles and plain objects give the same decisions', () => {
   assert.deepEqual(flow.validate(f), [])
   assert.deepEqual(flow.buildBatchState(f, ['c']), { g: { running: ['c'], maxConcurrent: 1, joinRule: 'all_success' } })
 })
+
+test('a handle where a plain value belongs reads as its JSON form (toJSON, as JSON.stringify)', () => {
+  const f = new flow.Flow({ steps: [code('a')] })
+  assert.deepEqual(flow.Flow.fromSpec(f).stepIds, ['a'])
+  assert.deepEqual(flow.State.fromJSON(new flow.State({ done: ['a'] })).done, ['a'])
+  // The wrong kind of handle is refused by the decoder of the right one.
+  assertCode(() => flow.readySteps(f, f), 'INVALID_INPUT', /^`batch_config`: unknown field `batch_config`, expected one of `done`/)
+  assertCode(() => flow.readySteps(new flow.State(), {}), 'INVALID_INPUT', /^`done`: unknown field `done`, expected `steps` or `batch_config`/)
+})
