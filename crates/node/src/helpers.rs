@@ -15,11 +15,10 @@ use napi::bindgen_prelude::{
     Array, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, Unknown,
 };
 use napi::{Env, JsValue, Status, ValueType};
-use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::de::{self, DeserializeOwned, Deserializer};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::str::FromStr;
 
 // ---------------------------------------------------------------------------
@@ -280,8 +279,8 @@ fn call_global<'a>(env: &'a Env, object: &str, method: &str, value: Unknown) -> 
 }
 
 /// A JS number as JSON (`at` is its path, for the refusal of `NaN` and the
-/// infinities): integral values within the safe range are integers (so
-/// messages say "integer `1`"), others floats.
+/// infinities): integral values are integers (so messages say "integer
+/// `1`"; beyond 2^53 they are the integer JS holds), others floats.
 pub fn number(n: f64, at: &str) -> Res<Value> {
     if !n.is_finite() {
         let shown = if n.is_nan() {
@@ -297,17 +296,17 @@ pub fn number(n: f64, at: &str) -> Res<Value> {
         )
         .into());
     }
-    let safe = MAX_SAFE_INTEGER as f64;
-    Ok(if n.fract() == 0.0 && n.abs() <= safe {
-        // Integral and within ±2^53, so the casts are exact.
-        if n >= 0.0 {
+    // 2^64 and -2^63 bound the integers JSON numbers hold here; every
+    // integral f64 inside them converts exactly.
+    Ok(
+        if n.fract() == 0.0 && (0.0..18_446_744_073_709_551_616.0).contains(&n) {
             Value::from(n as u64)
-        } else {
+        } else if n.fract() == 0.0 && (-9_223_372_036_854_775_808.0..0.0).contains(&n) {
             Value::from(n as i64)
-        }
-    } else {
-        serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
-    })
+        } else {
+            serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+        },
+    )
 }
 
 /// Decodes `value`, the argument or field `name`, as a `T` with the core's
@@ -477,15 +476,7 @@ impl<const MIN: u64, const MAX: u64> Uint<MIN, MAX> {
         MAX_SAFE_INTEGER
     };
 
-    fn refuse<E: de::Error>(got: impl fmt::Display) -> E {
-        E::custom(format!(
-            "must be an integer from {MIN} to {}, got {got}",
-            Self::TOP
-        ))
-    }
-
-    /// As a `u32`; the value is within `MAX`, so this is exact when `MAX`
-    /// fits (it saturates otherwise).
+    /// As a `u32` (exact when `MAX` fits; it saturates otherwise).
     pub fn as_u32(self) -> u32 {
         u32::try_from(self.0).unwrap_or(u32::MAX)
     }
@@ -498,32 +489,16 @@ impl<const MIN: u64, const MAX: u64> Uint<MIN, MAX> {
 
 impl<'de, const MIN: u64, const MAX: u64> Deserialize<'de> for Uint<MIN, MAX> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<const MIN: u64, const MAX: u64>;
-        impl<const MIN: u64, const MAX: u64> Visitor<'_> for V<MIN, MAX> {
-            type Value = Uint<MIN, MAX>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "an integer from {MIN} to {}", Uint::<MIN, MAX>::TOP)
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                if (MIN..=Uint::<MIN, MAX>::TOP).contains(&v) {
-                    Ok(Uint(v))
-                } else {
-                    Err(Uint::<MIN, MAX>::refuse(v))
-                }
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                match u64::try_from(v) {
-                    Ok(v) => self.visit_u64(v),
-                    Err(_) => Err(Uint::<MIN, MAX>::refuse(v)),
-                }
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-                // Integral values within the safe range arrive as integers;
-                // a float here is a fraction or out of range.
-                Err(Uint::<MIN, MAX>::refuse(v))
-            }
+        // Integral values arrive as integers (see [`number`]); a float
+        // here is a fraction or beyond 2^64.
+        let n = serde_json::Number::deserialize(d)?;
+        match n.as_u64() {
+            Some(v) if (MIN..=Self::TOP).contains(&v) => Ok(Uint(v)),
+            _ => Err(de::Error::custom(format!(
+                "must be an integer from {MIN} to {}, got {n}",
+                Self::TOP
+            ))),
         }
-        d.deserialize_any(V::<MIN, MAX>)
     }
 }
 
@@ -533,37 +508,15 @@ pub struct Int(pub i64);
 
 impl<'de> Deserialize<'de> for Int {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
         const TOP: i64 = MAX_SAFE_INTEGER as i64;
-        fn refuse<E: de::Error>(got: impl fmt::Display) -> E {
-            E::custom(format!(
-                "must be an integer from {} to {TOP}, got {got}",
+        let n = serde_json::Number::deserialize(d)?;
+        match n.as_i64() {
+            Some(v) if (-TOP..=TOP).contains(&v) => Ok(Int(v)),
+            _ => Err(de::Error::custom(format!(
+                "must be an integer from {} to {TOP}, got {n}",
                 -TOP
-            ))
+            ))),
         }
-        impl Visitor<'_> for V {
-            type Value = Int;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "an integer from {} to {TOP}", -TOP)
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Int, E> {
-                if (-TOP..=TOP).contains(&v) {
-                    Ok(Int(v))
-                } else {
-                    Err(refuse(v))
-                }
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Int, E> {
-                match i64::try_from(v) {
-                    Ok(v) => self.visit_i64(v),
-                    Err(_) => Err(refuse(v)),
-                }
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Int, E> {
-                Err(refuse(v))
-            }
-        }
-        d.deserialize_any(V)
     }
 }
 
@@ -652,11 +605,11 @@ mod tests {
             ),
             (
                 json!("3"),
-                Err("`n`: invalid type: string \"3\", expected an integer from 0 to 4294967295"),
+                Err("`n`: invalid type: string \"3\", expected a JSON number"),
             ),
             (
                 Value::Null,
-                Err("`n`: invalid type: null, expected an integer from 0 to 4294967295"),
+                Err("`n`: invalid type: null, expected a JSON number"),
             ),
         ];
         for (value, expected) in u32_cases {
@@ -697,14 +650,15 @@ mod tests {
     }
 
     #[test]
-    fn js_numbers_become_integers_when_integral_and_safe() {
+    fn js_numbers_become_integers_when_integral() {
         let cases: Vec<(f64, Option<Value>)> = vec![
             (1.0, Some(json!(1))),
             (-0.0, Some(json!(0))),
             (-3.0, Some(json!(-3))),
             (1.5, Some(json!(1.5))),
             (9007199254740991.0, Some(json!(9007199254740991u64))),
-            (9007199254740992.0, Some(json!(9007199254740992.0))),
+            (9007199254740992.0, Some(json!(9007199254740992u64))),
+            (1e300, Some(json!(1e300))),
             (f64::NAN, None),
             (f64::INFINITY, None),
             (f64::NEG_INFINITY, None),

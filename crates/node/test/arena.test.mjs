@@ -133,7 +133,7 @@ test('battleSlug: UTC date of a Date or of epoch milliseconds', () => {
   assertInvalid(() => arena.battleSlug('xyz', 'qa', 0), /8 hex digits/)
   assertInvalid(() => arena.battleSlug(id, 'qa', new Date(Number.NaN)), '`created_at`: must be a finite number, got NaN')
   assertInvalid(() => arena.battleSlug(id, 'qa', 1.5), '`created_at`: must be an integer from -9007199254740991 to 9007199254740991, got 1.5')
-  assertInvalid(() => arena.battleSlug(id, 'qa', '2026-01-01'), '`created_at`: invalid type: string "2026-01-01", expected an integer from -9007199254740991 to 9007199254740991')
+  assertInvalid(() => arena.battleSlug(id, 'qa', '2026-01-01'), '`created_at`: invalid type: string "2026-01-01", expected a JSON number')
   assertInvalid(() => arena.battleSlug(id, 'battle', 0), /unknown battle type "battle"; expected one of: qa, coding/)
 })
 

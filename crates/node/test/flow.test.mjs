@@ -238,7 +238,7 @@ test('shouldRetry and isRetriable', () => {
   assert.equal(flow.shouldRetry(null, 0), false)
   assert.equal(flow.shouldRetry(undefined, 0), false)
   assertCode(() => flow.shouldRetry(-1, 0), 'INVALID_INPUT', '`max_retries`: must be an integer from 0 to 4294967295, got -1')
-  assertCode(() => flow.shouldRetry(1, '0'), 'INVALID_INPUT', '`retry_count`: invalid type: string "0", expected an integer from 0 to 4294967295')
+  assertCode(() => flow.shouldRetry(1, '0'), 'INVALID_INPUT', '`retry_count`: invalid type: string "0", expected a JSON number')
   assertCode(() => flow.isRetriable('flaky'), 'INVALID_INPUT', /^unknown failure kind "flaky"/)
 })
 
