@@ -9,8 +9,6 @@
 //! napi type error.
 
 use coderig::Error;
-#[cfg(test)]
-use coderig::ErrorKind;
 use napi::bindgen_prelude::{
     Array, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, Unknown,
 };
@@ -71,7 +69,7 @@ core_errors!(
 const RESERVED: &[&str] = &["code", "kind", "message", "details", "name", "stack"];
 
 /// The JS `Error` thrown for `e`: `message`, `code` (`NOT_FOUND`,
-/// `INVALID_INPUT`, ...: [`ErrorKind::code`]), `kind` (the same in
+/// `INVALID_INPUT`, ...: [`coderig::ErrorKind::code`]), `kind` (the same in
 /// snake_case), `details` (exactly [`Error::details`]) and every detail also
 /// as an own property (`nearest`, `count`, `lines`, `violations`, `remaps`,
 /// `path`, `reason`, `errors`, ...). The flattened `nearest` keeps its
@@ -147,7 +145,7 @@ pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// object, and a function, a symbol, a BigInt, `NaN` or an infinity is
 /// refused (`INVALID_INPUT` at its path, `at` being the path of `value`
 /// itself). `undefined` is `null` (an absent field, inside an object).
-/// Integral numbers within the safe range are JSON integers.
+/// Integral numbers are JSON integers.
 pub fn to_json<'a>(env: &Env, value: impl Into<Option<Unknown<'a>>>, at: &str) -> Res<Value> {
     match value.into() {
         Some(value) => convert(env, value, at.to_owned(), 0, &mut None),
@@ -527,18 +525,17 @@ pub fn js_count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// `ErrorKind` of a `Fail`, for tests.
-#[cfg(test)]
-fn kind_of(f: &Fail) -> Option<ErrorKind> {
-    match f {
-        Fail::Core(e) => Some(e.kind()),
-        Fail::Js(_) => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coderig::ErrorKind;
+
+    fn kind_of(f: &Fail) -> Option<ErrorKind> {
+        match f {
+            Fail::Core(e) => Some(e.kind()),
+            Fail::Js(_) => None,
+        }
+    }
 
     fn message(f: Fail) -> String {
         match f {
