@@ -21,9 +21,9 @@ mod flow;
 pub(crate) mod int;
 
 pub use edit::{
-    edit, edits, hashline_edits, EditInput, EditRequest, EditResponse, HashlineApplyRequest,
-    HashlineEditInput, HashlineFormatRequest, HashlineOp, HashlineValidateRequest, LinesInput,
-    LocateRequest, LocateResponse, XxhashRequest,
+    edit, edits, hashline_edits, EditInput, EditPlan, EditRequest, EditResponse,
+    HashlineApplyRequest, HashlineEditInput, HashlineFormatRequest, HashlineOp,
+    HashlineValidateRequest, LinesInput, LocateRequest, LocateResponse, XxhashRequest,
 };
 pub use flow::{flow, state, step, DecodedFlow, StateInput};
 
