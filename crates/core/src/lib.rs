@@ -17,6 +17,7 @@ pub mod edit;
 pub mod error;
 pub mod flow;
 pub mod json;
+pub mod model;
 pub mod names;
 pub mod task;
 
