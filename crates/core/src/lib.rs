@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod arena;
+pub mod conflict;
 pub mod edit;
 pub mod error;
 pub mod flow;
