@@ -16,6 +16,7 @@ pub mod arena;
 pub mod conflict;
 pub mod edit;
 pub mod error;
+pub mod event;
 pub mod flow;
 pub mod json;
 pub mod model;
