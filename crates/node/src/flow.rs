@@ -943,7 +943,7 @@ pub fn is_retriable(
 pub fn reconcile_resume_step(
     env: Env,
     #[napi(
-        ts_arg_type = "'pending' | 'running' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
+        ts_arg_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
     )]
     status: Unknown,
     #[napi(ts_arg_type = "string | null")] task_id: Option<Unknown>,
@@ -988,7 +988,7 @@ pub struct ResumeRow {
     pub task_id: Option<String>,
     /// Its persisted status.
     #[napi(
-        ts_type = "'pending' | 'running' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
+        ts_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
     )]
     pub status: String,
     /// Retries used so far (default 0).

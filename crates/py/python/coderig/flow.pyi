@@ -38,7 +38,7 @@ _TriggerRule = Literal[
 ]
 _SkipReason = Literal["upstream_failed", "branch_not_taken", "condition_false", "excluded"]
 _StepOutcome = Literal["pending", "in_flight", "done", "failed", "timed_out", "skipped"]
-_StepStatus = Literal["pending", "running", "done", "failed", "skipped", "timed_out", "cancelled"]
+_StepStatus = Literal["pending", "running", "waiting", "done", "failed", "skipped", "timed_out", "cancelled"]
 """Persisted step statuses ("completed" is read as "done")."""
 _TaskState = Literal["pending", "running", "blocked", "completed", "failed", "cancelled"]
 _FailureKind = Literal[
