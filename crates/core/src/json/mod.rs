@@ -19,11 +19,13 @@
 mod edit;
 mod flow;
 pub(crate) mod int;
+#[cfg(feature = "openapi")]
+mod schema;
 
 pub use edit::{
-    edit, edits, hashline_edits, EditInput, EditRequest, EditResponse, HashlineApplyRequest,
-    HashlineEditInput, HashlineFormatRequest, HashlineOp, HashlineValidateRequest, LinesInput,
-    LocateRequest, LocateResponse, XxhashRequest,
+    edit, edits, hashline_edits, EditInput, EditRequest, EditResponse, GuardsCheckRequest,
+    HashlineApplyRequest, HashlineEditInput, HashlineFormatRequest, HashlineOp,
+    HashlineValidateRequest, LinesInput, LocateRequest, LocateResponse, XxhashRequest,
 };
 pub use flow::{flow, state, step, DecodedFlow, StateInput};
 
