@@ -29,20 +29,8 @@ pub use edit::guards::{GuardViolation, ViolationKind};
 pub use edit::hashline;
 pub use edit::locate::locate;
 pub use edit::locate::{Match, MatchKind, Nearest, Tier};
+pub use edit::try_locate;
 pub use error::{Error, ErrorKind};
-
-/// [`locate`], refusing an empty needle (which every text contains
-/// everywhere) with an `InvalidInput` error, as [`apply_edit`] does. The
-/// faces call this one, so an empty needle is the same `invalid_input`
-/// everywhere.
-pub fn try_locate(content: &str, needle: &str) -> Result<Match, EditError> {
-    if needle.is_empty() {
-        return Err(EditError::invalid(
-            "the needle is empty: give the exact text to look for (at least one character)",
-        ));
-    }
-    Ok(locate(content, needle))
-}
 
 /// xxHash32 of `data` with `seed` (the reference algorithm, via `xxhash-rust`).
 ///

@@ -417,13 +417,13 @@ fn apply_edits_is_atomic_and_checks_the_batch() {
     .unwrap_err();
     assert_eq!(e.code(), "INVALID_INPUT");
     assert!(
-        e.message().contains("#1") && e.message().contains("#2"),
+        e.message().contains("`edits[0]`") && e.message().contains("`edits[1]`"),
         "{e}"
     );
 
     let e = apply_edits(content, &[edit("two", "deux"), edit("deux", "zwei")], &opts).unwrap_err();
     assert_eq!(e.code(), "NOT_FOUND");
-    assert!(e.message().contains("edit #1"), "{e}");
+    assert!(e.message().contains("`edits[0]`"), "{e}");
 
     // A whitespace-only old that is nowhere is not blamed on another edit.
     let e = apply_edits(content, &[edit("one", "1"), edit("\t\t", "x")], &opts).unwrap_err();
@@ -438,7 +438,7 @@ fn apply_edits_is_atomic_and_checks_the_batch() {
     )
     .unwrap_err();
     assert_eq!(e.code(), "NOT_FOUND");
-    assert!(e.message().starts_with("edit #2"), "{e}");
+    assert!(e.message().starts_with("`edits[1]`: "), "{e}");
 
     assert_eq!(
         apply_edits(content, &[], &opts).unwrap_err().code(),

@@ -1,6 +1,7 @@
 //! Table-driven tests of `locate`: each tier, ambiguity at each tier, line
 //! endings, BOM, nearest-candidate reporting.
 
+use coderig::edit::try_locate;
 use coderig::{locate, MatchKind};
 
 /// `(name, content, needle, kind, matched text when found)`
@@ -229,12 +230,46 @@ fn not_found_reports_the_nearest_window() {
     assert!(n.score < 0.85 && n.score >= 0.5, "{}", n.score);
 }
 
+/// `locate` stays total: an empty needle is `NotFound` there, and only
+/// `try_locate` refuses it.
 #[test]
 fn empty_or_blank_needles_are_not_found() {
     for needle in ["", "   ", "\n\n"] {
         let m = locate("some content\n", needle);
         assert_eq!(m.kind, MatchKind::NotFound, "{needle:?}");
         assert_eq!(m.count, 0);
+    }
+}
+
+#[test]
+fn try_locate_refuses_only_the_empty_needle() {
+    // (content, needle, Err(code) | Ok(kind))
+    let cases: &[(&str, &str, Result<MatchKind, &str>)] = &[
+        ("some content\n", "", Err("INVALID_INPUT")),
+        ("", "", Err("INVALID_INPUT")),
+        ("some content\n", "   ", Ok(MatchKind::NotFound)),
+        ("some content\n", "\n\n", Ok(MatchKind::NotFound)),
+        ("some content\n", "content", Ok(MatchKind::Exact)),
+        ("a\na\n", "a", Ok(MatchKind::Ambiguous)),
+        ("some content\n", "zzz qqq", Ok(MatchKind::NotFound)),
+    ];
+    for (content, needle, want) in cases {
+        match (try_locate(content, needle), want) {
+            (Ok(m), Ok(kind)) => {
+                assert_eq!(m.kind, *kind, "{needle:?}");
+                assert_eq!(m, locate(content, needle), "{needle:?}: same as locate");
+            }
+            (Err(e), Err(code)) => {
+                assert_eq!(e.code(), *code, "{needle:?}");
+                let msg = e.message();
+                assert!(msg.contains("`needle` is empty"), "{msg}");
+                assert!(
+                    msg.contains("Send the text to find"),
+                    "says what to do: {msg}"
+                );
+            }
+            (got, want) => panic!("{needle:?}: got {got:?}, want {want:?}"),
+        }
     }
 }
 

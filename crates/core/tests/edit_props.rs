@@ -1,4 +1,5 @@
-//! Property tests: exact edits are invertible, nothing panics.
+//! Property tests: exact edits are invertible, re-indenting a drifted
+//! needle is safe, nothing panics.
 
 use coderig::{apply_edit_with, locate, ApplyOptions, Edit, MatchKind, Tier};
 use proptest::prelude::*;
@@ -82,5 +83,36 @@ proptest! {
         }
         let e = Edit { old: needle, new: "replacement()\n".into(), replace_all: false };
         let _ = apply_edit_with(&content, &e, &no_guards());
+    }
+
+    #[test]
+    fn drifted_needle_with_new_equal_to_old_changes_nothing(
+        content in file(), a in any::<prop::sample::Index>(), len in 1usize..8,
+        drifts in prop::collection::vec(prop::sample::select(vec!["", " ", "  ", "    ", "\t", "strip"]), 8),
+        extra in "( {0,8}|\t{0,2})[a-z_]{1,8}\\(\\)",
+    ) {
+        // Any per-line indentation drift (none, a few spaces, a tab, or the
+        // indentation stripped): whatever tier matches, a `new` equal to
+        // `old` is a no-op (lines left as in `old` are the file's), and
+        // re-indenting an added line never panics nor loses it.
+        let lines: Vec<&str> = content.lines().collect();
+        let start = a.index(lines.len());
+        let end = (start + len).min(lines.len());
+        let old: Vec<String> = lines[start..end]
+            .iter()
+            .zip(&drifts)
+            .map(|(l, d)| if *d == "strip" { l.trim_start().to_string() } else { format!("{d}{l}") })
+            .collect();
+        let old = old.join("\n");
+        prop_assume!(!old.trim().is_empty());
+        let same = Edit { old: old.clone(), new: old.clone(), replace_all: false };
+        match apply_edit_with(&content, &same, &no_guards()) {
+            Ok(r) => prop_assert!(false, "changed the file: {:?}", r.content),
+            Err(e) => prop_assert!(matches!(e.code(), "NO_OP" | "NOT_FOUND" | "AMBIGUOUS"), "{e}"),
+        }
+        let grown = Edit { old: old.clone(), new: format!("{old}\n{extra}"), replace_all: false };
+        if let Ok(r) = apply_edit_with(&content, &grown, &no_guards()) {
+            prop_assert!(r.content.contains(extra.trim_start()), "{:?}", r.content);
+        }
     }
 }

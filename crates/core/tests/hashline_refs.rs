@@ -238,3 +238,143 @@ fn adjacent_stale_lines_share_one_context_window() {
     assert_eq!(message.matches("|l3\n").count(), 1, "{message}");
     assert!(!message.contains("    ...\n"), "one window: {message}");
 }
+
+/// A hash that no line of `content` has (current hashes, as `format` shows them).
+fn hash_of_no_line(content: &str) -> String {
+    let taken: Vec<String> = content
+        .split('\n')
+        .enumerate()
+        .map(|(i, t)| hashline::line_hash(i + 1, t))
+        .collect();
+    let letters = hashline::ALPHABET;
+    letters
+        .iter()
+        .flat_map(|&a| {
+            letters
+                .iter()
+                .map(move |&b| format!("{}{}", char::from(a), char::from(b)))
+        })
+        .find(|h| !taken.contains(h))
+        .expect("a file of 8 lines leaves hashes free")
+}
+
+#[test]
+fn bad_line_numbers_get_a_did_you_mean_hint_when_the_hash_names_a_line() {
+    // `    one();` has letters, so its hash does not depend on its line number.
+    let h = hashline::line_hash(2, "    one();");
+    let want = format!("did you mean 2#{h}?");
+    // (ref, reason the message must give)
+    let cases = [
+        (format!("0#{h}"), "line numbers start at 1"),
+        (format!("line#{h}"), "no line number"),
+        (format!("#{h}"), "no line number"),
+        (format!("L2#{h}"), "no line number"),
+        (
+            format!(">>> line 2 # {}|    one();", h.to_lowercase()),
+            "no line number",
+        ),
+        (format!("2a#{h}"), "no '#' after the line number"),
+        (
+            format!("99999999999999999999999999#{h}"),
+            "line number too large",
+        ),
+    ];
+    for (r, reason) in &cases {
+        let err = hashline::validate_strs(FILE, &[r.as_str()]).unwrap_err();
+        let message = err.message();
+        assert_eq!(err.code(), "INVALID_INPUT", "{r:?}");
+        assert!(message.contains(reason), "{r:?}: {message}");
+        assert!(message.contains("LINE#HH"), "{r:?}: {message}");
+        assert!(message.contains(&want), "{r:?}: {message}");
+
+        // The same ref in a hashline edit: the hint, and which edit and field.
+        let edit = hashline::HashlineEdit::Replace {
+            pos: r.clone(),
+            end: None,
+            lines: "    uno();".into(),
+        };
+        let err = hashline::apply(FILE, &[edit]).unwrap_err();
+        let message = err.message();
+        assert_eq!(err.code(), "INVALID_INPUT", "{r:?}");
+        assert!(message.starts_with("`edits[0].pos`: "), "{r:?}: {message}");
+        assert!(message.contains(&want), "{r:?}: {message}");
+    }
+}
+
+#[test]
+fn bad_line_numbers_without_a_usable_hash_get_no_hint() {
+    let free = hash_of_no_line(FILE);
+    // (ref, what the message must say instead of a hint)
+    let cases = [
+        (format!("0#{free}"), "no line has the hash"),
+        (format!("line#{free}"), "no line has the hash"),
+        ("0#VA".to_string(), "line numbers start at 1"),
+        ("0#".to_string(), "line numbers start at 1"),
+        ("line".to_string(), "no line number"),
+        ("2#VA".to_string(), "two letters of ZPMQVRWSNKTXJBYH"),
+    ];
+    for (r, phrase) in &cases {
+        let err = hashline::validate_strs(FILE, &[r.as_str()]).unwrap_err();
+        let message = err.message();
+        assert_eq!(err.code(), "INVALID_INPUT", "{r:?}");
+        assert!(message.contains(phrase), "{r:?}: {message}");
+        assert!(!message.contains("did you mean"), "{r:?}: {message}");
+    }
+}
+
+#[test]
+fn bad_line_number_hints_list_the_lines_nearest_to_the_one_meant() {
+    let content = "x\nx\nx\nx\nx\nx\n";
+    let h = hashline::line_hash(1, "x");
+    // (ref, refs hinted in this order, a ref that must not be hinted)
+    let cases = [
+        (format!("0#{h}"), vec![1, 2, 3], 4),
+        (format!("L5#{h}"), vec![5, 4, 6], 3),
+        (format!("line#{h}"), vec![1, 2, 3], 4),
+    ];
+    for (r, order, absent) in &cases {
+        let message = hashline::validate_strs(content, &[r.as_str()])
+            .unwrap_err()
+            .message()
+            .to_string();
+        let positions: Vec<usize> = order
+            .iter()
+            .map(|n| {
+                message
+                    .find(&format!(" {n}#{h}"))
+                    .unwrap_or_else(|| panic!("{r:?}: {n}#{h} hinted: {message}"))
+            })
+            .collect();
+        assert!(
+            positions.windows(2).all(|w| w[0] < w[1]),
+            "{r:?}: {message}"
+        );
+        assert!(
+            !message.contains(&format!(" {absent}#{h}")),
+            "{r:?}: {message}"
+        );
+    }
+}
+
+#[test]
+fn a_typed_ref_to_line_zero_says_lines_start_at_one_and_hints() {
+    let h = hashline::line_hash(6, "    two();");
+    let err = hashline::validate(
+        FILE,
+        &[LineRef {
+            line: 0,
+            hash: h.clone(),
+        }],
+    )
+    .unwrap_err();
+    let message = err.message();
+    assert_eq!(err.code(), "INVALID_INPUT");
+    assert!(
+        message.contains("line 0 does not exist (line numbers start at 1)"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("did you mean 6#{h}?")),
+        "{message}"
+    );
+}

@@ -137,8 +137,15 @@ impl Tier {
 /// char boundaries; `kind` is a tier only when exactly one location
 /// qualified at the first tier that found any (otherwise
 /// [`MatchKind::Ambiguous`] with `count` ≥ 2 and the 1-based candidate line
-/// ranges); an empty needle is [`MatchKind::NotFound`] with `count` 0.
-/// `NotFound` carries the closest scored window in `nearest`, if any.
+/// ranges). `NotFound` carries the closest scored window in `nearest`, if
+/// any.
+///
+/// An empty needle is [`MatchKind::NotFound`] with `count` 0 and no
+/// `nearest`: this function is total, for callers that only ask "where".
+/// Callers that take the needle from a model or a user should call
+/// [`try_locate`](crate::edit::try_locate), which refuses it as invalid
+/// input (as
+/// [`apply_edit`](crate::edit::apply::apply_edit) refuses an empty `old`).
 pub fn locate(content: &str, needle: &str) -> Match {
     match locate_all(content, needle) {
         Outcome::Found(l) if l.spans.len() == 1 && !l.uncertain => Match {

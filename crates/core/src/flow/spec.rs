@@ -158,8 +158,11 @@ impl Default for BatchConfig {
     }
 }
 
+/// A do-while's iteration cap when the spec gives none.
+pub const DEFAULT_LOOP_MAX_ITERATIONS: u32 = 100;
+
 fn default_loop_max_iterations() -> u32 {
-    100
+    DEFAULT_LOOP_MAX_ITERATIONS
 }
 
 /// One node of a flow.
@@ -183,7 +186,7 @@ pub struct Step {
     #[serde(default)]
     pub batch: Option<String>,
     /// Retries allowed after the first attempt (see [`crate::flow::should_retry`]).
-    #[serde(default, deserialize_with = "crate::json::int::u32")]
+    #[serde(default, deserialize_with = "crate::json::int::u32_or_zero")]
     pub max_retries: u32,
     /// Time limit per attempt, in seconds; `None` means none.
     #[serde(default, deserialize_with = "crate::json::int::opt_u64")]
@@ -203,7 +206,7 @@ pub struct Step {
     /// Iteration cap of a `do_while` (default 100).
     #[serde(
         default = "default_loop_max_iterations",
-        deserialize_with = "crate::json::int::u32"
+        deserialize_with = "crate::json::int::loop_cap"
     )]
     pub loop_max_iterations: u32,
     /// Launch-time guard: when it is false for the launch context the step

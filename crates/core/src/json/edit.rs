@@ -334,20 +334,57 @@ crate::names::named_enum!(HashlineOp, "hashline op", {
 /// "lines"}`; refs are `LINE#HH` (the lenient forms of
 /// [`crate::hashline::parse_ref`] work). Decoded as one flat object so that
 /// every bad field is named by its own path; [`HashlineEditInput::to_core`]
-/// then checks the fields the op needs.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// then checks the fields the op needs. Only the object form is accepted: a
+/// list is refused, never read as the fields in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HashlineEditInput {
     /// `replace`, `append` or `prepend`.
     pub op: HashlineOp,
     /// The anchor line (required by `replace`).
-    #[serde(default)]
     pub pos: Option<String>,
     /// The last line replaced, inclusive (`replace` only; defaults to `pos`).
-    #[serde(default)]
     pub end: Option<String>,
     /// The new lines: a list of strings or one string.
     pub lines: LinesInput,
+}
+
+/// The fields of a [`HashlineEditInput`], decoded from a map only.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HashlineEditObject {
+    op: HashlineOp,
+    #[serde(default)]
+    pos: Option<String>,
+    #[serde(default)]
+    end: Option<String>,
+    lines: LinesInput,
+}
+
+impl<'de> Deserialize<'de> for HashlineEditInput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // A derived struct would also read `[op, pos, end, lines]` by
+        // position, and name the Rust type when given anything else.
+        struct HashlineEditVisitor;
+        impl<'de> Visitor<'de> for HashlineEditVisitor {
+            type Value = HashlineEditInput;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a hashline edit: {\"op\", \"pos\"?, \"end\"?, \"lines\"}")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<HashlineEditInput, A::Error> {
+                let o =
+                    HashlineEditObject::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(HashlineEditInput {
+                    op: o.op,
+                    pos: o.pos,
+                    end: o.end,
+                    lines: o.lines,
+                })
+            }
+        }
+        d.deserialize_any(HashlineEditVisitor)
+    }
 }
 
 impl HashlineEditInput {
@@ -490,7 +527,7 @@ mod tests {
     #[test]
     fn bad_edits_name_the_edit_and_the_field() {
         let cases = [
-            (json!({"old": "a"}), "edits", "invalid type: map, expected a sequence"),
+            (json!({"old": "a"}), "edits", "invalid type: object, expected an array"),
             (json!([{"old": 1, "new": "b"}]), "edits[0].old", "invalid type: integer `1`, expected a string"),
             (json!([{"old": "a"}]), "edits[0]", "missing field `new`"),
             (json!([{"old": "a", "new": "b", "x": 1}]), "edits[0].x", "unknown field `x`, expected one of `old`, `new`, `replaceAll`, `replace_all`"),
@@ -562,6 +599,8 @@ mod tests {
             (json!([{"op": "append", "lines": 3}]), "edits[0].lines"),
             (json!([{"op": "append", "lines": [3]}]), "edits[0].lines[0]"),
             (json!([{"lines": []}]), "edits[0]"),
+            (json!(["1#ZZ"]), "edits[0]"),
+            (json!([["append", "1#ZZ", null, ["x"]]]), "edits[0]"),
             (json!([{"op": "replace", "lines": []}]), "edits[0].pos"),
             (
                 json!([{"op": "append", "end": "1#ZZ", "lines": []}]),
@@ -596,6 +635,27 @@ mod tests {
             let e = decode(value.clone()).unwrap_err();
             assert_eq!(e.details()["path"], path, "{value}: {}", e.message());
         }
+    }
+
+    #[test]
+    fn hashline_edits_are_objects_only() {
+        let expected = r#"expected a hashline edit: {"op", "pos"?, "end"?, "lines"}"#;
+        for (value, got) in [
+            (json!(["1#ZZ"]), "string \"1#ZZ\""),
+            (json!([["append", "1#ZZ", null, ["x"]]]), "array"),
+            (json!([3]), "integer `3`"),
+        ] {
+            let e = hashline_edits(value.clone()).unwrap_err();
+            assert_eq!(
+                e.message(),
+                format!("`edits[0]`: invalid type: {got}, {expected}"),
+                "{value}"
+            );
+        }
+        // The request body goes through the same impl.
+        let body = json!({"content": "a\n", "edits": [["append", null, null, ["x"]]]});
+        let e = super::super::decode_object::<HashlineApplyRequest>(body).unwrap_err();
+        assert_eq!(e.details()["path"], "edits[0]");
     }
 
     #[test]

@@ -40,7 +40,11 @@ fn take_condition(
 /// conditions are set aside as [`DecodedFlow`] says. The flow is not
 /// validated: [`crate::flow::validate`] lists its problems.
 pub fn flow(mut value: Value) -> Result<DecodedFlow, Error> {
-    require_objects(&value, &["", "steps[]", "steps[].cases[]", "batch_config"])?;
+    require_objects(
+        &value,
+        "a flow spec",
+        &["", "steps[]", "steps[].cases[]", "batch_config"],
+    )?;
     let mut conditions = Vec::new();
     if let Some(steps) = value.get_mut("steps").and_then(Value::as_array_mut) {
         for (i, step) in steps.iter_mut().enumerate() {
@@ -77,7 +81,7 @@ pub fn flow(mut value: Value) -> Result<DecodedFlow, Error> {
 /// a `when`, `loop_condition` or case `condition` field is refused as
 /// unknown — the bindings attach their callables themselves).
 pub fn step(value: Value) -> Result<Step, Error> {
-    require_objects(&value, &["", "cases[]"])?;
+    require_objects(&value, "a step", &["", "cases[]"])?;
     decode(value)
 }
 
@@ -213,7 +217,7 @@ impl From<StateInput> for SchedulerState {
 /// as a list of ids means reason `condition_false` for each — the one rule
 /// every face used to re-implement.
 pub fn state(value: Value) -> Result<SchedulerState, Error> {
-    require_objects(&value, &[""])?;
+    require_objects(&value, "a scheduler state", &[""])?;
     decode::<StateInput>(value).map(SchedulerState::from)
 }
 
@@ -239,6 +243,19 @@ mod tests {
         );
         assert_eq!(d.flow.steps[2].timeout, Some(30));
         assert_eq!(d.flow.batch_config.max_concurrent, Some(2));
+        // null is "not given" for every optional field, defaults included.
+        let d = flow(
+            json!({"steps": [{"id": "a", "kind": "do_while", "max_retries": null,
+            "loop_max_iterations": null, "timeout": null, "batch": null}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                d.flow.steps[0].max_retries,
+                d.flow.steps[0].loop_max_iterations
+            ),
+            (0, 100)
+        );
         for (spec, path) in [
             (
                 json!({"steps": [{"id": "a", "kind": "code", "dependencies": ["b"]}]}),
@@ -294,5 +311,19 @@ mod tests {
             let e = state(value.clone()).unwrap_err();
             assert_eq!(e.details()["path"], path, "{value}: {}", e.message());
         }
+    }
+
+    #[test]
+    fn a_root_that_is_not_an_object_is_named() {
+        let e = flow(json!([{"id": "a", "kind": "code"}])).unwrap_err();
+        assert_eq!(e.message(), "a flow spec must be an object, got an array");
+        let e = state(json!(["a"])).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "a scheduler state must be an object, got an array"
+        );
+        let e = step(json!("a")).unwrap_err();
+        assert_eq!(e.message(), "a step must be an object, got a string");
+        assert_eq!(e.details()["path"], ".");
     }
 }

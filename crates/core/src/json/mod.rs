@@ -44,7 +44,7 @@ pub fn decode<T: DeserializeOwned>(value: Value) -> Result<T, Error> {
 /// has no such form, so an array (or any non-object) where an object
 /// belongs is refused instead of being read positionally.
 pub fn decode_object<T: DeserializeOwned>(value: Value) -> Result<T, Error> {
-    require_objects(&value, &[""])?;
+    require_objects(&value, "the request", &[""])?;
     decode(value)
 }
 
@@ -52,25 +52,27 @@ pub fn decode_object<T: DeserializeOwned>(value: Value) -> Result<T, Error> {
 /// a path of object keys and `[]` (every element of an array):
 /// `""` is the root, `"steps[].cases[]"` every case of every step. Values
 /// that are absent, or whose parent is not of the expected shape, are left
-/// to the decoder.
-pub(crate) fn require_objects(value: &Value, patterns: &[&str]) -> Result<(), Error> {
-    fn walk(value: &Value, rest: &str, at: String) -> Result<(), Error> {
+/// to the decoder. `root` names the whole value (`"a flow spec"`) for the
+/// message about the root, which has no path to start with.
+pub(crate) fn require_objects(value: &Value, root: &str, patterns: &[&str]) -> Result<(), Error> {
+    fn walk(value: &Value, rest: &str, at: String, root: &str) -> Result<(), Error> {
         if rest.is_empty() {
             return match value {
                 Value::Object(_) => Ok(()),
-                other => {
-                    let path = if at.is_empty() { ".".to_owned() } else { at };
-                    Err(Error::invalid_at(
-                        &path,
-                        format!("must be an object, got {}", describe(other)),
-                    ))
-                }
+                other if at.is_empty() => Err(Error::invalid_at(
+                    ".",
+                    format!("{root} must be an object, got {}", describe(other)),
+                )),
+                other => Err(Error::invalid_at(
+                    &at,
+                    format!("must be an object, got {}", describe(other)),
+                )),
             };
         }
         if let Some(rest) = rest.strip_prefix("[]") {
             if let Value::Array(items) = value {
                 for (i, item) in items.iter().enumerate() {
-                    walk(item, rest, format!("{at}[{i}]"))?;
+                    walk(item, rest, format!("{at}[{i}]"), root)?;
                 }
             }
             return Ok(());
@@ -85,13 +87,13 @@ pub(crate) fn require_objects(value: &Value, patterns: &[&str]) -> Result<(), Er
                 } else {
                     format!("{at}.{key}")
                 };
-                walk(child, rest, at)
+                walk(child, rest, at, root)
             }
             _ => Ok(()),
         }
     }
     for pattern in patterns {
-        walk(value, pattern, String::new())?;
+        walk(value, pattern, String::new(), root)?;
     }
     Ok(())
 }
@@ -140,7 +142,29 @@ fn path_error(e: serde_path_to_error::Error<serde_json::Error>) -> Error {
         Some(at) if inner.line() > 0 => text[..at].to_owned(),
         _ => text,
     };
-    Error::invalid_at(&path, text)
+    Error::invalid_at(&path, json_words(text))
+}
+
+/// serde names JSON's arrays and objects after its own data model
+/// ("sequence", "map"); the contract and the rest of these messages speak
+/// JSON. Only the type names serde itself writes are rewritten: the
+/// unexpected type right after `invalid type: ` and the expected type at
+/// the very end (a quoted string value in between is left alone).
+fn json_words(text: String) -> String {
+    let mut text = text;
+    for (serde_word, json_word) in [("map", "object"), ("sequence", "array")] {
+        let prefix = format!("invalid type: {serde_word}, ");
+        if let Some(rest) = text.strip_prefix(&prefix) {
+            text = format!("invalid type: {json_word}, {rest}");
+        }
+    }
+    for (serde_word, json_word) in [("a map", "an object"), ("a sequence", "an array")] {
+        let suffix = format!(", expected {serde_word}");
+        if let Some(head) = text.strip_suffix(&suffix) {
+            text = format!("{head}, expected {json_word}");
+        }
+    }
+    text
 }
 
 /// A short description of a JSON value's type, for messages: `"a string"`,
@@ -202,9 +226,40 @@ mod tests {
             assert_eq!(e.details()["path"], path, "{value}");
         }
         let e = decode_object::<Pair>(json!(["x"])).unwrap_err();
-        assert_eq!(e.message(), "must be an object, got an array");
+        assert_eq!(e.message(), "the request must be an object, got an array");
+        assert_eq!(e.details()["path"], ".");
         let ok: Pair = decode_object(json!({"a": "x", "n": 33054.0})).unwrap();
         assert_eq!(ok.n, Some(33054));
+    }
+
+    #[test]
+    fn type_errors_name_json_types() {
+        let cases = [
+            (
+                json!({"a": {}}),
+                "`a`: invalid type: object, expected a string",
+            ),
+            (
+                json!({"a": ["x"]}),
+                "`a`: invalid type: array, expected a string",
+            ),
+            (
+                json!({"a": "x", "n": "7"}),
+                "`n`: invalid type: string \"7\", expected an integer from 0 to 4294967295",
+            ),
+        ];
+        for (value, message) in cases {
+            let e = decode::<Pair>(value.clone()).unwrap_err();
+            assert_eq!(e.message(), message, "{value}");
+        }
+        let e = decode::<Vec<String>>(json!({"a": 1})).unwrap_err();
+        assert_eq!(e.message(), "invalid type: object, expected an array");
+        // A string value that happens to end like serde's words is kept.
+        let e = decode::<Vec<String>>(json!("x, expected a map")).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "invalid type: string \"x, expected a map\", expected an array"
+        );
     }
 
     #[test]
