@@ -101,9 +101,15 @@ pub(crate) fn require_objects(value: &Value, root: &str, patterns: &[&str]) -> R
 /// Parses `text` as JSON (a syntax error is an `invalid_input` naming its
 /// line and column), then decodes it as [`decode_object`] does.
 pub fn decode_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| Error::invalid_input(format!("the body is not valid JSON: {e}")))?;
-    decode_object(value)
+    decode_object(parse_str(text)?)
+}
+
+/// Parses `text` as JSON, any value: what [`decode_str`] does first, for a
+/// face that hands the value to a decoder of its own ([`flow`], [`state`]:
+/// their refusal of a non-object root names what the value should be).
+pub fn parse_str(text: &str) -> Result<Value, Error> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::invalid_input(format!("the body is not valid JSON: {e}")))
 }
 
 /// Decodes `value` as the field `field` of an object, so that paths read
@@ -272,6 +278,16 @@ mod tests {
         );
         let e = decode_field::<Vec<Pair>>("edits", json!({"a": 1})).unwrap_err();
         assert_eq!(e.details()["path"], "edits");
+    }
+
+    #[test]
+    fn parse_str_takes_any_value_and_refuses_bad_syntax_as_decode_str_does() {
+        assert_eq!(parse_str("[1]").unwrap(), json!([1]));
+        let bad = "{\"a\": ";
+        assert_eq!(
+            parse_str(bad).unwrap_err(),
+            decode_str::<Pair>(bad).unwrap_err()
+        );
     }
 
     #[test]
