@@ -38,19 +38,40 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        if !declares_json(request.headers()) {
-            return Err(coderig::Error::invalid_input(
-                "the body must be JSON sent with `Content-Type: application/json`",
-            )
-            .into());
-        }
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| ApiError::from_body_rejection(&rejection))?;
-        let text = std::str::from_utf8(&bytes)
-            .map_err(|e| coderig::Error::invalid_input(format!("the body is not UTF-8: {e}")))?;
-        Ok(Body(coderig::json::decode_str(text)?))
+        let text = text_of(request, state).await?;
+        Ok(Body(coderig::json::decode_str(&text)?))
     }
+}
+
+/// A request body parsed as any JSON value ([`coderig::json::parse_str`]),
+/// for a route that hands it to a core decoder of its own
+/// (`coderig::json::flow`), so that decoder's messages are the ones heard.
+/// Refusals as for [`Body`].
+#[derive(Debug, Clone, Default)]
+pub struct RawBody(pub serde_json::Value);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let text = text_of(request, state).await?;
+        Ok(RawBody(coderig::json::parse_str(&text)?))
+    }
+}
+
+/// The body as text, when declared as JSON, within the size limit, UTF-8.
+async fn text_of<S: Send + Sync>(request: Request, state: &S) -> Result<String, ApiError> {
+    if !declares_json(request.headers()) {
+        return Err(coderig::Error::invalid_input(
+            "the body must be JSON sent with `Content-Type: application/json`",
+        )
+        .into());
+    }
+    let bytes = Bytes::from_request(request, state)
+        .await
+        .map_err(|rejection| ApiError::from_body_rejection(&rejection))?;
+    String::from_utf8(bytes.into())
+        .map_err(|e| coderig::Error::invalid_input(format!("the body is not UTF-8: {e}")).into())
 }
 
 /// A JSON answer (status 200).

@@ -20,7 +20,7 @@ pub mod openapi;
 mod routes;
 
 pub use error::ApiError;
-pub use json::{ApiJson, Body};
+pub use json::{ApiJson, Body, RawBody};
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::Method;

@@ -145,7 +145,7 @@ async fn wrong_shapes_and_content_types_are_json_invalid_input() {
         (
             client.post(&url).json(&json!(["a"])),
             Some("."),
-            "must be an object, got an array",
+            "the request must be an object, got an array",
         ),
         // not declared as JSON
         (

@@ -315,12 +315,12 @@ fn step_schema() -> Value {
             "deps": strings("Ids of the steps this one depends on."),
             "trigger_rule": inline::<TriggerRule>(),
             "batch": {"type": ["string", "null"]},
-            "max_retries": {"type": "integer", "minimum": 0, "maximum": U32_MAX, "default": 0},
+            "max_retries": {"type": ["integer", "null"], "minimum": 0, "maximum": U32_MAX, "default": 0, "description": "null means not given: 0."},
             "timeout": {"type": ["integer", "null"], "minimum": 0, "maximum": U64_MAX, "description": "Seconds."},
             "cases": {"type": "array", "items": case_schema()},
             "default_branch": strings("Steps run when no case of a switch matches."),
             "loop_body": strings("Steps a do_while repeats."),
-            "loop_max_iterations": {"type": "integer", "minimum": 0, "maximum": U32_MAX, "default": 100},
+            "loop_max_iterations": {"type": ["integer", "null"], "minimum": 0, "maximum": U32_MAX, "default": 100, "description": "null means not given: 100."},
             "loop_condition": condition(),
             "when": condition(),
         }
@@ -491,9 +491,9 @@ mod tests {
                            "old": null, "new": null, "replace_all": null});
         assert!(decode_object::<EditRequest>(batch).is_ok());
         let step = json!({"id": "a", "kind": "do_while", "deps": [], "trigger_rule": "always",
-            "batch": null, "max_retries": 4294967295u64, "timeout": 18446744073709551615u64,
+            "batch": null, "max_retries": null, "timeout": 18446744073709551615u64,
             "cases": [{"label": "l", "steps": [], "condition": {"x": 1}}], "default_branch": [],
-            "loop_body": [], "loop_max_iterations": 0, "loop_condition": null, "when": 3});
+            "loop_body": [], "loop_max_iterations": 4294967295u64, "loop_condition": null, "when": 3});
         let spec = json!({"steps": [step], "batch_config": {"max_concurrent": null, "join_rule": "all_done"}});
         let decoded = flow(spec).unwrap();
         assert_eq!(decoded.conditions.len(), 3);

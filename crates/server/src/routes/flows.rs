@@ -2,7 +2,7 @@
 
 use super::Route;
 use crate::openapi::{InvalidInput, PayloadTooLarge};
-use crate::{ApiError, ApiJson, Body};
+use crate::{ApiError, ApiJson, RawBody};
 use coderig::flow::{Flow, ValidationError};
 use serde::Serialize;
 use serde_json::Value;
@@ -36,7 +36,7 @@ pub(crate) struct FlowValidateResponse {
     (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
 ))]
 pub(crate) async fn validate_flow(
-    Body(spec): Body<Value>,
+    RawBody(spec): RawBody,
 ) -> Result<ApiJson<FlowValidateResponse>, ApiError> {
     let decoded = coderig::json::flow(spec)?;
     let errors = coderig::flow::validate(&decoded.flow);
