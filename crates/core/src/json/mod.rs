@@ -281,6 +281,31 @@ mod tests {
     }
 
     #[test]
+    fn integral_floats_in_json_text_stay_integral() {
+        // Without serde_json's float_roundtrip, 2^51 - 1 written as a float
+        // was read one ulp off (…247.25) and refused as a fraction.
+        for (text, n) in [
+            (
+                "{\"a\": \"x\", \"n\": 2251799813685247.0}",
+                2_251_799_813_685_247u64,
+            ),
+            ("{\"a\": \"x\", \"n\": 4294967295.0}", 4_294_967_295),
+        ] {
+            let big: BigPair = decode_str(text).unwrap();
+            assert_eq!(big.n, Some(n), "{text}");
+        }
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct BigPair {
+        a: String,
+        #[serde(default, deserialize_with = "int::opt_u64")]
+        n: Option<u64>,
+    }
+
+    #[test]
     fn parse_str_takes_any_value_and_refuses_bad_syntax_as_decode_str_does() {
         assert_eq!(parse_str("[1]").unwrap(), json!([1]));
         let bad = "{\"a\": ";
