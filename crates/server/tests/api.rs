@@ -492,6 +492,50 @@ async fn openapi_lists_exactly_the_served_routes() {
         let name = &reference[..reference.find('"').unwrap()];
         assert!(schemas.contains_key(name), "dangling $ref {name}");
     }
+
+    // every route documents each answer it can give, errors with an error
+    // body whose kinds are the ones that status carries
+    let refusals: BTreeSet<&str> =
+        ["/api/edit", "/api/hashline/apply", "/api/hashline/validate"].into();
+    let schema_of = |response: &Value| -> Value {
+        let reference = response["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no schema $ref in {response}"));
+        schemas[reference.trim_start_matches("#/components/schemas/")].clone()
+    };
+    for (method, path) in &served {
+        let responses = &doc["paths"][path][method.to_ascii_lowercase()]["responses"];
+        let mut statuses: Vec<&str> = responses
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        statuses.sort_unstable();
+        let expected: Vec<&str> = match (method.as_str(), refusals.contains(path.as_str())) {
+            ("GET", _) => vec!["200"],
+            (_, false) => vec!["200", "400", "413"],
+            (_, true) => vec!["200", "400", "413", "422"],
+        };
+        assert_eq!(statuses, expected, "{method} {path}");
+        for status in &statuses[1..] {
+            let schema = schema_of(&responses[*status]);
+            let kinds = &schema["properties"]["error"]["properties"]["kind"]["enum"];
+            let kinds: Vec<&str> = kinds
+                .as_array()
+                .unwrap_or_else(|| panic!("{method} {path} {status}: not an error body"))
+                .iter()
+                .map(|k| k.as_str().unwrap())
+                .collect();
+            for kind in kinds {
+                let status_of = match kind {
+                    "payload_too_large" => 413,
+                    k => k.parse::<coderig::ErrorKind>().unwrap().http_status(),
+                };
+                assert_eq!(status_of.to_string(), *status, "{method} {path}: {kind}");
+            }
+        }
+    }
 }
 
 #[tokio::test]
