@@ -13,10 +13,13 @@
 #![warn(missing_docs)]
 
 pub mod arena;
+pub mod conflict;
 pub mod edit;
 pub mod error;
+pub mod event;
 pub mod flow;
 pub mod json;
+pub mod model;
 pub mod names;
 pub mod task;
 

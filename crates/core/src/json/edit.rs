@@ -123,29 +123,37 @@ pub struct EditRequest {
     pub guards: bool,
 }
 
+/// What an [`EditRequest`] asks for, once its form is checked: one edit or
+/// an atomic batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditPlan {
+    /// The single-edit form (`old` + `new`, optional `replace_all`).
+    One(Edit),
+    /// The batch form (`edits`).
+    Batch(Vec<Edit>),
+}
+
 impl EditRequest {
-    /// Applies the request with the core.
+    /// The edit (or edits) and the options the request asks for, without
+    /// applying them: for faces that apply a request to something other
+    /// than `content` (a file). `content` is not read.
     ///
-    /// Guarantees: exactly the core's answer ([`crate::apply_edit_with`]
-    /// for the single form, [`crate::apply_edits`] for `edits`); a request
-    /// that mixes or lacks both forms is `invalid_input`.
-    pub fn apply(&self) -> Result<EditResponse, Error> {
+    /// Guarantees: the same form checks, in the same order and with the same
+    /// errors, as [`EditRequest::apply`] — a request that mixes or lacks both
+    /// forms, or puts `replace_all` next to `edits`, is `invalid_input`.
+    pub fn plan(&self) -> Result<(EditPlan, ApplyOptions), Error> {
         let opts = ApplyOptions {
             path: self.path.clone(),
             guards: self.guards,
         };
-        let applied = match (&self.old, &self.new, &self.edits) {
-            (Some(old), Some(new), None) => {
-                let edit = Edit {
-                    old: old.clone(),
-                    new: new.clone(),
-                    replace_all: self.replace_all.unwrap_or(false),
-                };
-                crate::apply_edit_with(&self.content, &edit, &opts)?
-            }
+        let plan = match (&self.old, &self.new, &self.edits) {
+            (Some(old), Some(new), None) => EditPlan::One(Edit {
+                old: old.clone(),
+                new: new.clone(),
+                replace_all: self.replace_all.unwrap_or(false),
+            }),
             (None, None, Some(edits)) if self.replace_all.is_none() => {
-                let edits: Vec<Edit> = edits.iter().map(|e| e.0.clone()).collect();
-                crate::apply_edits(&self.content, &edits, &opts)?
+                EditPlan::Batch(edits.iter().map(|e| e.0.clone()).collect())
             }
             (None, None, Some(_)) => {
                 return Err(Error::invalid_at(
@@ -168,6 +176,20 @@ impl EditRequest {
                     "nothing to apply: send `old` + `new`, or `edits: [{old, new}]`",
                 ))
             }
+        };
+        Ok((plan, opts))
+    }
+
+    /// Applies the request with the core.
+    ///
+    /// Guarantees: exactly the core's answer ([`crate::apply_edit_with`]
+    /// for the single form, [`crate::apply_edits`] for `edits`); a request
+    /// that mixes or lacks both forms is `invalid_input` (as
+    /// [`EditRequest::plan`] says).
+    pub fn apply(&self) -> Result<EditResponse, Error> {
+        let applied = match self.plan()? {
+            (EditPlan::One(edit), opts) => crate::apply_edit_with(&self.content, &edit, &opts)?,
+            (EditPlan::Batch(edits), opts) => crate::apply_edits(&self.content, &edits, &opts)?,
         };
         Ok(EditResponse::from(applied))
     }
@@ -578,6 +600,35 @@ mod tests {
                 kind,
                 "{body}"
             );
+        }
+    }
+
+    #[test]
+    fn plans_are_the_forms_apply_checks() {
+        let req = |v: Value| super::super::decode::<EditRequest>(v).unwrap();
+        let edit = |old: &str, new: &str, replace_all| Edit {
+            old: old.into(),
+            new: new.into(),
+            replace_all,
+        };
+        let (one, opts) = req(json!({"content": "", "old": "a", "new": "b", "replace_all": true, "path": "x.py", "guards": false}))
+            .plan()
+            .unwrap();
+        assert_eq!(one, EditPlan::One(edit("a", "b", true)));
+        assert_eq!((opts.path.as_deref(), opts.guards), (Some("x.py"), false));
+        let (batch, opts) = req(json!({"content": "", "edits": [["a", "b"]]}))
+            .plan()
+            .unwrap();
+        assert_eq!(batch, EditPlan::Batch(vec![edit("a", "b", false)]));
+        assert_eq!((opts.path, opts.guards), (None, true));
+        for body in [
+            json!({"content": "a"}),
+            json!({"content": "a", "new": "b"}),
+            json!({"content": "a", "old": "a", "new": "b", "edits": []}),
+            json!({"content": "a", "replace_all": true, "edits": []}),
+        ] {
+            let r = req(body.clone());
+            assert_eq!(r.plan().unwrap_err(), r.apply().unwrap_err(), "{body}");
         }
     }
 

@@ -23,8 +23,8 @@ pub(crate) mod int;
 mod schema;
 
 pub use edit::{
-    edit, edits, hashline_edits, EditInput, EditRequest, EditResponse, GuardsCheckRequest,
-    HashlineApplyRequest, HashlineEditInput, HashlineFormatRequest, HashlineOp,
+    edit, edits, hashline_edits, EditInput, EditPlan, EditRequest, EditResponse,
+    GuardsCheckRequest, HashlineApplyRequest, HashlineEditInput, HashlineFormatRequest, HashlineOp,
     HashlineValidateRequest, LinesInput, LocateRequest, LocateResponse, XxhashRequest,
 };
 pub use flow::{flow, state, step, DecodedFlow, StateInput};
