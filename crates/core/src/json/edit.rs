@@ -197,6 +197,7 @@ impl EditRequest {
 
 /// A successful edit: `{"ok": true, "content", "tier", "replacements"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EditResponse {
     /// Always `true`.
     pub ok: bool,
@@ -221,11 +222,13 @@ impl From<Applied> for EditResponse {
 
 /// Body of `POST /api/locate`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LocateRequest {
     /// Text searched.
     pub content: String,
     /// Text looked for (must not be empty).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub needle: String,
 }
 
@@ -233,6 +236,7 @@ pub struct LocateRequest {
 /// `start_line` and `end_line` are the 1-based inclusive lines the match
 /// covers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LocateResponse {
     /// Always `true` (a `not_found` or `ambiguous` kind is an answer, not an error).
     pub ok: bool,
@@ -251,6 +255,7 @@ pub struct LocateResponse {
     /// Number of candidate locations (1 found, ≥ 2 ambiguous, 0 not found).
     pub count: usize,
     /// `[first_line, last_line]` of each candidate, when ambiguous.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<super::schema::LineRange>))]
     pub candidates: Vec<(usize, usize)>,
     /// The closest window, when not found and one scored at all.
     pub nearest: Option<Nearest>,
@@ -292,6 +297,7 @@ impl LocateResponse {
 
 /// Body of `POST /api/hashline/format`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct HashlineFormatRequest {
     /// Content to show with `LINE#HH|` prefixes.
@@ -458,6 +464,7 @@ pub fn hashline_edits(value: Value) -> Result<Vec<HashlineEdit>, Error> {
 
 /// Body of `POST /api/hashline/apply`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct HashlineApplyRequest {
     /// Content the refs were read from.
@@ -485,13 +492,37 @@ pub struct HashlineValidateRequest {
 
 /// Body of `POST /api/xxhash32`: `data` is hashed as UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct XxhashRequest {
     /// Text hashed (as its UTF-8 bytes).
     pub data: String,
     /// Seed (default 0).
     #[serde(default, deserialize_with = "int::opt_u32")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<u64>, minimum = 0, maximum = 4294967295u32))]
     pub seed: Option<u32>,
+}
+
+/// Body of `POST /api/guards/check`: the guards of an edit of `original`
+/// into `updated`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct GuardsCheckRequest {
+    /// The text before the edit.
+    pub original: String,
+    /// The text after the edit.
+    pub updated: String,
+    /// File path; only picks the language of the import guard.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+impl GuardsCheckRequest {
+    /// Exactly [`crate::check_guards`] on the request's fields.
+    pub fn check(&self) -> Vec<crate::GuardViolation> {
+        crate::check_guards(&self.original, &self.updated, self.path.as_deref())
+    }
 }
 
 #[cfg(test)]
@@ -628,6 +659,31 @@ mod tests {
             ),
         ] {
             let e = hashline_edits(value.clone()).unwrap_err();
+            assert_eq!(e.details()["path"], path, "{value}: {}", e.message());
+        }
+    }
+
+    #[test]
+    fn guards_check_requests_decode_strictly_and_run_the_guards() {
+        let decode = |v: Value| super::super::decode_object::<GuardsCheckRequest>(v);
+        let python = "import os\nprint(os.name)\n";
+        let req =
+            decode(json!({"original": python, "updated": "print(os.name)\n", "path": "a.py"}))
+                .unwrap();
+        assert_eq!(
+            req.check(),
+            crate::check_guards(python, "print(os.name)\n", Some("a.py"))
+        );
+        assert_eq!(req.check().len(), 1);
+        for (value, path) in [
+            (json!({"original": "a"}), "."),
+            (
+                json!({"original": "a", "updated": "b", "extra": 1}),
+                "extra",
+            ),
+            (json!({"original": "a", "updated": 2}), "updated"),
+        ] {
+            let e = decode(value.clone()).unwrap_err();
             assert_eq!(e.details()["path"], path, "{value}: {}", e.message());
         }
     }
