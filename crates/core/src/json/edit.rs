@@ -118,9 +118,14 @@ pub struct EditRequest {
     /// File path, only used by the guards to pick a language.
     #[serde(default)]
     pub path: Option<String>,
-    /// Run the guards (default `true`).
-    #[serde(default = "yes")]
+    /// Run the guards (default `true`; `null` counts as not given).
+    #[serde(default = "yes", deserialize_with = "null_is_yes")]
     pub guards: bool,
+}
+
+/// `guards: null` is "not given", like every other optional field.
+fn null_is_yes<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Option::<bool>::deserialize(d).map(|b| b.unwrap_or(true))
 }
 
 /// What an [`EditRequest`] asks for, once its form is checked: one edit or
@@ -621,6 +626,10 @@ mod tests {
             .unwrap();
         assert_eq!(batch, EditPlan::Batch(vec![edit("a", "b", false)]));
         assert_eq!((opts.path, opts.guards), (None, true));
+        let (_, opts) = req(json!({"content": "", "old": "a", "new": "b", "guards": null}))
+            .plan()
+            .unwrap();
+        assert!(opts.guards, "null guards means the default");
         for body in [
             json!({"content": "a"}),
             json!({"content": "a", "new": "b"}),
