@@ -88,8 +88,19 @@ fi
 stage "cargo fmt --check"
 cargo fmt --all --check
 
-stage "cargo clippy (all targets, -D warnings)"
-cargo clippy --workspace --all-targets -- -D warnings
+stage "cargo clippy (all targets, all features, -D warnings)"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+stage "Pure core: --no-default-features builds and pulls in no runtime"
+cargo build --quiet -p coderig --no-default-features
+# DESIGN: the pure core has no async runtime, database, git or HTTP client.
+forbidden=$(cargo tree -p coderig --no-default-features -e normal --prefix none \
+    | awk '{print $1}' | grep -xE 'tokio|sqlx|sqlx-core|git2|reqwest|hyper' | sort -u || true)
+if [[ -n "$forbidden" ]]; then
+    echo "the pure core pulls in: $forbidden" >&2
+    exit 1
+fi
+echo "pure core: no tokio, sqlx, git2, reqwest or hyper in its dependency tree"
 
 stage "rustdoc of the core (broken doc links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p coderig --no-deps
