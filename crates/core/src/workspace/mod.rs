@@ -6,7 +6,7 @@
 //!   runs, take its [`diff`] as a [`Patch`], [`apply`] a patch to a
 //!   checkout, [`remove`] it (only with a [`RemoveProof`]) and [`sweep`]
 //!   the app-owned root at start.
-//! - [`GitWorkspace`] (feature `git`): the implementation over libgit2,
+//! - `GitWorkspace` (feature `git`): the implementation over libgit2,
 //!   with a git CLI path for repositories libgit2 cannot handle faithfully
 //!   (submodules, filter drivers such as Git LFS, sparse checkouts).
 //! - [`confine`]: path confinement — every path a request names is
@@ -46,8 +46,12 @@
 //! [`sweep`]: Workspace::sweep
 
 pub mod confine;
+#[cfg(feature = "git")]
+mod git;
 
 pub use confine::{confine_lexically, ProjectRoots};
+#[cfg(feature = "git")]
+pub use git::{GitWorkspace, GitWorkspaceConfig};
 
 use crate::error::Error;
 use crate::names::named_enum;
