@@ -68,6 +68,9 @@ fn new_binary_and_executable_files_are_in_the_diff_and_git_apply_reproduces_the_
         make_executable(dir, "run.sh");
         write(dir, "no-newline.txt", "no trailing newline");
         std::os::unix::fs::symlink("README.md", dir.join("readme-link")).unwrap();
+        write(dir, "with space.txt", "spaces\n");
+        write(dir, "ünïcödé/naïve.txt", "unicode\n");
+        write(dir, "tab\tand\"quote.txt", "odd\n");
         write(dir, "target/out.o", binary_bytes(9)); // ignored
         write(dir, "debug.log", "ignored\n"); // ignored
         let index_before = worktree_index(dir);
@@ -105,6 +108,27 @@ fn new_binary_and_executable_files_are_in_the_diff_and_git_apply_reproduces_the_
             reproduced, expected,
             "{label}: not reproduced byte for byte"
         );
+    }
+}
+
+#[test]
+fn a_repository_the_agent_embedded_does_not_break_the_diff() {
+    let fx = Fixture::new();
+    for (label, ws) in fx.both() {
+        let wt = ws
+            .create(
+                &fx.repo,
+                &Base::default(),
+                &name(&format!("{label}-e").replace('_', "-")),
+            )
+            .unwrap();
+        // An agent that ran `git init` (or cloned something) inside its worktree.
+        let inner = wt.path.join("vendor/inner");
+        init_repo(&inner);
+        write(&wt.path, "top.txt", "top\n");
+        let t = text(ws.diff(&wt).unwrap().as_bytes());
+        assert!(t.contains("b/top.txt"), "{label}: {t}");
+        assert!(!t.contains("vendor/inner/README.md"), "{label}: {t}");
     }
 }
 

@@ -2,7 +2,6 @@
 //! thread (no pipe deadlock), typed errors.
 
 use crate::error::Error;
-use std::ffi::OsStr;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -38,7 +37,10 @@ const SCRUBBED: &[&str] = &[
 const STDERR_TAIL: usize = 2000;
 
 /// A `git` invocation in `cwd`, with the environment scrubbed, optional
-/// locks off (so a read never rewrites the index) and messages in C.
+/// locks off (so a read never rewrites the index), hooks off (no
+/// `post-checkout` on `worktree add`, no `reference-transaction` on
+/// `update-ref`: coderig's plumbing must not run the repository's code)
+/// and messages in C.
 pub(super) fn git(program: &Path, cwd: &Path) -> Command {
     let mut cmd = Command::new(program);
     cmd.current_dir(cwd);
@@ -50,14 +52,14 @@ pub(super) fn git(program: &Path, cwd: &Path) -> Command {
         .env("GIT_ADVICE", "0")
         .env("LC_ALL", "C")
         .env_remove("LANGUAGE")
-        .arg("--no-pager");
+        .args(["--no-pager", "-c", "core.hooksPath=/dev/null"]);
     cmd
 }
 
 fn describe(cmd: &Command) -> String {
     let args: Vec<String> = cmd
         .get_args()
-        .filter(|a| *a != OsStr::new("--no-pager"))
+        .skip(3) // --no-pager -c core.hooksPath=/dev/null
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     format!("git {}", args.join(" "))

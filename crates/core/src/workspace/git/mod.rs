@@ -27,8 +27,9 @@
 //! - *Remove* and *sweep* delete a registration by finding the one entry
 //!   under `worktrees/` whose `gitdir` names the worktree — never `git
 //!   worktree prune` — and delete only the branch coderig's record names.
-//! - Hooks never run (`core.hooksPath=/dev/null` for `git worktree add`;
-//!   libgit2 runs none).
+//! - Hooks never run (`core.hooksPath=/dev/null` on every git command;
+//!   libgit2 runs none). Filter drivers do run on the CLI path: that is
+//!   what it is for.
 
 mod admin;
 mod cli;

@@ -356,7 +356,9 @@ impl Repo {
     }
 
     /// The working tree as a tree object: tracked files as they are on
-    /// disk, untracked files that are not ignored, deleted files gone.
+    /// disk, untracked files that are not ignored, deleted files gone;
+    /// an untracked directory that is a git repository of its own is left
+    /// out (a patch cannot carry another repository).
     /// Built in a private index (in memory, or a temporary copy of the
     /// repository's index for the CLI), so the repository's index, files
     /// and refs are untouched; only blobs and trees are added to the object
@@ -384,8 +386,15 @@ impl Repo {
                     entry.file_size = 0;
                     index.add(&entry).map_err(fail)?;
                 }
+                // An untracked directory holding its own `.git` is another
+                // repository (an agent's `git init` or clone): left out, as
+                // a patch cannot carry it (libgit2 would refuse the path).
+                let workdir = self.workdir.clone();
+                let mut skip_embedded = |path: &Path, _: &[u8]| -> i32 {
+                    i32::from(exists(&workdir.join(path).join(".git")))
+                };
                 index
-                    .add_all(["*"], IndexAddOption::DEFAULT, None)
+                    .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_embedded))
                     .map_err(fail)?;
                 index.update_all(["*"], None).map_err(fail)?;
                 let tree = index.write_tree_to(repo).map_err(fail)?;
@@ -415,7 +424,41 @@ impl Repo {
                     cmd.args(args);
                     cli::run_ok(&mut cmd, None)
                 };
+                // Paths of gitlink entries in `ls-files --stage -z` output
+                // (`<mode> <id> <stage>\t<path>\0`), as raw bytes.
+                let gitlinks = |listing: Vec<u8>| -> Vec<Vec<u8>> {
+                    listing
+                        .split(|b| *b == 0)
+                        .filter(|e| e.starts_with(b"160000 "))
+                        .filter_map(|e| {
+                            let tab = e.iter().position(|b| *b == b'\t')?;
+                            Some(e[tab + 1..].to_vec())
+                        })
+                        .collect()
+                };
+                let before = gitlinks(with_index(&["ls-files", "--stage", "-z"])?);
                 with_index(&["add", "--all"])?;
+                // `git add` records an embedded repository (an agent's `git
+                // init` or clone) as a gitlink; a patch cannot carry it, so
+                // it is left out, as on the libgit2 path.
+                let embedded: Vec<Vec<u8>> = gitlinks(with_index(&["ls-files", "--stage", "-z"])?)
+                    .into_iter()
+                    .filter(|p| !before.contains(p))
+                    .collect();
+                if !embedded.is_empty() {
+                    let mut cmd = self.git(ctx);
+                    cmd.env("GIT_INDEX_FILE", &tmp_index).args([
+                        "update-index",
+                        "--force-remove",
+                        "-z",
+                        "--stdin",
+                    ]);
+                    let paths: Vec<u8> = embedded
+                        .iter()
+                        .flat_map(|p| p.iter().copied().chain([0]))
+                        .collect();
+                    cli::run_ok(&mut cmd, Some(&paths))?;
+                }
                 let tree = cli::line(&with_index(&["write-tree"])?);
                 Ok(tree)
             }
@@ -594,15 +637,9 @@ impl Repo {
             }
             None => {
                 let mut cmd = self.git(ctx);
-                cmd.args([
-                    "-c",
-                    "core.hooksPath=/dev/null",
-                    "worktree",
-                    "add",
-                    "--quiet",
-                ])
-                .arg(path)
-                .arg(branch);
+                cmd.args(["worktree", "add", "--quiet"])
+                    .arg(path)
+                    .arg(branch);
                 cli::run_ok(&mut cmd, None).map(|_| ())
             }
         }
