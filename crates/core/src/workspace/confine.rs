@@ -334,7 +334,8 @@ mod tests {
 
     #[test]
     fn a_root_that_is_not_normal_and_absolute_is_refused() {
-        for root in ["relative", "/a/../b", "/a/./b"] {
+        // (`/a/./b` is `/a/b` to `Path::components`, so it is normal.)
+        for root in ["relative", "/a/../b", "./a"] {
             let err = confine_lexically(Path::new(root), Path::new("x")).unwrap_err();
             assert_eq!(err.kind(), crate::ErrorKind::InvalidInput, "{root}");
         }
