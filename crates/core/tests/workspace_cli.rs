@@ -198,3 +198,32 @@ fn the_repositorys_hooks_never_run() {
         );
     }
 }
+
+#[test]
+fn a_split_index_takes_the_git_cli_and_stays_untouched() {
+    let fx = Fixture::new();
+    git(&fx.repo, &["config", "core.splitIndex", "true"]);
+    git(&fx.repo, &["update-index", "--split-index"]);
+    write(&fx.repo, "dirty.txt", "dirty\n");
+    let ws = fx.workspace();
+    assert_eq!(
+        ws.backend_for(&fx.repo).unwrap(),
+        (Backend::GitCli, Some(CliReason::SplitIndex))
+    );
+    let listing = |repo: &std::path::Path| {
+        let mut names: Vec<String> = std::fs::read_dir(repo.join(".git"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = (repo_state(&fx.repo), listing(&fx.repo));
+    let snapshot = ws.snapshot(&fx.repo).unwrap();
+    assert_eq!((repo_state(&fx.repo), listing(&fx.repo)), before);
+    assert_eq!(
+        git(&fx.repo, &["show", &format!("{snapshot}:dirty.txt")]),
+        "dirty"
+    );
+}

@@ -345,3 +345,47 @@ fn names_and_bases_are_checked_before_anything_happens() {
         Base::Ref("main".into())
     );
 }
+
+#[test]
+fn of_concurrent_creates_of_one_name_exactly_one_wins_and_stays_intact() {
+    let fx = Fixture::new();
+    let ws = std::sync::Arc::new(fx.workspace());
+    let results: Vec<_> = (0..4)
+        .map(|_| {
+            let ws = ws.clone();
+            let repo = fx.repo.clone();
+            std::thread::spawn(move || ws.create(&repo, &Base::default(), &name("racer")))
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .collect();
+    let winners: Vec<&Worktree> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(winners.len(), 1, "{results:?}");
+    for r in &results {
+        if let Err(e) = r {
+            assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+        }
+    }
+    let wt = winners[0];
+    assert!(wt.path.join("README.md").is_file());
+    assert_eq!(git(&fx.repo, &["rev-parse", &wt.branch]), wt.base_commit);
+    assert_eq!(ws.sweep().unwrap().live, vec![wt.clone()]);
+}
+
+#[test]
+fn a_repository_path_that_does_not_exist_is_invalid_input() {
+    let fx = Fixture::new();
+    let ws = fx.workspace();
+    for missing in [fx.projects.join("nope"), fx.repo.join("README.md")] {
+        let err = ws
+            .create(&missing, &Base::default(), &name("x"))
+            .unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::InvalidInput,
+            "{}: {err}",
+            missing.display()
+        );
+    }
+}

@@ -282,6 +282,9 @@ pub enum CliReason {
     /// `info/sparse-checkout` file): libgit2 would see the files outside
     /// the cone as deleted.
     SparseCheckout,
+    /// A split index (`core.splitIndex`, `sharedindex.*` files), which
+    /// libgit2 cannot read.
+    SplitIndex,
     /// libgit2 could not open the repository (e.g. an extension it does
     /// not support) but `git` can.
     Libgit2CannotOpen,
@@ -292,6 +295,7 @@ named_enum!(CliReason, "git CLI reason", {
     Lfs => "lfs",
     Filter => "filter",
     SparseCheckout => "sparse_checkout",
+    SplitIndex => "split_index",
     Libgit2CannotOpen => "libgit2_cannot_open",
 });
 

@@ -197,6 +197,44 @@ pub(super) fn write_record(path: &Path, record: &Record) -> Result<(), Error> {
     }
 }
 
+/// Publishes the first record of a worktree, exclusively: written to a
+/// temporary file, then hard-linked to `path`, which fails when a record is
+/// there already. So of two concurrent creates of one name exactly one
+/// proceeds, and the other can undo nothing of it. `Ok(false)`: taken.
+pub(super) fn claim_record(path: &Path, record: &Record) -> Result<bool, Error> {
+    let bytes = serde_json::to_vec_pretty(record)
+        .map_err(|e| Error::internal(format!("cannot encode a worktree record: {e}")))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, &e))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.{}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = (|| {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        file.write_all(&bytes)?;
+        file.sync_all()
+    })();
+    let linked = written.and_then(|()| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+            Ok(true)
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(io_err("cannot write", path, &e)),
+    }
+}
+
 /// Reads the record at `path`; `None` when there is none.
 pub(super) fn read_record(path: &Path) -> Result<Option<Record>, Error> {
     let bytes = match std::fs::read(path) {

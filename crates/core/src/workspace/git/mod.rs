@@ -453,7 +453,12 @@ impl Workspace for GitWorkspace {
             worktree: worktree.clone(),
             common_dir: repo.common_dir.clone(),
         };
-        admin::write_record(&record_path, &record)?;
+        if !admin::claim_record(&record_path, &record)? {
+            return Err(conflict_at(
+                format!("the worktree {name} is being created by another call"),
+                &path,
+            ));
+        }
         let mut branch_created = false;
         let mut steps = || -> Result<(), Error> {
             repo.create_branch(

@@ -132,6 +132,20 @@ fn detect(repo: &Repository, workdir: &Path, git_dir: &Path, common: &Path) -> O
     {
         return Some(CliReason::SparseCheckout);
     }
+    let split_config = repo
+        .config()
+        .and_then(|c| c.get_bool("core.splitIndex"))
+        .unwrap_or(false);
+    let shared_index = std::fs::read_dir(git_dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
+        })
+        .unwrap_or(false);
+    if split_config || shared_index {
+        return Some(CliReason::SplitIndex);
+    }
     None
 }
 
@@ -196,7 +210,8 @@ impl Repo {
                     ))
                     .with_detail("path", path.to_string_lossy().as_ref())
                 };
-                if want == Want::Exactly(Backend::Libgit2) {
+                // Not a directory at all: the CLI would fail to start in it.
+                if want == Want::Exactly(Backend::Libgit2) || !path.is_dir() {
                     return Err(not_a_repo());
                 }
                 let mut cmd = cli::git(ctx.program, path);
@@ -540,11 +555,12 @@ impl Repo {
         message: &str,
     ) -> Result<(), Error> {
         let exists_already = || {
+            let branch = refname.strip_prefix("refs/heads/").unwrap_or(refname);
             Error::conflict(format!(
-                "the branch {refname} already exists in {}; coderig never reuses a branch",
+                "the branch {branch} already exists in {}; coderig never reuses a branch",
                 self.workdir.display()
             ))
-            .with_detail("branch", refname)
+            .with_detail("branch", branch)
         };
         match &self.lib {
             Some(repo) => {
