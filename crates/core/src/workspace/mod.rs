@@ -485,7 +485,7 @@ pub trait Workspace: Send + Sync {
     /// `battle apply`), leaving the index alone.
     ///
     /// Guarantees: `target` must be the top of a git working tree under a
-    /// configured root (`invalid_input`); no file the patch names may
+    /// configured project root or coderig's worktrees root (`invalid_input`); no file the patch names may
     /// resolve outside `target`, through a symlink or otherwise
     /// (`invalid_input`); a patch that does not apply cleanly is refused
     /// with `conflict` and nothing is changed (it is checked as a whole

@@ -1,35 +1,5 @@
 //! [`GitWorkspace`]: the [`Workspace`] over libgit2, with the git CLI for
-//! repositories libgit2 cannot handle faithfully.
-//!
-//! # Which backend
-//!
-//! A repository takes the git CLI when it has a `.gitmodules` file
-//! (submodules), a `filter=` attribute (Git LFS's `filter=lfs` or another
-//! filter driver, in the top-level or a committed `.gitattributes`, or in
-//! `info/attributes`), a sparse checkout, or when libgit2 cannot open it;
-//! otherwise libgit2. A worktree keeps the backend it was created with.
-//! [`GitWorkspace::backend_for`] tells which one a repository gets and why.
-//!
-//! # How each operation keeps its promises
-//!
-//! - *Snapshot and diff* build a tree of the working tree in a private
-//!   index — libgit2: an in-memory [`git2::Index`] seeded with the
-//!   repository's entries (stat data zeroed, so every file is re-hashed);
-//!   CLI: `git add --all` into a temporary copy of the index
-//!   (`GIT_INDEX_FILE`). The repository's own index file, its files and its
-//!   refs are never written; `.gitignore` rules apply as for `git add`.
-//!   The diff is then tree to tree (`git diff --binary --full-index
-//!   --find-renames` or libgit2's equivalent), so untracked files, binary
-//!   files, renames and mode changes are in it.
-//! - *Create* writes coderig's record first, then creates the branch with
-//!   "must not exist" semantics, adds the worktree, locks it, and marks the
-//!   record ready. Any failure undoes every step already done.
-//! - *Remove* and *sweep* delete a registration by finding the one entry
-//!   under `worktrees/` whose `gitdir` names the worktree — never `git
-//!   worktree prune` — and delete only the branch coderig's record names.
-//! - Hooks never run (`core.hooksPath=/dev/null` on every git command;
-//!   libgit2 runs none). Filter drivers do run on the CLI path: that is
-//!   what it is for.
+//! repositories libgit2 cannot handle faithfully (see the type's docs).
 
 mod admin;
 mod cli;
@@ -73,8 +43,56 @@ impl GitWorkspaceConfig {
 }
 
 /// Git worktrees under `<data_dir>/worktrees/`, for repositories under the
-/// configured project roots. See the module docs for how each guarantee of
-/// [`Workspace`] is kept.
+/// configured project roots.
+///
+/// # Which backend
+///
+/// A repository takes the git CLI when it has a `.gitmodules` file
+/// (submodules), a `filter=` attribute (Git LFS's `filter=lfs` or another
+/// filter driver, in the top-level or a committed `.gitattributes`, or in
+/// `info/attributes`), a sparse checkout, a split index, or when libgit2
+/// cannot open it; otherwise libgit2 ([`CliReason`] names each case). A
+/// worktree keeps the backend it was created with.
+/// [`GitWorkspace::backend_for`] tells which one a repository gets and why.
+///
+/// # How each operation keeps its promises
+///
+/// - *Snapshot and diff* build a tree of the working tree in a private
+///   index — libgit2: an in-memory [`git2::Index`] seeded with the
+///   repository's entries (stat data zeroed, so every file is re-hashed);
+///   CLI: `git add --all` into a temporary copy of the index
+///   (`GIT_INDEX_FILE`). The repository's own index file, its files and its
+///   refs are never written; `.gitignore` rules apply as for `git add`.
+///   The diff is then tree to tree (`git diff --binary --full-index
+///   --find-renames` or libgit2's equivalent), so untracked files, binary
+///   files, renames and mode changes are in it. An untracked directory
+///   that is a repository of its own (an agent's `git init` or clone) is
+///   left out: a patch cannot carry it. Every file is hashed on each call,
+///   so a snapshot or diff costs a read of the whole working tree.
+/// - *Create* claims the name by publishing coderig's record exclusively
+///   (of concurrent creates of one name exactly one proceeds), then creates
+///   the branch with "must not exist" semantics, adds the worktree, locks
+///   it, and marks the record ready. Any failure undoes every step already
+///   done; a failed undo leaves the record for [`Workspace::sweep`].
+/// - *Remove* and *sweep* delete a registration by finding the one entry
+///   under `worktrees/` whose `gitdir` names the worktree — never `git
+///   worktree prune` — and delete only the branch coderig's record names.
+/// - *Apply* resolves every path the patch names under the target
+///   (symlinks included) before anything is written, checks the whole patch
+///   (`git apply --check`, or libgit2's apply in check mode), then applies
+///   it to the working tree only.
+/// - Hooks never run (`core.hooksPath=/dev/null` on every git command;
+///   libgit2 runs none). Filter drivers do run on the CLI path: that is
+///   what it is for.
+///
+/// # Limits
+///
+/// Submodules are not initialized in a new worktree (their gitlinks stay at
+/// the base commit, which is no change). `sweep` must run while no other
+/// process creates or removes worktrees under the same data directory.
+/// Keep the data directory outside the project: a worktree root inside a
+/// repository would show up in that repository's snapshots as untracked
+/// files (unless ignored).
 #[derive(Debug, Clone)]
 pub struct GitWorkspace {
     root: PathBuf,
