@@ -22,6 +22,7 @@ pub mod json;
 pub mod model;
 pub mod names;
 pub mod task;
+pub mod workspace;
 
 pub use edit::apply::{apply_edit, apply_edit_with, apply_edits};
 pub use edit::apply::{Applied, ApplyOptions, Edit};
