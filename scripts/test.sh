@@ -105,8 +105,8 @@ echo "pure core: no tokio, sqlx, git2, reqwest or hyper in its dependency tree"
 stage "rustdoc of the core (broken doc links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p coderig --no-deps
 
-stage "cargo test (unit, property, server end-to-end, doc)"
-cargo test --workspace
+stage "cargo test --all-features (unit, property, real git repositories, server end-to-end, doc)"
+cargo test --workspace --all-features
 
 # ---------------------------------------------------------------------------
 # PostgreSQL: when the store lands, start a throwaway server here (recipe in
