@@ -8,6 +8,7 @@
 
 mod imports;
 mod markers;
+mod truncation;
 
 pub use imports::Lang;
 
@@ -77,7 +78,7 @@ pub struct GuardViolation {
 /// At most one violation per kind, in the order above. Pure; never panics.
 pub fn check(original: &str, updated: &str, path: Option<&str>) -> Vec<GuardViolation> {
     let mut found = Vec::new();
-    if let Some(v) = truncation(original, updated) {
+    if let Some(v) = truncation::whole_file(original, updated) {
         found.push(v);
     }
     if let Some(v) = imports::dropped(original, updated, path) {
@@ -91,29 +92,4 @@ pub fn check(original: &str, updated: &str, path: Option<&str>) -> Vec<GuardViol
         found.push(v);
     }
     found
-}
-
-fn truncation(original: &str, updated: &str) -> Option<GuardViolation> {
-    if original.is_empty() || updated.is_empty() {
-        return None;
-    }
-    let (chars_before, chars_after) = (original.chars().count(), updated.chars().count());
-    let (lines_before, lines_after) = (original.lines().count(), updated.lines().count());
-    // Integer comparisons: lost/before > 60 % ⇔ 100·lost > 60·before.
-    let chars_lost = chars_before.saturating_sub(chars_after);
-    let lines_lost = lines_before.saturating_sub(lines_after);
-    if chars_lost * 100 > chars_before * 60 && lines_lost * 100 > lines_before * 50 {
-        Some(GuardViolation {
-            kind: ViolationKind::Truncation,
-            message: format!(
-                "the edit shrinks the file from {lines_before} to {lines_after} lines and from \
-                 {chars_before} to {chars_after} characters ({}% of the characters lost): this \
-                 looks like an accidental truncation. Send a targeted edit of the part that \
-                 changes instead of rewriting the file, or the complete content.",
-                chars_lost * 100 / chars_before
-            ),
-        })
-    } else {
-        None
-    }
 }

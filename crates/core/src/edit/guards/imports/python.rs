@@ -1,0 +1,157 @@
+//! Python imports: `import a.b as c`, `from x import (a, b as c)`,
+//! `from . import y`, `from m import *`.
+
+use super::{
+    alias, bound, is_dotted_path, is_ident, strip_line_comment, Binding, Scan, MAX_STATEMENT_LINES,
+};
+use std::collections::BTreeSet;
+
+/// Adds the import keys of `content` to `s`: `import …` and `from … import …`
+/// statements, continued over lines by an open parenthesis or a trailing `\\`.
+pub(super) fn imports(content: &str, s: &mut Scan) {
+    let lines: Vec<&str> = content.lines().collect();
+    let mut n = 0;
+    while n < lines.len() {
+        let first = n;
+        let t = lines[n].trim_start();
+        n += 1;
+        if !(t.starts_with("import ") || t.starts_with("from ")) {
+            continue;
+        }
+        let mut stmt = strip_line_comment(t, "#").trim_end().to_string();
+        let mut budget = MAX_STATEMENT_LINES;
+        loop {
+            let open_paren = stmt.contains('(') && !stmt.contains(')');
+            let continued = stmt.ends_with('\\');
+            if !(open_paren || continued) || n >= lines.len() || budget == 0 {
+                break;
+            }
+            if continued {
+                stmt.pop();
+            }
+            stmt.push(' ');
+            stmt.push_str(strip_line_comment(lines[n], "#").trim());
+            n += 1;
+            budget -= 1;
+        }
+        let found = s.keys.len();
+        for part in stmt.split(';') {
+            statement_keys(part.trim(), &mut s.keys);
+        }
+        if s.keys.len() > found {
+            s.mark(first..n);
+        }
+    }
+}
+
+/// `name` or `name as alias`, normalized; `None` when not that shape.
+fn item(item: &str, allow_dots: bool) -> Option<String> {
+    let words: Vec<&str> = item.split_whitespace().collect();
+    let valid = |w: &str| {
+        if allow_dots {
+            is_dotted_path(w)
+        } else {
+            is_ident(w)
+        }
+    };
+    match words.as_slice() {
+        [name] if valid(name) => Some((*name).to_string()),
+        [name, "as", alias] if valid(name) && is_ident(alias) => Some(format!("{name} as {alias}")),
+        _ => None,
+    }
+}
+
+fn statement_keys(stmt: &str, out: &mut BTreeSet<String>) {
+    if let Some(rest) = stmt.strip_prefix("import ") {
+        let items: Option<Vec<String>> = rest.split(',').map(|i| item(i, true)).collect();
+        if let Some(items) = items {
+            out.extend(items.into_iter().map(|i| format!("import {i}")));
+        }
+    } else if let Some(rest) = stmt.strip_prefix("from ") {
+        let Some((module, names)) = rest.split_once(" import ") else {
+            return;
+        };
+        let module = module.trim();
+        let bare = module.trim_start_matches('.');
+        if !(bare.is_empty() && !module.is_empty() || is_dotted_path(bare)) {
+            return;
+        }
+        let names = names.trim();
+        let names = names
+            .strip_prefix('(')
+            .and_then(|n| n.strip_suffix(')'))
+            .unwrap_or(names);
+        if names.trim() == "*" {
+            out.insert(format!("from {module} import *"));
+            return;
+        }
+        let items: Option<Vec<String>> = names
+            .split(',')
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .map(|i| item(i, false))
+            .collect();
+        if let Some(items) = items {
+            out.extend(
+                items
+                    .into_iter()
+                    .map(|i| format!("from {module} import {i}")),
+            );
+        }
+    }
+}
+
+/// The names a Python key binds: `import a.b.c` binds `a`, an alias binds
+/// itself, a from-import binds each name; `from m import *` binds no name
+/// that can be checked.
+pub(super) fn binding(key: &str) -> Binding {
+    if let Some(rest) = key.strip_prefix("import ") {
+        match alias(rest) {
+            Some(a) => bound([a.as_str()]),
+            // `import a.b.c` binds `a`.
+            None => bound([rest.split('.').next().unwrap_or(rest)]),
+        }
+    } else if let Some((_, item)) = key.split_once(" import ") {
+        if item == "*" {
+            return Binding::Opaque;
+        }
+        match alias(item) {
+            Some(a) => bound([a.as_str()]),
+            None => bound([item]),
+        }
+    } else {
+        Binding::Opaque
+    }
+}
+
+/// The star import of the module a from-import names (`from m import a` →
+/// `from m import *`).
+pub(super) fn covering_glob(plain: &str) -> Option<String> {
+    let (module, _) = plain.strip_prefix("from ")?.split_once(" import ")?;
+    Some(format!("from {module} import *"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Lang;
+
+    fn keys(s: &str) -> Vec<String> {
+        Lang::Python.imports(s).into_iter().collect()
+    }
+
+    #[test]
+    fn python_forms() {
+        assert_eq!(
+            keys(
+                "import os, sys as s\nfrom . import (a,\n    b as c,  # note\n)\nfrom x.y import *\n"
+            ),
+            vec![
+                "from . import a",
+                "from . import b as c",
+                "from x.y import *",
+                "import os",
+                "import sys as s"
+            ]
+        );
+    }
+}
