@@ -185,7 +185,11 @@ fn run(
         });
     }
     if opts.guards {
-        let violations = crate::edit::guards::check(content, &out, opts.path.as_deref());
+        let splices = crate::edit::guards::Splice::from_replacements(
+            planned.iter().map(|p| (p.span.clone(), p.text.len())),
+        );
+        let violations =
+            crate::edit::guards::check_splices(content, &out, opts.path.as_deref(), &splices);
         if !violations.is_empty() {
             let list: Vec<String> = violations
                 .iter()

@@ -5,12 +5,18 @@
 //! disappeared, placeholder comments (`// ... existing code ...`) that leaked
 //! in, and new merge-conflict markers. Every check is relative to the
 //! original, so text that was already there never trips a guard.
+//!
+//! [`check_splices`] is the same check for an edit whose replaced regions
+//! are known (what `apply` runs), which lets the truncation guard tell a
+//! deliberate deletion from a truncated rewrite.
 
 mod imports;
 mod markers;
+mod splice;
 mod truncation;
 
 pub use imports::Lang;
+pub(crate) use splice::Splice;
 
 /// What a guard caught.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -79,6 +85,47 @@ pub struct GuardViolation {
 pub fn check(original: &str, updated: &str, path: Option<&str>) -> Vec<GuardViolation> {
     let mut found = Vec::new();
     if let Some(v) = truncation::whole_file(original, updated) {
+        found.push(v);
+    }
+    if let Some(v) = imports::dropped(original, updated, path) {
+        found.push(v);
+    }
+    if let Some(v) = markers::leaked_placeholders(original, updated) {
+        found.push(v);
+    }
+    let prose = path.is_some_and(markers::is_prose_document);
+    if let Some(v) = markers::new_conflict_markers(original, updated, prose) {
+        found.push(v);
+    }
+    found
+}
+
+/// [`check`] for an edit whose replaced regions are `splices` (see
+/// [`Splice`]): the same violations, messages included, for every guard
+/// but one.
+///
+/// The exception is [`ViolationKind::Truncation`]: knowing the edit, it
+/// tells a truncated rewrite from a deliberate deletion. It is reported
+/// only when [`check`] reports it *and* the edit writes some text *and* its
+/// replaced text spans at least 80 % of the original's lines — a rewrite of
+/// (nearly) the whole file that lost the rest. Deleting a located block, or
+/// replacing it with a small remainder, is what the model asked for, however
+/// small the file.
+///
+/// Splices that do not describe an edit of `original` into `updated` (out
+/// of order, overlapping, out of bounds, off a character boundary) are not
+/// trusted: the result is then [`check`]'s. Pure; never panics.
+pub(crate) fn check_splices(
+    original: &str,
+    updated: &str,
+    path: Option<&str>,
+    splices: &[Splice],
+) -> Vec<GuardViolation> {
+    if !splice::describes_edit(original, updated, splices) {
+        return check(original, updated, path);
+    }
+    let mut found = Vec::new();
+    if let Some(v) = truncation::edit(original, updated, splices) {
         found.push(v);
     }
     if let Some(v) = imports::dropped(original, updated, path) {
