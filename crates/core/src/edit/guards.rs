@@ -7,12 +7,16 @@
 //! original, so text that was already there never trips a guard.
 //!
 //! [`check_splices`] is the same check for an edit whose replaced regions
-//! are known (what `apply` runs), which lets the truncation guard tell a
-//! deliberate deletion from a truncated rewrite.
+//! are known (what `apply` runs): it looks only at the lines the edit
+//! touched, and falls back to the whole-file analysis of a guard only when
+//! those lines could trip it, so an edit that touches no import, placeholder
+//! or conflict-marker line costs the size of the edit, not of the file.
 
 mod imports;
 mod markers;
 mod splice;
+#[cfg(test)]
+mod tests;
 mod truncation;
 
 pub use imports::Lang;
@@ -102,7 +106,8 @@ pub fn check(original: &str, updated: &str, path: Option<&str>) -> Vec<GuardViol
 
 /// [`check`] for an edit whose replaced regions are `splices` (see
 /// [`Splice`]): the same violations, messages included, for every guard
-/// but one.
+/// but one, at the cost of the lines the splices touch (plus a bounded look
+/// back for import statements) unless those lines could trip a guard.
 ///
 /// The exception is [`ViolationKind::Truncation`]: knowing the edit, it
 /// tells a truncated rewrite from a deliberate deletion. It is reported
@@ -121,22 +126,31 @@ pub(crate) fn check_splices(
     path: Option<&str>,
     splices: &[Splice],
 ) -> Vec<GuardViolation> {
-    if !splice::describes_edit(original, updated, splices) {
+    let Some(windows) = splice::windows(original, updated, splices) else {
         return check(original, updated, path);
-    }
+    };
     let mut found = Vec::new();
     if let Some(v) = truncation::edit(original, updated, splices) {
         found.push(v);
     }
-    if let Some(v) = imports::dropped(original, updated, path) {
-        found.push(v);
+    // Each incremental test is `false` only when the full guard finds
+    // nothing; when it is `true`, the full guard decides (and writes the
+    // same message as `check`).
+    if imports::may_drop(original, updated, path, &windows) {
+        if let Some(v) = imports::dropped(original, updated, path) {
+            found.push(v);
+        }
     }
-    if let Some(v) = markers::leaked_placeholders(original, updated) {
-        found.push(v);
+    if markers::placeholders_grew(original, updated, &windows) {
+        if let Some(v) = markers::leaked_placeholders(original, updated) {
+            found.push(v);
+        }
     }
-    let prose = path.is_some_and(markers::is_prose_document);
-    if let Some(v) = markers::new_conflict_markers(original, updated, prose) {
-        found.push(v);
+    if markers::conflict_markers_grew(original, updated, &windows) {
+        let prose = path.is_some_and(markers::is_prose_document);
+        if let Some(v) = markers::new_conflict_markers(original, updated, prose) {
+            found.push(v);
+        }
     }
     found
 }

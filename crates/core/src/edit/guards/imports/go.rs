@@ -2,7 +2,7 @@
 //! `import ( … )` blocks; the package name an import binds is guessed from
 //! its path ([`package_names`]).
 
-use super::{bound, is_ident, strip_line_comment, Binding, Scan};
+use super::{any_window_line, bound, is_ident, strip_line_comment, Binding, Scan, Window};
 
 /// One Go import spec: `"path"`, `alias "path"`, `. "path"`, `_ "path"`.
 fn parse_spec(spec: &str) -> Option<String> {
@@ -63,6 +63,53 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
             }
         }
     }
+}
+
+/// Whether the scan reads `line` as the start of an import (single or
+/// block); also true for words such as `importer`, which only costs a full
+/// check.
+fn starts_import(line: &str) -> bool {
+    strip_line_comment(line, "//").trim().starts_with("import")
+}
+
+/// Whether an `import (` block may still be open at byte `at` (a line
+/// start) of `text`. A block ends at the first line (its own included)
+/// whose code has a `)`, so walking back from `at`: a line with a `)` that
+/// comes first means no block is open (whatever was open closed there); an
+/// `import (` line without one means one may be (it opened a block, or it
+/// lies in one). Usually stops after a line or two: most Go lines call
+/// something.
+fn block_open_before(text: &str, at: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut end = at;
+    while end > 0 {
+        // `end - 1` is the line break that ends the line before `end`.
+        let start = memchr::memrchr(b'\n', &bytes[..end - 1]).map_or(0, |i| i + 1);
+        let line = &text[start..end - 1];
+        let code = strip_line_comment(line.strip_suffix('\r').unwrap_or(line), "//");
+        if let Some(rest) = code.trim().strip_prefix("import") {
+            if let Some(body) = rest.trim_start().strip_prefix('(') {
+                return !body.contains(')');
+            }
+        }
+        if code.contains(')') {
+            return false;
+        }
+        end = start;
+    }
+    false
+}
+
+/// Whether an edit whose changed lines are `windows` may have removed an
+/// import key: a window line starts an import in either text, or a block
+/// of the original may be open at a window (it consumes the lines up to its
+/// `)`). See [`super::may_drop`] for why that suffices.
+pub(super) fn may_lose_keys(original: &str, updated: &str, windows: &[Window]) -> bool {
+    any_window_line(original, windows, |w| w.old.clone(), starts_import)
+        || any_window_line(updated, windows, |w| w.new.clone(), starts_import)
+        || windows
+            .iter()
+            .any(|w| block_open_before(original, w.old.start))
 }
 
 /// The names a Go key binds: its alias, else the candidate package names of

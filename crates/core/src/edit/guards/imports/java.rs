@@ -3,7 +3,8 @@
 //! optional).
 
 use super::{
-    alias, bound, is_dotted_path, is_ident, is_import_path, strip_line_comment, Binding, Scan,
+    alias, any_window_line, bound, is_dotted_path, is_ident, is_import_path, strip_line_comment,
+    Binding, Scan, Window,
 };
 
 /// Adds the import keys of every `import` line of `content` to `s`.
@@ -28,6 +29,18 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
             s.mark(n..n + 1);
         }
     }
+}
+
+/// Whether an edit whose changed lines are `windows` may have removed an
+/// import key (see [`super::may_drop`]): each line's keys depend on that
+/// line alone, so only a removed `import` line can lose one.
+pub(super) fn may_lose_keys(original: &str, windows: &[Window]) -> bool {
+    any_window_line(
+        original,
+        windows,
+        |w| w.old.clone(),
+        |line| strip_line_comment(line, "//").trim().starts_with("import "),
+    )
 }
 
 /// The names a Java key binds: the alias, else the last segment (a class, or

@@ -3,7 +3,8 @@
 //! declaration binds) and `export … from` re-exports.
 
 use super::{
-    alias, bound, is_ident, is_ident_char, strip_line_comment, Binding, Scan, MAX_STATEMENT_LINES,
+    alias, bound, is_ident, is_ident_char, splice, strip_line_comment, Binding, Scan, Window,
+    MAX_STATEMENT_LINES,
 };
 
 #[derive(Debug, Clone, PartialEq)]
@@ -237,10 +238,23 @@ fn statement_keys_opt(toks: &[Tok]) -> Option<Vec<String>> {
 /// byte `line_start` of `content`.
 fn require_calls(content: &str, line_start: usize, n: usize, s: &mut Scan) {
     let line = content[line_start..].lines().next().unwrap_or("");
+    for (i, m) in requires_in(line) {
+        let binding = require_binding(&content[..line_start + i]);
+        if matches!(binding, Binding::Names(_)) {
+            s.mark(n..n + 1);
+        }
+        s.require(format!("require('{m}')"), binding);
+    }
+}
+
+/// The `require('m')` calls of `line` before any `//` comment: where each
+/// `require` starts in the line, and its module `m`.
+fn requires_in(line: &str) -> Vec<(usize, &str)> {
     let code = strip_line_comment(line, "//");
+    let mut found = Vec::new();
     let mut rest = code;
     while let Some(i) = rest.find("require") {
-        let at = line_start + (code.len() - rest.len()) + i;
+        let at = (code.len() - rest.len()) + i;
         let before_ok = rest[..i]
             .chars()
             .next_back()
@@ -259,16 +273,12 @@ fn require_calls(content: &str, line_start: usize, n: usize, s: &mut Scan) {
         };
         let body = &arg[1..];
         if let Some(end) = body.find(q) {
-            let m = &body[..end];
             if body[end + 1..].trim_start().starts_with(')') {
-                let binding = require_binding(&content[..at]);
-                if matches!(binding, Binding::Names(_)) {
-                    s.mark(n..n + 1);
-                }
-                s.require(format!("require('{m}')"), binding);
+                found.push((at, &body[..end]));
             }
         }
     }
+    found
 }
 
 /// The names bound by the declaration that `before` (the text up to a
@@ -340,38 +350,112 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
         off += l.len();
     }
     for (n, line) in lines.iter().enumerate() {
-        let t = line.trim_start();
-        if t.starts_with("//") || t.starts_with('*') || t.starts_with("/*") {
+        if is_comment_line(line) {
             continue;
         }
         require_calls(content, offsets[n], n, s);
-        let starts_statement = ["import", "export"].iter().any(|kw| {
-            t.strip_prefix(kw)
-                .is_some_and(|r| r.starts_with(|c: char| c.is_whitespace() || "{*'\"".contains(c)))
-        });
-        if !starts_statement {
+        let Some(indent) = statement_start(line) else {
             continue;
-        }
-        if let Some(r) = t.strip_prefix("export") {
-            let r = r.trim_start();
-            let r = r.strip_prefix("type").map_or(r, str::trim_start);
-            if !(r.starts_with('{') || r.starts_with('*')) {
-                continue;
-            }
-        }
-        let start = offsets[n] + (line.len() - t.len());
+        };
+        let start = offsets[n] + indent;
         let stop = offsets
             .get(n + MAX_STATEMENT_LINES)
             .copied()
             .unwrap_or(content.len());
-        let (toks, len) = statement_tokens(&content[start..stop]);
-        let keys = statement_keys(&toks);
+        let (keys, len) = statement_at(content, start, stop);
         if !keys.is_empty() {
             let spanned = content[start..start + len].matches('\n').count();
             s.mark(n..n + spanned + 1);
             s.keys.extend(keys);
         }
     }
+}
+
+/// Whether `line` is (the start of) a comment line, which the scan skips.
+fn is_comment_line(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("//") || t.starts_with('*') || t.starts_with("/*")
+}
+
+/// Where the scan starts reading a statement on `line`, when the line
+/// starts one: `import`, or `export` of braces or `*` (an `export … from`
+/// candidate), followed by a space, brace, `*` or quote; not in a comment.
+fn statement_start(line: &str) -> Option<usize> {
+    if is_comment_line(line) {
+        return None;
+    }
+    let t = line.trim_start();
+    let starts_statement = ["import", "export"].iter().any(|kw| {
+        t.strip_prefix(kw)
+            .is_some_and(|r| r.starts_with(|c: char| c.is_whitespace() || "{*'\"".contains(c)))
+    });
+    if !starts_statement {
+        return None;
+    }
+    if let Some(r) = t.strip_prefix("export") {
+        let r = r.trim_start();
+        let r = r.strip_prefix("type").map_or(r, str::trim_start);
+        if !(r.starts_with('{') || r.starts_with('*')) {
+            return None;
+        }
+    }
+    Some(line.len() - t.len())
+}
+
+/// The keys of the statement the scan reads from byte `start` of `content`
+/// (where a line's [`statement_start`] is) up to at most `stop`, and how
+/// many bytes it read.
+fn statement_at(content: &str, start: usize, stop: usize) -> (Vec<String>, usize) {
+    let (toks, len) = statement_tokens(&content[start..stop]);
+    (statement_keys(&toks), len)
+}
+
+/// Where the scan stops reading a statement of the line starting at byte
+/// `line_start`: the start of the line `MAX_STATEMENT_LINES` lines further.
+fn stop_after(content: &str, line_start: usize) -> usize {
+    memchr::memchr_iter(b'\n', &content.as_bytes()[line_start..])
+        .nth(MAX_STATEMENT_LINES - 1)
+        .map_or(content.len(), |i| line_start + i + 1)
+}
+
+/// The lines of `content[range]` (whole lines), each with the byte where
+/// it starts, spelled as [`str::lines`] does.
+fn lines_from(content: &str, range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, &str)> {
+    let mut off = range.start;
+    content[range].split_inclusive('\n').map(move |piece| {
+        let at = off;
+        off += piece.len();
+        let line = piece.strip_suffix('\n').unwrap_or(piece);
+        (at, line.strip_suffix('\r').unwrap_or(line))
+    })
+}
+
+/// Whether an edit whose changed lines are `windows` may have removed an
+/// import key. Every line is scanned on its own (none is consumed by
+/// another statement, keys are a plain union) and a statement reads only
+/// forwards, so a key of the original can only be lost by a statement or
+/// `require` of the original that has keys and reads part of a window:
+/// one on a window line, or a statement from before the window that reads
+/// into it (at most `MAX_STATEMENT_LINES` lines back). Keys the updated
+/// text gains do not matter, nor do statements without keys — such as
+/// Python's `import os`, read as an unfinished JavaScript import when the
+/// path does not tell the syntax.
+pub(super) fn may_lose_keys(original: &str, windows: &[Window]) -> bool {
+    let keyed_read_into = |start: usize, line_start: usize, at: usize| {
+        let (keys, len) = statement_at(original, start, stop_after(original, line_start));
+        !keys.is_empty() && start + len > at
+    };
+    windows.iter().any(|w| {
+        let on_window = lines_from(original, w.old.clone()).any(|(at, line)| {
+            !is_comment_line(line) && !requires_in(line).is_empty()
+                || statement_start(line).is_some_and(|i| keyed_read_into(at + i, at, at))
+        });
+        let (back, _) = splice::lines_before(original, w.old.start, MAX_STATEMENT_LINES);
+        on_window
+            || lines_from(original, back..w.old.start).any(|(at, line)| {
+                statement_start(line).is_some_and(|i| keyed_read_into(at + i, at, w.old.start))
+            })
+    })
 }
 
 /// The names a JavaScript key binds: the default, namespace, named or

@@ -29,6 +29,7 @@
 //! import's own line (`import os; os.exit()`) does not count. Go package
 //! names are guessed from the path (see [`go::package_names`]).
 
+use super::splice::{self, Window};
 use super::{GuardViolation, ViolationKind};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -60,6 +61,16 @@ const LISTED: usize = 12;
 const MAX_STATEMENT_LINES: usize = 200;
 
 impl Lang {
+    /// Every syntax, in the order [`Lang::detect`] prefers them when
+    /// nothing else tells.
+    const ALL: [Lang; 5] = [
+        Lang::Rust,
+        Lang::Go,
+        Lang::Java,
+        Lang::JavaScript,
+        Lang::Python,
+    ];
+
     /// The syntax for a file name, by extension (case-insensitive); `None`
     /// for extensions that are none of the supported languages.
     pub fn from_path(path: &str) -> Option<Lang> {
@@ -255,15 +266,24 @@ fn scan(lang: Lang, content: &str) -> Scan {
     s
 }
 
+/// The import syntax `path` picks: `Some(Some(lang))` by its extension,
+/// `Some(None)` for an extension of none of the languages (imports are then
+/// not checked), `None` without a path or an extension (the original's
+/// content decides, see [`Lang::detect`]).
+fn by_path(path: Option<&str>) -> Option<Option<Lang>> {
+    let p = path?;
+    let has_extension = p
+        .rsplit(['/', '\\'])
+        .next()
+        .is_some_and(|name| name.trim_start_matches('.').contains('.'));
+    has_extension.then(|| Lang::from_path(p))
+}
+
+/// The dropped-imports guard on whole texts (see [`super::check`]).
 pub(super) fn dropped(original: &str, updated: &str, path: Option<&str>) -> Option<GuardViolation> {
-    let has_extension = path.is_some_and(|p| {
-        p.rsplit(['/', '\\'])
-            .next()
-            .is_some_and(|name| name.trim_start_matches('.').contains('.'))
-    });
-    let lang = match path {
-        Some(p) if has_extension => Lang::from_path(p)?,
-        _ => Lang::detect(original)?,
+    let lang = match by_path(path) {
+        Some(lang) => lang?,
+        None => Lang::detect(original)?,
     };
     let before = scan(lang, original);
     if before.keys.is_empty() {
@@ -337,6 +357,85 @@ pub(super) fn dropped(original: &str, updated: &str, path: Option<&str>) -> Opti
             listed.join(", ")
         ),
     })
+}
+
+/// Whether [`dropped`] can find dropped imports in an edit whose changed
+/// lines are `windows` (see [`super::splice`]); `false` only when every
+/// import key of `original` is still a key of `updated`, in whichever syntax
+/// [`dropped`] would pick — then it finds nothing.
+///
+/// An import can only disappear when the edit touches one. Each scanner
+/// reads lines in order; Python, Rust and Go statements may consume the
+/// lines after their first one (continuations, `use` trees, import
+/// blocks), JavaScript and Java lines are read each on their own. So when
+/// no window line may start a statement (in the original, and for the
+/// consuming scanners in the updated text too) and no statement of the
+/// original from before a window still goes on at it, both scans are in
+/// the same state at every window, read no statement in it, leave it in
+/// the same state and then read the same lines until the next: the keys
+/// are equal. (A statement before a later window that runs through an
+/// earlier one would already be open at the earlier one, where the lines
+/// before it are the same in both texts; so the original alone answers.)
+///
+/// Costs the windows' lines plus a bounded look back from each window (the
+/// most lines a statement may span; for Go, back to the nearest line with
+/// a `)`), never a pass over the file. Without a path (or extension) the
+/// syntax would be detected from the whole original, so every syntax is
+/// asked instead.
+pub(super) fn may_drop(
+    original: &str,
+    updated: &str,
+    path: Option<&str>,
+    windows: &[Window],
+) -> bool {
+    let may_lose = |lang: Lang| match lang {
+        Lang::JavaScript => js::may_lose_keys(original, windows),
+        Lang::Python => python::may_lose_keys(original, updated, windows),
+        Lang::Rust => rust::may_lose_keys(original, updated, windows),
+        Lang::Go => go::may_lose_keys(original, updated, windows),
+        Lang::Java => java::may_lose_keys(original, windows),
+    };
+    match by_path(path) {
+        Some(None) => false,
+        Some(Some(lang)) => may_lose(lang),
+        None => Lang::ALL.into_iter().any(may_lose),
+    }
+}
+
+/// Whether a line of the windows (of `text`, in `original` or `updated`
+/// as `side` picks) satisfies `pred`.
+fn any_window_line(
+    text: &str,
+    windows: &[Window],
+    side: fn(&Window) -> std::ops::Range<usize>,
+    pred: impl Fn(&str) -> bool,
+) -> bool {
+    windows.iter().any(|w| text[side(w)].lines().any(&pred))
+}
+
+/// Whether a statement that starts on one of the `MAX_STATEMENT_LINES + 1`
+/// lines of `text` before byte `at` (a line start) would still go on at
+/// `at`. `starts` says whether a line may start a statement, `end` gives
+/// the index after the last line of the statement starting at a line of a
+/// slice (as the scanner would read it). A statement starting earlier could
+/// not reach `at`; one starting at a line that the real scan had already
+/// consumed into an earlier statement is checked as if it started there,
+/// which can only answer `true` too often.
+fn continues_into(
+    text: &str,
+    at: usize,
+    starts: impl Fn(&str) -> bool,
+    end: impl Fn(&[&str], usize) -> usize,
+) -> bool {
+    let (_, mut lines) = splice::lines_before(text, at, MAX_STATEMENT_LINES + 1);
+    if !lines.iter().any(|l| starts(l)) {
+        return false;
+    }
+    // A stand-in for the line at `at`: a statement that goes on consumes it
+    // whatever it holds (and at the end of the text, a line appended there).
+    lines.push("");
+    let last = lines.len() - 1;
+    (0..last).any(|i| starts(lines[i]) && end(&lines, i) > last)
 }
 
 fn is_ident_char(c: char) -> bool {

@@ -2,7 +2,8 @@
 //! `from . import y`, `from m import *`.
 
 use super::{
-    alias, bound, is_dotted_path, is_ident, strip_line_comment, Binding, Scan, MAX_STATEMENT_LINES,
+    alias, any_window_line, bound, continues_into, is_dotted_path, is_ident, strip_line_comment,
+    Binding, Scan, Window, MAX_STATEMENT_LINES,
 };
 use std::collections::BTreeSet;
 
@@ -13,27 +14,12 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
     let mut n = 0;
     while n < lines.len() {
         let first = n;
-        let t = lines[n].trim_start();
-        n += 1;
-        if !(t.starts_with("import ") || t.starts_with("from ")) {
+        if !starts_statement(lines[n]) {
+            n += 1;
             continue;
         }
-        let mut stmt = strip_line_comment(t, "#").trim_end().to_string();
-        let mut budget = MAX_STATEMENT_LINES;
-        loop {
-            let open_paren = stmt.contains('(') && !stmt.contains(')');
-            let continued = stmt.ends_with('\\');
-            if !(open_paren || continued) || n >= lines.len() || budget == 0 {
-                break;
-            }
-            if continued {
-                stmt.pop();
-            }
-            stmt.push(' ');
-            stmt.push_str(strip_line_comment(lines[n], "#").trim());
-            n += 1;
-            budget -= 1;
-        }
+        let (stmt, end) = statement(&lines, first);
+        n = end;
         let found = s.keys.len();
         for part in stmt.split(';') {
             statement_keys(part.trim(), &mut s.keys);
@@ -42,6 +28,54 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
             s.mark(first..n);
         }
     }
+}
+
+/// Whether the scan starts a statement at `line` (one that may bind
+/// nothing, yet consumes its continuation lines).
+fn starts_statement(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("import ") || t.starts_with("from ")
+}
+
+/// The statement starting at line `first` (a [`starts_statement`] line),
+/// its continuation lines joined without comments, and the index of the
+/// line after it.
+fn statement(lines: &[&str], first: usize) -> (String, usize) {
+    let mut n = first + 1;
+    let mut stmt = strip_line_comment(lines[first].trim_start(), "#")
+        .trim_end()
+        .to_string();
+    let mut budget = MAX_STATEMENT_LINES;
+    loop {
+        let open_paren = stmt.contains('(') && !stmt.contains(')');
+        let continued = stmt.ends_with('\\');
+        if !(open_paren || continued) || n >= lines.len() || budget == 0 {
+            break;
+        }
+        if continued {
+            stmt.pop();
+        }
+        stmt.push(' ');
+        stmt.push_str(strip_line_comment(lines[n], "#").trim());
+        n += 1;
+        budget -= 1;
+    }
+    (stmt, n)
+}
+
+/// Whether an edit whose changed lines are `windows` may have removed an
+/// import key: a window line starts a statement in either text (an
+/// inserted `from x import (` swallows the lines after it), or a statement
+/// of the original from before a window continues into it (the window may
+/// close it, or reopen it). See [`super::may_drop`] for why that suffices.
+pub(super) fn may_lose_keys(original: &str, updated: &str, windows: &[Window]) -> bool {
+    any_window_line(original, windows, |w| w.old.clone(), starts_statement)
+        || any_window_line(updated, windows, |w| w.new.clone(), starts_statement)
+        || windows.iter().any(|w| {
+            continues_into(original, w.old.start, starts_statement, |l, i| {
+                statement(l, i).1
+            })
+        })
 }
 
 /// `name` or `name as alias`, normalized; `None` when not that shape.

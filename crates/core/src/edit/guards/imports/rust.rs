@@ -2,7 +2,10 @@
 //! `use a::b`, `use a::c::d as e`), `extern crate`, `mod x;`; `pub use`
 //! re-exports are remembered as such.
 
-use super::{alias, bound, is_ident, strip_line_comment, Binding, Scan, MAX_STATEMENT_LINES};
+use super::{
+    alias, any_window_line, bound, continues_into, is_ident, strip_line_comment, Binding, Scan,
+    Window, MAX_STATEMENT_LINES,
+};
 
 fn strip_visibility(t: &str) -> &str {
     let Some(rest) = t.strip_prefix("pub") else {
@@ -154,9 +157,7 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
     let mut n = 0;
     while n < lines.len() {
         let first = n;
-        let attributed = strip_attributes(lines[n].trim());
-        let t = strip_visibility(attributed);
-        let public = t.len() < attributed.len();
+        let (t, public) = head(lines[n]);
         n += 1;
         if let Some(rest) = t.strip_prefix("extern crate ") {
             let words: Vec<&str> = rest.trim_end_matches(';').split_whitespace().collect();
@@ -181,17 +182,11 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
             }
             continue;
         }
-        let Some(rest) = t.strip_prefix("use ") else {
+        if !t.starts_with("use ") {
             continue;
-        };
-        let mut stmt = strip_line_comment(rest, "//").to_string();
-        let mut budget = MAX_STATEMENT_LINES;
-        while !stmt.contains(';') && n < lines.len() && budget > 0 {
-            stmt.push(' ');
-            stmt.push_str(strip_line_comment(lines[n], "//"));
-            n += 1;
-            budget -= 1;
         }
+        let (stmt, end) = use_statement(&lines, first);
+        n = end;
         let Some((tree, _)) = stmt.split_once(';') else {
             continue;
         };
@@ -209,6 +204,59 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
             s.mark(first..n);
         }
     }
+}
+
+/// A line's statement head: its text after leading attributes and
+/// visibility (`#[cfg(test)] pub(crate) use …` → `use …`), and whether a
+/// visibility was there.
+fn head(line: &str) -> (&str, bool) {
+    let attributed = strip_attributes(line.trim());
+    let t = strip_visibility(attributed);
+    (t, t.len() < attributed.len())
+}
+
+/// Whether the scan reads `line` as an import statement (`use`, `extern
+/// crate`, `mod`), whether or not it binds anything.
+fn starts_statement(line: &str) -> bool {
+    let (t, _) = head(line);
+    t.starts_with("use ") || t.starts_with("extern crate ") || t.starts_with("mod ")
+}
+
+/// Whether `line` starts a `use` statement, the only one that may go on
+/// over several lines.
+fn starts_use(line: &str) -> bool {
+    head(line).0.starts_with("use ")
+}
+
+/// The `use` statement starting at line `first` (a [`starts_use`] line):
+/// its text after `use`, joined without `//` comments up to the line with
+/// its `;`, and the index of the line after it.
+fn use_statement(lines: &[&str], first: usize) -> (String, usize) {
+    let rest = head(lines[first]).0.strip_prefix("use ").unwrap_or("");
+    let mut n = first + 1;
+    let mut stmt = strip_line_comment(rest, "//").to_string();
+    let mut budget = MAX_STATEMENT_LINES;
+    while !stmt.contains(';') && n < lines.len() && budget > 0 {
+        stmt.push(' ');
+        stmt.push_str(strip_line_comment(lines[n], "//"));
+        n += 1;
+        budget -= 1;
+    }
+    (stmt, n)
+}
+
+/// Whether an edit whose changed lines are `windows` may have removed an
+/// import key: a window line starts a statement in either text, or a `use`
+/// of the original from before a window is still open at it (it consumes
+/// the lines up to its `;`). See [`super::may_drop`] for why that suffices.
+pub(super) fn may_lose_keys(original: &str, updated: &str, windows: &[Window]) -> bool {
+    any_window_line(original, windows, |w| w.old.clone(), starts_statement)
+        || any_window_line(updated, windows, |w| w.new.clone(), starts_statement)
+        || windows.iter().any(|w| {
+            continues_into(original, w.old.start, starts_use, |l, i| {
+                use_statement(l, i).1
+            })
+        })
 }
 
 /// The names a Rust key binds: the alias, else the last path segment (or the
