@@ -10,7 +10,7 @@
 //! lines are the splice's [`Window`]: every other line of `updated` is a
 //! line of `original`, in the same order.
 
-use memchr::{memchr, memrchr};
+use memchr::{memchr, memrchr, memrchr_iter};
 use std::ops::Range;
 
 /// One replaced region of an edit.
@@ -146,19 +146,18 @@ fn describes_edit(original: &str, updated: &str, splices: &[Splice]) -> bool {
     original.len() - old_end == updated.len() - new_end
 }
 
-/// Up to `count` lines of `text` that end right before byte `at` (a line
-/// start), as [`str::lines`] spells them, with the byte where the first one
-/// starts.
-pub(super) fn lines_before(text: &str, at: usize, count: usize) -> (usize, Vec<&str>) {
-    let bytes = text.as_bytes();
-    let mut start = at.min(text.len());
-    for _ in 0..count {
-        if start == 0 {
-            break;
-        }
-        start = memrchr(b'\n', &bytes[..start - 1]).map_or(0, |i| i + 1);
+/// The start of the line `count` lines before byte `at` (a line start) of
+/// `text`, or 0 when there are fewer: one SIMD pass over those lines.
+pub(super) fn lookback_start(text: &str, at: usize, count: usize) -> usize {
+    let at = at.min(text.len());
+    if at == 0 || count == 0 {
+        return at;
     }
-    (start, text[start..at.min(text.len())].lines().collect())
+    // The break at `at - 1` ends the line just before `at`; the `count`-th
+    // break before it ends the line before the first one wanted.
+    memrchr_iter(b'\n', &text.as_bytes()[..at - 1])
+        .nth(count - 1)
+        .map_or(0, |i| i + 1)
 }
 
 #[cfg(test)]
@@ -256,10 +255,19 @@ mod tests {
     }
 
     #[test]
-    fn lines_before_a_position() {
+    fn lookback_starts_count_lines_back() {
         let text = "a\nb\r\nc\nd\n";
-        assert_eq!(lines_before(text, 7, 2), (2, vec!["b", "c"]));
-        assert_eq!(lines_before(text, 7, 9), (0, vec!["a", "b", "c"]));
-        assert_eq!(lines_before(text, 0, 3), (0, vec![]));
+        // (at, count, start)
+        let cases = [
+            (7, 2, 2),
+            (7, 1, 5),
+            (7, 9, 0),
+            (0, 3, 0),
+            (7, 0, 7),
+            (9, 1, 7),
+        ];
+        for (at, count, want) in cases {
+            assert_eq!(lookback_start(text, at, count), want, "{at} {count}");
+        }
     }
 }

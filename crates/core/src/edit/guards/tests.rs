@@ -40,6 +40,7 @@ const PY: &str = "import os\nfrom typing import (\n    List,\n    Dict,\n)\n\nde
 const RS: &str = "use std::{\n    fs,\n    io,\n};\nuse std::path::Path;\n\nfn main() {\n    fs::read(Path::new(\"x\")).ok();\n    io::stdout();\n}\n";
 const GO: &str = "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc main() {\n\tfmt.Println(os.Args)\n}\n";
 const GO_LINES: &str = "package main\n\n// deps\nimport f \"flag\"\nimport \"fmt\"\n\nvar n = len(x)\n\nfunc main() {\n\tfmt.Println(f.Args())\n}\n";
+const PY_FROM: &str = "from notes (\nx = 1\n)\nimport os\nprint(os.name)\n";
 const PY_LINES: &str = "# deps\nimport os\n\nprint(os.name)\n";
 const RS_LINES: &str = "// deps\nuse std::path::Path;\n\nfn main() {\n    Path::new(\"x\");\n}\n";
 const JS: &str = "import {\n  a,\n  b,\n} from './m';\nconst fs = require('fs');\n\nexport function f() {\n  return a(b(fs));\n}\n";
@@ -66,6 +67,15 @@ const CASES: &[Case] = &[
         PY_LINES,
         "# deps",
         "# deps\nfrom x import (",
+        DROPPED,
+    ),
+    // A `from` line is read as a statement even when it imports nothing.
+    (
+        "py: a statement without `import` no longer closed",
+        Some("a.py"),
+        PY_FROM,
+        ")",
+        "",
         DROPPED,
     ),
     (

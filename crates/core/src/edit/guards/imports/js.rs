@@ -3,8 +3,8 @@
 //! declaration binds) and `export … from` re-exports.
 
 use super::{
-    alias, bound, is_ident, is_ident_char, splice, strip_line_comment, Binding, Scan, Window,
-    MAX_STATEMENT_LINES,
+    alias, bound, is_ident, is_ident_char, lines_containing, splice, strip_line_comment, Binding,
+    Scan, Window, MAX_STATEMENT_LINES,
 };
 
 #[derive(Debug, Clone, PartialEq)]
@@ -441,20 +441,31 @@ fn lines_from(content: &str, range: std::ops::Range<usize>) -> impl Iterator<Ite
 /// Python's `import os`, read as an unfinished JavaScript import when the
 /// path does not tell the syntax.
 pub(super) fn may_lose_keys(original: &str, windows: &[Window]) -> bool {
-    let keyed_read_into = |start: usize, line_start: usize, at: usize| {
+    // The keys of the statement at `start` (on the line at `line_start`),
+    // read as the scan reads it, when it reads past byte `at`.
+    let keyed_read_past = |start: usize, line_start: usize, at: usize| {
         let (keys, len) = statement_at(original, start, stop_after(original, line_start));
         !keys.is_empty() && start + len > at
     };
     windows.iter().any(|w| {
         let on_window = lines_from(original, w.old.clone()).any(|(at, line)| {
             !is_comment_line(line) && !requires_in(line).is_empty()
-                || statement_start(line).is_some_and(|i| keyed_read_into(at + i, at, at))
+                || statement_start(line).is_some_and(|i| keyed_read_past(at + i, at, at))
         });
-        let (back, _) = splice::lines_before(original, w.old.start, MAX_STATEMENT_LINES);
+        let at = w.old.start;
+        let from = splice::lookback_start(original, at, MAX_STATEMENT_LINES);
         on_window
-            || lines_from(original, back..w.old.start).any(|(at, line)| {
-                statement_start(line).is_some_and(|i| keyed_read_into(at + i, at, w.old.start))
-            })
+            || lines_containing(original, from, at, &["import", "export"])
+                .into_iter()
+                .any(|(line_start, _, line)| {
+                    statement_start(line).is_some_and(|i| {
+                        let start = line_start + i;
+                        // Most statements end (at their module string) long
+                        // before `at`: reading up to `at` tells, cheaply.
+                        let (_, len) = statement_tokens(&original[start..at]);
+                        start + len >= at && keyed_read_past(start, line_start, at)
+                    })
+                })
     })
 }
 

@@ -413,29 +413,72 @@ fn any_window_line(
     windows.iter().any(|w| text[side(w)].lines().any(&pred))
 }
 
+/// The lines of `text[from..to]` (`from` a line start, `to` a line start
+/// or the end) that contain one of `needles`, in order and each once: its
+/// start byte, the byte of its line break (or `to`), and its text as
+/// [`str::lines`] spells it. Found with SIMD substring search, so a look
+/// back costs little more than the bytes it covers.
+fn lines_containing<'a>(
+    text: &'a str,
+    from: usize,
+    to: usize,
+    needles: &[&str],
+) -> Vec<(usize, usize, &'a str)> {
+    let region = &text.as_bytes()[from..to];
+    let mut starts: Vec<usize> = needles
+        .iter()
+        .flat_map(|n| memchr::memmem::find_iter(region, n.as_bytes()))
+        .map(|hit| memchr::memrchr(b'\n', &region[..hit]).map_or(0, |i| i + 1))
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+        .into_iter()
+        .map(|ls| {
+            let le = memchr::memchr(b'\n', &region[ls..]).map_or(region.len(), |i| ls + i);
+            let line = &text[from + ls..from + le];
+            (
+                from + ls,
+                from + le,
+                line.strip_suffix('\r').unwrap_or(line),
+            )
+        })
+        .collect()
+}
+
 /// Whether a statement that starts on one of the `MAX_STATEMENT_LINES + 1`
 /// lines of `text` before byte `at` (a line start) would still go on at
-/// `at`. `starts` says whether a line may start a statement, `end` gives
-/// the index after the last line of the statement starting at a line of a
-/// slice (as the scanner would read it). A statement starting earlier could
-/// not reach `at`; one starting at a line that the real scan had already
-/// consumed into an earlier statement is checked as if it started there,
-/// which can only answer `true` too often.
+/// `at`. Candidate lines hold one of `needles` and satisfy `starts`; `read`
+/// reads the statement of such a line as the scanner does, pulling its
+/// continuation lines from the iterator only while it goes on. A statement
+/// starting earlier could not reach `at`; one starting at a line that the
+/// real scan had consumed into an earlier statement is read as if it
+/// started there, which can only answer `true` too often.
 fn continues_into(
     text: &str,
     at: usize,
+    needles: &[&str],
     starts: impl Fn(&str) -> bool,
-    end: impl Fn(&[&str], usize) -> usize,
+    read: impl Fn(&str, &mut dyn Iterator<Item = &str>),
 ) -> bool {
-    let (_, mut lines) = splice::lines_before(text, at, MAX_STATEMENT_LINES + 1);
-    if !lines.iter().any(|l| starts(l)) {
-        return false;
-    }
-    // A stand-in for the line at `at`: a statement that goes on consumes it
-    // whatever it holds (and at the end of the text, a line appended there).
-    lines.push("");
-    let last = lines.len() - 1;
-    (0..last).any(|i| starts(lines[i]) && end(&lines, i) > last)
+    let from = splice::lookback_start(text, at, MAX_STATEMENT_LINES + 1);
+    lines_containing(text, from, at, needles)
+        .into_iter()
+        .filter(|(_, _, line)| starts(line))
+        .any(|(_, end, line)| {
+            // After the lines up to `at`, a stand-in for the line at `at`: a
+            // statement that pulls it goes on there, whatever it holds (and
+            // at the end of the text, into a line appended there).
+            let reached = std::cell::Cell::new(false);
+            let mut rest = text[(end + 1).min(at)..at]
+                .lines()
+                .chain(std::iter::once_with(|| {
+                    reached.set(true);
+                    ""
+                }));
+            read(line, &mut rest);
+            reached.get()
+        })
 }
 
 fn is_ident_char(c: char) -> bool {

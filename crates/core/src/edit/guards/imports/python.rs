@@ -18,8 +18,9 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
             n += 1;
             continue;
         }
-        let (stmt, end) = statement(&lines, first);
-        n = end;
+        let mut rest = lines[first + 1..].iter().copied();
+        let (stmt, continued) = statement(lines[first], &mut rest);
+        n = first + 1 + continued;
         let found = s.keys.len();
         for part in stmt.split(';') {
             statement_keys(part.trim(), &mut s.keys);
@@ -37,30 +38,33 @@ fn starts_statement(line: &str) -> bool {
     t.starts_with("import ") || t.starts_with("from ")
 }
 
-/// The statement starting at line `first` (a [`starts_statement`] line),
-/// its continuation lines joined without comments, and the index of the
-/// line after it.
-fn statement(lines: &[&str], first: usize) -> (String, usize) {
-    let mut n = first + 1;
-    let mut stmt = strip_line_comment(lines[first].trim_start(), "#")
+/// The statement whose first line is `first` (a [`starts_statement`]
+/// line), its continuation lines (pulled from `rest` only while it goes
+/// on) joined without comments, and how many it took.
+fn statement(first: &str, rest: &mut dyn Iterator<Item = &str>) -> (String, usize) {
+    let mut taken = 0;
+    let mut stmt = strip_line_comment(first.trim_start(), "#")
         .trim_end()
         .to_string();
     let mut budget = MAX_STATEMENT_LINES;
     loop {
         let open_paren = stmt.contains('(') && !stmt.contains(')');
         let continued = stmt.ends_with('\\');
-        if !(open_paren || continued) || n >= lines.len() || budget == 0 {
+        if !(open_paren || continued) || budget == 0 {
             break;
         }
+        let Some(next) = rest.next() else {
+            break;
+        };
         if continued {
             stmt.pop();
         }
         stmt.push(' ');
-        stmt.push_str(strip_line_comment(lines[n], "#").trim());
-        n += 1;
+        stmt.push_str(strip_line_comment(next, "#").trim());
+        taken += 1;
         budget -= 1;
     }
-    (stmt, n)
+    (stmt, taken)
 }
 
 /// Whether an edit whose changed lines are `windows` may have removed an
@@ -72,9 +76,15 @@ pub(super) fn may_lose_keys(original: &str, updated: &str, windows: &[Window]) -
     any_window_line(original, windows, |w| w.old.clone(), starts_statement)
         || any_window_line(updated, windows, |w| w.new.clone(), starts_statement)
         || windows.iter().any(|w| {
-            continues_into(original, w.old.start, starts_statement, |l, i| {
-                statement(l, i).1
-            })
+            continues_into(
+                original,
+                w.old.start,
+                &["import ", "from "],
+                starts_statement,
+                |first, rest| {
+                    statement(first, rest);
+                },
+            )
         })
 }
 

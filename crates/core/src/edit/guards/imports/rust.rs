@@ -185,8 +185,9 @@ pub(super) fn imports(content: &str, s: &mut Scan) {
         if !t.starts_with("use ") {
             continue;
         }
-        let (stmt, end) = use_statement(&lines, first);
-        n = end;
+        let mut rest = lines[first + 1..].iter().copied();
+        let (stmt, continued) = use_statement(lines[first], &mut rest);
+        n = first + 1 + continued;
         let Some((tree, _)) = stmt.split_once(';') else {
             continue;
         };
@@ -228,21 +229,25 @@ fn starts_use(line: &str) -> bool {
     head(line).0.starts_with("use ")
 }
 
-/// The `use` statement starting at line `first` (a [`starts_use`] line):
-/// its text after `use`, joined without `//` comments up to the line with
-/// its `;`, and the index of the line after it.
-fn use_statement(lines: &[&str], first: usize) -> (String, usize) {
-    let rest = head(lines[first]).0.strip_prefix("use ").unwrap_or("");
-    let mut n = first + 1;
-    let mut stmt = strip_line_comment(rest, "//").to_string();
+/// The `use` statement whose first line is `first` (a [`starts_use`]
+/// line): its text after `use`, joined without `//` comments with the
+/// lines pulled from `rest` up to the one with its `;`, and how many lines
+/// it pulled.
+fn use_statement(first: &str, rest: &mut dyn Iterator<Item = &str>) -> (String, usize) {
+    let tree = head(first).0.strip_prefix("use ").unwrap_or("");
+    let mut taken = 0;
+    let mut stmt = strip_line_comment(tree, "//").to_string();
     let mut budget = MAX_STATEMENT_LINES;
-    while !stmt.contains(';') && n < lines.len() && budget > 0 {
+    while !stmt.contains(';') && budget > 0 {
+        let Some(next) = rest.next() else {
+            break;
+        };
         stmt.push(' ');
-        stmt.push_str(strip_line_comment(lines[n], "//"));
-        n += 1;
+        stmt.push_str(strip_line_comment(next, "//"));
+        taken += 1;
         budget -= 1;
     }
-    (stmt, n)
+    (stmt, taken)
 }
 
 /// Whether an edit whose changed lines are `windows` may have removed an
@@ -253,9 +258,15 @@ pub(super) fn may_lose_keys(original: &str, updated: &str, windows: &[Window]) -
     any_window_line(original, windows, |w| w.old.clone(), starts_statement)
         || any_window_line(updated, windows, |w| w.new.clone(), starts_statement)
         || windows.iter().any(|w| {
-            continues_into(original, w.old.start, starts_use, |l, i| {
-                use_statement(l, i).1
-            })
+            continues_into(
+                original,
+                w.old.start,
+                &["use "],
+                starts_use,
+                |first, rest| {
+                    use_statement(first, rest);
+                },
+            )
         })
 }
 
