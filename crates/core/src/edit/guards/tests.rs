@@ -41,6 +41,8 @@ const RS: &str = "use std::{\n    fs,\n    io,\n};\nuse std::path::Path;\n\nfn m
 const GO: &str = "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc main() {\n\tfmt.Println(os.Args)\n}\n";
 const GO_LINES: &str = "package main\n\n// deps\nimport f \"flag\"\nimport \"fmt\"\n\nvar n = len(x)\n\nfunc main() {\n\tfmt.Println(f.Args())\n}\n";
 const PY_FROM: &str = "from notes (\nx = 1\n)\nimport os\nprint(os.name)\n";
+const PY_BACKSLASH: &str = "from m import (a,\n    b) \\\n\nprint(a, b)\n";
+const RS_ATTR: &str = "#[cfg(feature = \"x;y\")] use std::{\n    fs,\n    io,\n};\nfn main() {\n    fs::read(\"x\").ok();\n    io::stdout();\n}\n";
 const PY_LINES: &str = "# deps\nimport os\n\nprint(os.name)\n";
 const RS_LINES: &str = "// deps\nuse std::path::Path;\n\nfn main() {\n    Path::new(\"x\");\n}\n";
 const JS: &str = "import {\n  a,\n  b,\n} from './m';\nconst fs = require('fs');\n\nexport function f() {\n  return a(b(fs));\n}\n";
@@ -78,6 +80,15 @@ const CASES: &[Case] = &[
         "",
         DROPPED,
     ),
+    // A `)` does not end a statement that goes on with a `\\`.
+    (
+        "py: a line joined to a statement continued past its `)`",
+        Some("a.py"),
+        PY_BACKSLASH,
+        "\nprint",
+        "x\nprint",
+        DROPPED,
+    ),
     (
         "py: a body edit",
         Some("a.py"),
@@ -101,6 +112,15 @@ const CASES: &[Case] = &[
         RS_LINES,
         "// deps",
         "// deps\nuse a::{",
+        DROPPED,
+    ),
+    // The `;` in the attribute does not end the `use` after it.
+    (
+        "rs: a path removed from a use tree after an attribute with a `;`",
+        Some("lib.rs"),
+        RS_ATTR,
+        "    io,\n",
+        "",
         DROPPED,
     ),
     (

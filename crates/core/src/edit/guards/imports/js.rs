@@ -17,10 +17,44 @@ enum Tok {
 /// Tokens of one statement starting at `text`, ending after the first string
 /// literal (the module specifier) or at a `;`, and the bytes they span.
 fn statement_tokens(text: &str) -> (Vec<Tok>, usize) {
+    read_statement(text, true)
+}
+
+/// Whether the statement read from the start of `text` (which ends with a
+/// line break) surely ends before the end of `text`, by a look at bytes
+/// only: with no `/` (so no comment) before the first `;` or quote, the
+/// read ends at that `;`, or in that string by the end of its line when the
+/// string has no `\\` escape. `false` means "read it to know".
+fn ends_before(text: &str) -> bool {
+    let b = text.as_bytes();
+    let quote = memchr::memchr3(b'\'', b'"', b'`', b);
+    let semi = memchr::memchr(b';', b);
+    let Some(p) = quote.into_iter().chain(semi).min() else {
+        return false;
+    };
+    if memchr::memchr(b'/', &b[..p]).is_some() {
+        return false;
+    }
+    if b[p] == b';' {
+        return true;
+    }
+    let line_end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
+    !b[p..line_end].contains(&b'\\') && line_end + 1 < b.len()
+}
+
+/// How many bytes of `text` [`statement_tokens`] reads, without building
+/// the tokens (a look back only needs to know where a statement ends).
+fn statement_extent(text: &str) -> usize {
+    read_statement(text, false).1
+}
+
+/// [`statement_tokens`], keeping the tokens only when `collect`.
+fn read_statement(text: &str, collect: bool) -> (Vec<Tok>, usize) {
     let mut toks = Vec::new();
+    let mut count = 0usize;
     let mut chars = text.char_indices().peekable();
     while let Some(&(i, c)) = chars.peek() {
-        if toks.len() > 400 {
+        if count > 400 {
             break;
         }
         if c.is_whitespace() {
@@ -44,33 +78,43 @@ fn statement_tokens(text: &str) -> (Vec<Tok>, usize) {
             while let Some((_, d)) = chars.next() {
                 if d == '\\' {
                     if let Some((_, e)) = chars.next() {
-                        s.push(e);
+                        if collect {
+                            s.push(e);
+                        }
                     }
                 } else if d == c {
                     closed = true;
                     break;
                 } else if d == '\n' {
                     break;
-                } else {
+                } else if collect {
                     s.push(d);
                 }
             }
-            if closed {
+            if closed && collect {
                 toks.push(Tok::Str(s));
             }
             break;
         } else if is_ident_char(c) {
             let mut s = String::new();
             while let Some((_, d)) = chars.next_if(|&(_, d)| is_ident_char(d)) {
-                s.push(d);
+                if collect {
+                    s.push(d);
+                }
             }
-            toks.push(Tok::Ident(s));
+            count += 1;
+            if collect {
+                toks.push(Tok::Ident(s));
+            }
         } else {
             chars.next();
             if c == ';' {
                 break;
             }
-            toks.push(Tok::Punct(c));
+            count += 1;
+            if collect {
+                toks.push(Tok::Punct(c));
+            }
         }
     }
     let end = chars.peek().map_or(text.len(), |&(i, _)| i);
@@ -462,8 +506,9 @@ pub(super) fn may_lose_keys(original: &str, windows: &[Window]) -> bool {
                         let start = line_start + i;
                         // Most statements end (at their module string) long
                         // before `at`: reading up to `at` tells, cheaply.
-                        let (_, len) = statement_tokens(&original[start..at]);
-                        start + len >= at && keyed_read_past(start, line_start, at)
+                        !ends_before(&original[start..at])
+                            && start + statement_extent(&original[start..at]) >= at
+                            && keyed_read_past(start, line_start, at)
                     })
                 })
     })

@@ -446,39 +446,58 @@ fn lines_containing<'a>(
         .collect()
 }
 
-/// Whether a statement that starts on one of the `MAX_STATEMENT_LINES + 1`
-/// lines of `text` before byte `at` (a line start) would still go on at
-/// `at`. Candidate lines hold one of `needles` and satisfy `starts`; `read`
-/// reads the statement of such a line as the scanner does, pulling its
-/// continuation lines from the iterator only while it goes on. A statement
-/// starting earlier could not reach `at`; one starting at a line that the
-/// real scan had consumed into an earlier statement is read as if it
-/// started there, which can only answer `true` too often.
+/// Whether a statement of `text` that starts before byte `at` (a line
+/// start) would still go on at `at`, for a scanner whose statements go on
+/// line after line until one of them `ends` it (Python: a `)` without a
+/// trailing `\\`; Rust: a `;`), for at most `MAX_STATEMENT_LINES` lines.
+///
+/// Such a statement started after the last line before `at` that `ends`
+/// one, or on that line, and at most `MAX_STATEMENT_LINES + 1` lines back:
+/// only those lines are looked at, walking back from `at` — usually one or
+/// two. Of them, each that `starts` a statement is read by `read` as the
+/// scanner reads it, pulling continuation lines from the iterator only
+/// while it goes on. A line the real scan had consumed into an earlier
+/// statement is read as if a statement started there, which can only
+/// answer `true` too often.
 fn continues_into(
     text: &str,
     at: usize,
-    needles: &[&str],
+    ends: impl Fn(&str) -> bool,
     starts: impl Fn(&str) -> bool,
     read: impl Fn(&str, &mut dyn Iterator<Item = &str>),
 ) -> bool {
-    let from = splice::lookback_start(text, at, MAX_STATEMENT_LINES + 1);
-    lines_containing(text, from, at, needles)
-        .into_iter()
-        .filter(|(_, _, line)| starts(line))
-        .any(|(_, end, line)| {
-            // After the lines up to `at`, a stand-in for the line at `at`: a
-            // statement that pulls it goes on there, whatever it holds (and
-            // at the end of the text, into a line appended there).
-            let reached = std::cell::Cell::new(false);
-            let mut rest = text[(end + 1).min(at)..at]
-                .lines()
-                .chain(std::iter::once_with(|| {
-                    reached.set(true);
-                    ""
-                }));
-            read(line, &mut rest);
-            reached.get()
-        })
+    let bytes = text.as_bytes();
+    let mut from = at.min(text.len());
+    for _ in 0..=MAX_STATEMENT_LINES {
+        if from == 0 {
+            break;
+        }
+        // `from - 1` is the line break that ends the line before `from`.
+        from = memchr::memrchr(b'\n', &bytes[..from - 1]).map_or(0, |i| i + 1);
+        let line =
+            &text[from..memchr::memchr(b'\n', &bytes[from..]).map_or(text.len(), |i| from + i)];
+        if ends(line.strip_suffix('\r').unwrap_or(line)) {
+            break;
+        }
+    }
+    let mut line_start = from;
+    text[from..at].lines().any(|line| {
+        let next = (line_start + text[line_start..].find('\n').map_or(at, |i| i + 1)).min(at);
+        line_start = next;
+        if !starts(line) {
+            return false;
+        }
+        // After the lines up to `at`, a stand-in for the line at `at`: a
+        // statement that pulls it goes on there, whatever it holds (and at
+        // the end of the text, into a line appended there).
+        let reached = std::cell::Cell::new(false);
+        let mut rest = text[next..at].lines().chain(std::iter::once_with(|| {
+            reached.set(true);
+            ""
+        }));
+        read(line, &mut rest);
+        reached.get()
+    })
 }
 
 fn is_ident_char(c: char) -> bool {

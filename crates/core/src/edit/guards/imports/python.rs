@@ -38,6 +38,12 @@ fn starts_statement(line: &str) -> bool {
     t.starts_with("import ") || t.starts_with("from ")
 }
 
+/// Whether a statement read so far as `stmt` goes on to the next line: an
+/// open parenthesis, or a trailing `\\`.
+fn goes_on(stmt: &str) -> bool {
+    stmt.contains('(') && !stmt.contains(')') || stmt.ends_with('\\')
+}
+
 /// The statement whose first line is `first` (a [`starts_statement`]
 /// line), its continuation lines (pulled from `rest` only while it goes
 /// on) joined without comments, and how many it took.
@@ -47,16 +53,11 @@ fn statement(first: &str, rest: &mut dyn Iterator<Item = &str>) -> (String, usiz
         .trim_end()
         .to_string();
     let mut budget = MAX_STATEMENT_LINES;
-    loop {
-        let open_paren = stmt.contains('(') && !stmt.contains(')');
-        let continued = stmt.ends_with('\\');
-        if !(open_paren || continued) || budget == 0 {
-            break;
-        }
+    while goes_on(&stmt) && budget > 0 {
         let Some(next) = rest.next() else {
             break;
         };
-        if continued {
+        if stmt.ends_with('\\') {
             stmt.pop();
         }
         stmt.push(' ');
@@ -79,10 +80,16 @@ pub(super) fn may_lose_keys(original: &str, updated: &str, windows: &[Window]) -
             continues_into(
                 original,
                 w.old.start,
-                &["import ", "from "],
+                |line| {
+                    let code = strip_line_comment(line, "#").trim();
+                    code.contains(')') && !code.ends_with('\\')
+                },
                 starts_statement,
                 |first, rest| {
-                    statement(first, rest);
+                    // Most imports are one line: no need to build them.
+                    if goes_on(strip_line_comment(first.trim_start(), "#").trim_end()) {
+                        statement(first, rest);
+                    }
                 },
             )
         })

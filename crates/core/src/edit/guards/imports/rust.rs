@@ -229,14 +229,18 @@ fn starts_use(line: &str) -> bool {
     head(line).0.starts_with("use ")
 }
 
+/// The part of a `use` line after `use`, without a `//` comment.
+fn use_text(first: &str) -> &str {
+    strip_line_comment(head(first).0.strip_prefix("use ").unwrap_or(""), "//")
+}
+
 /// The `use` statement whose first line is `first` (a [`starts_use`]
 /// line): its text after `use`, joined without `//` comments with the
 /// lines pulled from `rest` up to the one with its `;`, and how many lines
 /// it pulled.
 fn use_statement(first: &str, rest: &mut dyn Iterator<Item = &str>) -> (String, usize) {
-    let tree = head(first).0.strip_prefix("use ").unwrap_or("");
     let mut taken = 0;
-    let mut stmt = strip_line_comment(tree, "//").to_string();
+    let mut stmt = use_text(first).to_string();
     let mut budget = MAX_STATEMENT_LINES;
     while !stmt.contains(';') && budget > 0 {
         let Some(next) = rest.next() else {
@@ -261,10 +265,13 @@ pub(super) fn may_lose_keys(original: &str, updated: &str, windows: &[Window]) -
             continues_into(
                 original,
                 w.old.start,
-                &["use "],
+                |line| strip_line_comment(line, "//").contains(';'),
                 starts_use,
                 |first, rest| {
-                    use_statement(first, rest);
+                    // Most `use`s end on their line: no need to build them.
+                    if !use_text(first).contains(';') {
+                        use_statement(first, rest);
+                    }
                 },
             )
         })
