@@ -6,7 +6,7 @@
 //! in, and new merge-conflict markers. Every check is relative to the
 //! original, so text that was already there never trips a guard.
 //!
-//! [`check_splices`] is the same check for an edit whose replaced regions
+//! `check_splices` is the same check for an edit whose replaced regions
 //! are known (what `apply` runs): it looks only at the lines the edit
 //! touched, and falls back to the whole-file analysis of a guard only when
 //! those lines could trip it, so an edit that touches no import, placeholder
