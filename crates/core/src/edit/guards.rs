@@ -5,11 +5,22 @@
 //! disappeared, placeholder comments (`// ... existing code ...`) that leaked
 //! in, and new merge-conflict markers. Every check is relative to the
 //! original, so text that was already there never trips a guard.
+//!
+//! `check_splices` is the same check for an edit whose replaced regions
+//! are known (what `apply` runs): it looks only at the lines the edit
+//! touched, and falls back to the whole-file analysis of a guard only when
+//! those lines could trip it, so an edit that touches no import, placeholder
+//! or conflict-marker line costs the size of the edit, not of the file.
 
 mod imports;
 mod markers;
+mod splice;
+#[cfg(test)]
+mod tests;
+mod truncation;
 
 pub use imports::Lang;
+pub(crate) use splice::Splice;
 
 /// What a guard caught.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -71,7 +82,7 @@ pub struct GuardViolation {
 /// At most one violation per kind, in the order above. Pure; never panics.
 pub fn check(original: &str, updated: &str, path: Option<&str>) -> Vec<GuardViolation> {
     let mut found = Vec::new();
-    if let Some(v) = truncation(original, updated) {
+    if let Some(v) = truncation::whole_file(original, updated) {
         found.push(v);
     }
     if let Some(v) = imports::dropped(original, updated, path) {
@@ -87,27 +98,53 @@ pub fn check(original: &str, updated: &str, path: Option<&str>) -> Vec<GuardViol
     found
 }
 
-fn truncation(original: &str, updated: &str) -> Option<GuardViolation> {
-    if original.is_empty() || updated.is_empty() {
-        return None;
+/// [`check`] for an edit whose replaced regions are `splices` (see
+/// [`Splice`]): the same violations, messages included, for every guard
+/// but one, at the cost of the lines the splices touch (plus a bounded look
+/// back for import statements) unless those lines could trip a guard.
+///
+/// The exception is [`ViolationKind::Truncation`]: knowing the edit, it
+/// tells a truncated rewrite from a deliberate deletion. It is reported
+/// only when [`check`] reports it *and* the edit writes some text *and* its
+/// replaced text spans at least 80 % of the original's lines — a rewrite of
+/// (nearly) the whole file that lost the rest. Deleting a located block, or
+/// replacing it with a small remainder, is what the model asked for, however
+/// small the file.
+///
+/// Splices that do not describe an edit of `original` into `updated` (out
+/// of order, overlapping, out of bounds, off a character boundary) are not
+/// trusted: the result is then [`check`]'s. Pure; never panics.
+pub(crate) fn check_splices(
+    original: &str,
+    updated: &str,
+    path: Option<&str>,
+    splices: &[Splice],
+) -> Vec<GuardViolation> {
+    let Some(windows) = splice::windows(original, updated, splices) else {
+        return check(original, updated, path);
+    };
+    let mut found = Vec::new();
+    if let Some(v) = truncation::edit(original, updated, splices) {
+        found.push(v);
     }
-    let (chars_before, chars_after) = (original.chars().count(), updated.chars().count());
-    let (lines_before, lines_after) = (original.lines().count(), updated.lines().count());
-    // Integer comparisons: lost/before > 60 % ⇔ 100·lost > 60·before.
-    let chars_lost = chars_before.saturating_sub(chars_after);
-    let lines_lost = lines_before.saturating_sub(lines_after);
-    if chars_lost * 100 > chars_before * 60 && lines_lost * 100 > lines_before * 50 {
-        Some(GuardViolation {
-            kind: ViolationKind::Truncation,
-            message: format!(
-                "the edit shrinks the file from {lines_before} to {lines_after} lines and from \
-                 {chars_before} to {chars_after} characters ({}% of the characters lost): this \
-                 looks like an accidental truncation. Send a targeted edit of the part that \
-                 changes instead of rewriting the file, or the complete content.",
-                chars_lost * 100 / chars_before
-            ),
-        })
-    } else {
-        None
+    // Each incremental test is `false` only when the full guard finds
+    // nothing; when it is `true`, the full guard decides (and writes the
+    // same message as `check`).
+    if imports::may_drop(original, updated, path, &windows) {
+        if let Some(v) = imports::dropped(original, updated, path) {
+            found.push(v);
+        }
     }
+    if markers::placeholders_grew(original, updated, &windows) {
+        if let Some(v) = markers::leaked_placeholders(original, updated) {
+            found.push(v);
+        }
+    }
+    if markers::conflict_markers_grew(original, updated, &windows) {
+        let prose = path.is_some_and(markers::is_prose_document);
+        if let Some(v) = markers::new_conflict_markers(original, updated, prose) {
+            found.push(v);
+        }
+    }
+    found
 }

@@ -117,7 +117,14 @@ fn run(
         return Err(report::no_op());
     }
     if opts.guards {
-        let violations = crate::edit::guards::check(content, &out, opts.path.as_deref());
+        // Only the lines the edit touched are checked (the guards' cost is
+        // the edit's, not the file's); the verdict equals `guards::check`'s
+        // but for the edit-aware truncation rule.
+        let splices = crate::edit::guards::Splice::from_replacements(
+            planned.iter().map(|p| (p.span.clone(), p.text.len())),
+        );
+        let violations =
+            crate::edit::guards::check_splices(content, &out, opts.path.as_deref(), &splices);
         if !violations.is_empty() {
             return Err(report::guard_refused(violations));
         }

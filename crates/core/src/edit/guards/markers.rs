@@ -16,6 +16,7 @@
 //! an ellipsis and such a phrase (`... existing code ...`), so spreads such
 //! as `...rest` or `...existing,` and Python's `...` body are never markers.
 
+use super::splice::Window;
 use super::{GuardViolation, ViolationKind};
 use std::collections::BTreeMap;
 
@@ -331,6 +332,46 @@ pub(super) fn placeholder_key(line: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether some key occurs on more lines of the windows in `updated` than
+/// in `original`. Every line outside the windows is a line of both texts,
+/// so this says exactly whether some key occurs more often in `updated`
+/// than in `original`, at the cost of the windows' lines.
+fn grew<K: Ord>(
+    original: &str,
+    updated: &str,
+    windows: &[Window],
+    key: impl Fn(&str) -> Option<K>,
+) -> bool {
+    let mut delta: BTreeMap<K, isize> = BTreeMap::new();
+    for w in windows {
+        for line in original[w.old.clone()].lines() {
+            if let Some(k) = key(line) {
+                *delta.entry(k).or_default() -= 1;
+            }
+        }
+        for line in updated[w.new.clone()].lines() {
+            if let Some(k) = key(line) {
+                *delta.entry(k).or_default() += 1;
+            }
+        }
+    }
+    delta.values().any(|&d| d > 0)
+}
+
+/// Whether [`leaked_placeholders`] can find a leak in an edit whose changed
+/// lines are `windows`: `false` exactly when it would find none.
+pub(super) fn placeholders_grew(original: &str, updated: &str, windows: &[Window]) -> bool {
+    grew(original, updated, windows, placeholder_key)
+}
+
+/// Whether [`new_conflict_markers`] can find a new marker in an edit whose
+/// changed lines are `windows`: `false` only when it would find none (a
+/// `=======` line added to a prose document counts, though it may turn out
+/// to be a heading underline).
+pub(super) fn conflict_markers_grew(original: &str, updated: &str, windows: &[Window]) -> bool {
+    grew(original, updated, windows, conflict_marker)
 }
 
 fn shown(line: &str) -> String {
