@@ -9,6 +9,31 @@
 //! the error messages can never drift apart. The bindings' tests compare
 //! their type stubs with `NAMES`.
 
+/// Every list of names that crosses a face, keyed by what it names, in the
+/// core's declaration order: what `coderig.names()` (Python) and `names()`
+/// (Node) return, and what the faces' type stubs and TypeScript unions are
+/// checked against.
+pub const LISTS: &[(&str, &[&str])] = &[
+    ("tier", crate::Tier::NAMES),
+    ("match_kind", crate::MatchKind::NAMES),
+    ("violation_kind", crate::ViolationKind::NAMES),
+    ("trigger_rule", crate::flow::TriggerRule::NAMES),
+    ("step_kind", crate::flow::StepKind::NAMES),
+    ("skip_reason", crate::flow::SkipReason::NAMES),
+    ("step_status", crate::flow::StepStatus::NAMES),
+    ("resume_action", crate::flow::ResumeAction::NAMES),
+    ("failure_kind", crate::flow::FailureKind::NAMES),
+    ("step_outcome", crate::flow::StepOutcome::NAMES),
+    ("flow_error", crate::flow::FlowError::NAMES),
+    ("task_state", crate::task::TaskState::NAMES),
+    ("battle_type", crate::arena::BattleType::NAMES),
+    ("lane", crate::arena::Lane::NAMES),
+    ("contestant_status", crate::arena::ContestantStatus::NAMES),
+    ("contestant_action", crate::arena::ContestantAction::NAMES),
+    ("error_kind", crate::ErrorKind::NAMES),
+    ("error_code", crate::ErrorKind::CODES),
+];
+
 /// A bad name given for one of the named enums (trigger rule, step kind,
 /// lane, ...).
 ///

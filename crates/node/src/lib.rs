@@ -27,12 +27,6 @@ pub mod hash;
 pub mod hashline;
 pub mod helpers;
 
-use coderig::arena::{BattleType, ContestantAction, ContestantStatus, Lane};
-use coderig::flow::{
-    FailureKind, ResumeAction, SkipReason, StepKind, StepOutcome, StepStatus, TriggerRule,
-};
-use coderig::task::TaskState;
-use coderig::{ErrorKind, MatchKind, Tier, ViolationKind};
 use napi_derive::napi;
 use std::collections::BTreeMap;
 
@@ -40,32 +34,14 @@ use std::collections::BTreeMap;
 /// as Python's `coderig.names()`: the values every string union of
 /// `index.d.ts` must list, in the core's order.
 pub fn name_lists() -> BTreeMap<&'static str, &'static [&'static str]> {
-    BTreeMap::from([
-        ("tier", Tier::NAMES),
-        ("match_kind", MatchKind::NAMES),
-        ("violation_kind", ViolationKind::NAMES),
-        ("trigger_rule", TriggerRule::NAMES),
-        ("step_kind", StepKind::NAMES),
-        ("skip_reason", SkipReason::NAMES),
-        ("step_status", StepStatus::NAMES),
-        ("resume_action", ResumeAction::NAMES),
-        ("failure_kind", FailureKind::NAMES),
-        ("step_outcome", StepOutcome::NAMES),
-        ("task_state", TaskState::NAMES),
-        ("battle_type", BattleType::NAMES),
-        ("lane", Lane::NAMES),
-        ("contestant_status", ContestantStatus::NAMES),
-        ("contestant_action", ContestantAction::NAMES),
-        ("error_kind", ErrorKind::NAMES),
-        ("error_code", ErrorKind::CODES),
-    ])
+    coderig::names::LISTS.iter().copied().collect()
 }
 
 /// The core's names, `{tier: ['exact', ...], match_kind: [...], ...}`:
 /// every name a string argument accepts or a result holds (see
 /// [`name_lists`] for the keys).
 #[napi(
-    ts_return_type = "Record<'tier' | 'match_kind' | 'violation_kind' | 'trigger_rule' | 'step_kind' | 'skip_reason' | 'step_status' | 'resume_action' | 'failure_kind' | 'step_outcome' | 'task_state' | 'battle_type' | 'lane' | 'contestant_status' | 'contestant_action' | 'error_kind' | 'error_code', string[]>"
+    ts_return_type = "Record<'tier' | 'match_kind' | 'violation_kind' | 'trigger_rule' | 'step_kind' | 'skip_reason' | 'step_status' | 'resume_action' | 'failure_kind' | 'step_outcome' | 'flow_error' | 'task_state' | 'battle_type' | 'lane' | 'contestant_status' | 'contestant_action' | 'error_kind' | 'error_code', string[]>"
 )]
 pub fn names() -> BTreeMap<&'static str, Vec<&'static str>> {
     name_lists()

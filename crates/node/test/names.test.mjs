@@ -13,7 +13,7 @@ const names = coderig.names()
 
 const KEYS = [
   'tier', 'match_kind', 'violation_kind', 'trigger_rule', 'step_kind', 'skip_reason', 'step_status',
-  'resume_action', 'failure_kind', 'step_outcome', 'task_state', 'battle_type', 'lane',
+  'resume_action', 'failure_kind', 'step_outcome', 'flow_error', 'task_state', 'battle_type', 'lane',
   'contestant_status', 'contestant_action', 'error_kind', 'error_code',
 ]
 

@@ -29,38 +29,12 @@ pub mod flow;
 pub mod hashline;
 pub mod helpers;
 
-use coderig::arena::{BattleType, ContestantAction, ContestantStatus, Lane};
-use coderig::flow::{
-    FailureKind, FlowError, ResumeAction, SkipReason, StepKind, StepOutcome, StepStatus,
-    TriggerRule,
-};
-use coderig::task::TaskState;
-use coderig::{ErrorKind, MatchKind, Tier, ViolationKind};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// Every list of names that crosses the Python face, as the core defines
 /// it: what the stubs' `Literal[...]` types must equal.
-const NAMES: &[(&str, &[&str])] = &[
-    ("tier", Tier::NAMES),
-    ("match_kind", MatchKind::NAMES),
-    ("violation_kind", ViolationKind::NAMES),
-    ("trigger_rule", TriggerRule::NAMES),
-    ("step_kind", StepKind::NAMES),
-    ("skip_reason", SkipReason::NAMES),
-    ("step_status", StepStatus::NAMES),
-    ("resume_action", ResumeAction::NAMES),
-    ("failure_kind", FailureKind::NAMES),
-    ("step_outcome", StepOutcome::NAMES),
-    ("flow_error", FlowError::NAMES),
-    ("task_state", TaskState::NAMES),
-    ("battle_type", BattleType::NAMES),
-    ("lane", Lane::NAMES),
-    ("contestant_status", ContestantStatus::NAMES),
-    ("contestant_action", ContestantAction::NAMES),
-    ("error_kind", ErrorKind::NAMES),
-    ("error_code", ErrorKind::CODES),
-];
+const NAMES: &[(&str, &[&str])] = coderig::names::LISTS;
 
 /// `{list name: [names]}` of every enum crossing the Python face (tiers,
 /// match kinds, trigger rules, statuses, lanes, error kinds and codes,
