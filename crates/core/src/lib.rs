@@ -18,6 +18,7 @@ pub mod error;
 pub mod flow;
 pub mod json;
 pub mod names;
+pub mod store;
 pub mod task;
 
 pub use edit::apply::{apply_edit, apply_edit_with, apply_edits};
