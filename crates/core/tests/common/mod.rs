@@ -31,7 +31,7 @@ impl Harness {
     /// Another handle on the same store, with its own connections (another
     /// server, as far as the store can tell).
     pub async fn another(&self) -> Arc<dyn Store> {
-        open(&self.location).await
+        open_at(&self.location).await
     }
 
     /// Drops the test's schema (PostgreSQL); the tempdir goes with `self`.
@@ -56,7 +56,7 @@ impl Harness {
     }
 }
 
-pub async fn open(location: &Location) -> Arc<dyn Store> {
+pub async fn open_at(location: &Location) -> Arc<dyn Store> {
     match location {
         Location::Sqlite(path) => {
             Arc::new(SqliteStore::open_file(path).await.expect("open sqlite"))
@@ -128,7 +128,7 @@ pub async fn postgres(suite: &str) -> Option<Harness> {
     );
     let location = Location::Postgres { url, schema };
     Some(Harness {
-        store: open(&location).await,
+        store: open_at(&location).await,
         location,
         _dir: None,
     })
