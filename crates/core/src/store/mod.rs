@@ -1,9 +1,9 @@
 //! The store: durable work, leased claims, global lanes and the event log.
 //!
-//! One [`Store`] trait (feature `runtime`) with two implementations that pass
+//! One `Store` trait (feature `runtime`) with two implementations that pass
 //! one conformance suite (`crates/core/tests/store_conformance.rs`):
-//! [`SqliteStore`] (feature `sqlite`, the embedded default:
-//! `<data_dir>/coderig.db`) and [`PostgresStore`] (feature `postgres`,
+//! `SqliteStore` (feature `sqlite`, the embedded default:
+//! `<data_dir>/coderig.db`) and `PostgresStore` (feature `postgres`,
 //! `DATABASE_URL`, for several servers sharing work). The records are pure
 //! types and always compile ([`records`]).
 //!
@@ -25,16 +25,16 @@
 //!
 //! # The six guarantees (DESIGN "store"), each tested on both backends
 //!
-//! 1. **Atomic creation.** [`Store::create_work`] writes the work, its
+//! 1. **Atomic creation.** `Store::create_work` writes the work, its
 //!    owners, their first tasks and the first event in one transaction.
 //!    A task row names its owner (kind and id, a foreign key), so no task —
 //!    and no completion — can exist for an unknown owner.
-//! 2. **Leased claims.** [`Store::claim`] picks pending tasks and sets a
+//! 2. **Leased claims.** `Store::claim` picks pending tasks and sets a
 //!    fresh random `lease_token`, the worker and `lease_expires_at` from the
 //!    database clock, in one statement (`UPDATE … WHERE id IN (SELECT … FOR
 //!    UPDATE SKIP LOCKED LIMIT n) RETURNING` on Postgres, the same inside
 //!    `BEGIN IMMEDIATE` on SQLite). Every later write of the holder
-//!    ([`Store::heartbeat`], [`Store::record`], [`Store::complete`]) names a
+//!    (`Store::heartbeat`, `Store::record`, `Store::complete`) names a
 //!    [`Fence`] and changes nothing — a typed `conflict` — unless the task is
 //!    still `running` under that token. A holder whose lease expired but was
 //!    not yet rescued may still write (nobody else has the task).
@@ -42,14 +42,14 @@
 //!    capacity (`local` = 1 by default, `cloud` unbounded), across every
 //!    server sharing the store: the claim counts the lane's running tasks
 //!    under the lane row's lock (Postgres `FOR UPDATE`; SQLite's one writer).
-//! 4. **Rescue by lease, never by runtime.** [`Store::rescue_expired`] puts
+//! 4. **Rescue by lease, never by runtime.** `Store::rescue_expired` puts
 //!    back tasks whose lease expired, by a guarded compare-and-set (a task
 //!    that completes while the rescuer looks at it ends in exactly one of
 //!    the two outcomes). Retries of reported failures follow the task's
 //!    [`RetryPolicy`], the backoff persisted as `available_at`.
 //! 5. **Events in the same transaction.** Every write that changes a work or
 //!    owner appends its event in the same transaction; `seq` increases and
-//!    becomes visible in order ([`Store::events_after`]). Postgres takes a
+//!    becomes visible in order (`Store::events_after`). Postgres takes a
 //!    transaction-level advisory lock before the insert, so transactions
 //!    cannot commit their events out of order.
 //! 6. **Nothing lost on a crash.** Every change is one transaction; a
@@ -227,7 +227,7 @@ pub async fn open(
 }
 
 /// What ending an attempt does to its task: the pure part of
-/// [`Store::complete`], shared by every backend.
+/// `Store::complete`, shared by every backend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settlement {
     /// The task's new state: `completed`, `failed`, `cancelled`, or
@@ -289,8 +289,9 @@ fn check_id(what: &str, id: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Checks a task spec's fields (not its owner's existence).
-pub(crate) fn check_task_spec(spec: &TaskSpec) -> Result<(), Error> {
+/// Checks a task spec's fields (not its owner's existence): the check every
+/// backend runs before it touches the database (`invalid_input`).
+pub fn check_task_spec(spec: &TaskSpec) -> Result<(), Error> {
     check_id("task", &spec.id)?;
     check_id(spec.owner.kind.as_str(), &spec.owner.id)?;
     if spec.retry.max_attempts == 0 {
@@ -302,9 +303,11 @@ pub(crate) fn check_task_spec(spec: &TaskSpec) -> Result<(), Error> {
     Ok(())
 }
 
-/// Checks a new work: ids, owner kinds that belong to the work's kind,
-/// unique ids, and tasks that each name one of the new owners.
-pub(crate) fn check_new_work(work: &NewWork) -> Result<(), Error> {
+/// Checks a new work as every backend does before it touches the database
+/// (`invalid_input`): ids, owner kinds that belong to the work's kind,
+/// unique ids, and tasks that each name one of the new owners. A face may
+/// call it to refuse a bad request early.
+pub fn check_new_work(work: &NewWork) -> Result<(), Error> {
     check_id(work.kind.as_str(), &work.id)?;
     let mut owners = HashSet::new();
     for owner in &work.owners {
@@ -334,8 +337,9 @@ pub(crate) fn check_new_work(work: &NewWork) -> Result<(), Error> {
     Ok(())
 }
 
-/// Checks task specs and that their ids are unique among themselves.
-pub(crate) fn check_tasks(tasks: &[TaskSpec]) -> Result<(), Error> {
+/// Checks task specs and that their ids are unique among themselves
+/// (`invalid_input`).
+pub fn check_tasks(tasks: &[TaskSpec]) -> Result<(), Error> {
     let mut ids = HashSet::new();
     for task in tasks {
         check_task_spec(task)?;
@@ -349,8 +353,9 @@ pub(crate) fn check_tasks(tasks: &[TaskSpec]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Checks a claim request.
-pub(crate) fn check_claim(request: &ClaimRequest) -> Result<(), Error> {
+/// Checks a claim request (`invalid_input`): a limit of at least 1, a
+/// positive lease, a worker name.
+pub fn check_claim(request: &ClaimRequest) -> Result<(), Error> {
     if request.limit == 0 {
         return Err(Error::invalid_input("a claim's limit must be at least 1"));
     }

@@ -28,6 +28,8 @@ use crate::task::TaskState;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 const BACKEND: &str = "postgres";
@@ -83,6 +85,8 @@ pub struct PostgresStore {
     pool: PgPool,
     epoch: String,
     event_lock: i32,
+    /// Per lane (in `Lane::ALL` order): was it capped at the last claim?
+    capped: Arc<[AtomicBool]>,
 }
 
 /// True for errors after which the whole transaction may simply run again:
@@ -191,6 +195,11 @@ impl PostgresStore {
             pool,
             epoch,
             event_lock: crate::xxhash32(schema.as_bytes(), 0) as i32,
+            // Local starts capped (its default is 1), cloud unbounded.
+            capped: Lane::ALL
+                .iter()
+                .map(|lane| AtomicBool::new(*lane == Lane::Local))
+                .collect(),
         })
     }
 
@@ -339,23 +348,27 @@ async fn apply_update(
     }
 }
 
-/// One claim transaction; `None` when a lane's capacity changed from
-/// unbounded to capped between the look and the lock (run it again).
+/// One claim transaction; `None` when a lane turned out to be capped under
+/// a shared lock (run it again, now with the exclusive one).
 async fn claim_once(
     tx: &mut PgConnection,
     request: &ClaimRequest,
     lanes: &[Lane],
     ttl: i64,
+    capped: &[AtomicBool],
 ) -> Result<Option<Vec<Claim>>, TxError> {
-    // Lock the lane rows in one fixed order, the capped ones exclusively.
+    // Lock the lane rows in one fixed order: a capped lane exclusively
+    // (FOR UPDATE, held while counting and claiming), an unbounded one
+    // shared (so a concurrent change of its capacity waits for us). Which
+    // lock to take is a guess from the last claim (`capped`); a wrong guess
+    // is found under the lock: an exclusive lock on an unbounded lane is
+    // merely stronger than needed, a shared lock on a capped lane means
+    // starting again with the exclusive one.
     let mut capacity = Vec::with_capacity(lanes.len());
     for lane in Lane::ALL.iter().filter(|l| lanes.contains(l)) {
-        let seen = sqlx::query("SELECT capacity FROM lanes WHERE name = $1")
-            .bind(lane.as_str())
-            .fetch_one(&mut *tx)
-            .await?
-            .opt_int("capacity")?;
-        let mode = if seen.is_some() { "UPDATE" } else { "SHARE" };
+        let index = Lane::ALL.iter().position(|l| l == lane).unwrap_or(0);
+        let exclusive = capped[index].load(Ordering::Relaxed);
+        let mode = if exclusive { "UPDATE" } else { "SHARE" };
         let locked = sqlx::query(&format!(
             "SELECT capacity FROM lanes WHERE name = $1 FOR {mode}"
         ))
@@ -363,7 +376,8 @@ async fn claim_once(
         .fetch_one(&mut *tx)
         .await?
         .opt_int("capacity")?;
-        if seen.is_none() && locked.is_some() {
+        capped[index].store(locked.is_some(), Ordering::Relaxed);
+        if locked.is_some() && !exclusive {
             return Ok(None);
         }
         capacity.push((*lane, locked));
@@ -502,8 +516,14 @@ impl Store for PostgresStore {
         let ttl = millis(request.lease_ttl);
         loop {
             let lanes = &lanes;
-            let claimed = pg_tx!(self, WRITE, |tx| claim_once(tx, request, lanes, ttl)
-                .await?)?;
+            let claimed = pg_tx!(self, WRITE, |tx| claim_once(
+                tx,
+                request,
+                lanes,
+                ttl,
+                &self.capped
+            )
+            .await?)?;
             if let Some(claims) = claimed {
                 return Ok(claims);
             }

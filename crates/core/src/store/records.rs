@@ -270,7 +270,7 @@ pub struct NewOwner {
 
 /// A battle with its contestants, or a run with its steps, and their first
 /// tasks and event: created all at once or not at all
-/// ([`Store::create_work`](crate::store::Store::create_work)).
+/// (`Store::create_work`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewWork {
     /// Its id (unique in the store).

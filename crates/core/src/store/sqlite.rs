@@ -459,17 +459,24 @@ impl Store for SqliteStore {
                 if left <= 0 {
                     break;
                 }
-                let row = sqlx::query(
-                    "SELECT capacity, (SELECT count(*) FROM tasks \
-                         WHERE lane = ?1 AND state = 'running') AS running \
-                     FROM lanes WHERE name = ?1",
-                )
-                .bind(lane.as_str())
-                .fetch_one(&mut *tx)
-                .await?;
-                let n = match row.opt_int("capacity")? {
+                let capacity = sqlx::query("SELECT capacity FROM lanes WHERE name = ?1")
+                    .bind(lane.as_str())
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .opt_int("capacity")?;
+                let n = match capacity {
                     None => left,
-                    Some(capacity) => left.min(capacity - row.int("running")?),
+                    Some(capacity) => {
+                        let running = sqlx::query(
+                            "SELECT count(*) AS running FROM tasks \
+                             WHERE lane = ?1 AND state = 'running'",
+                        )
+                        .bind(lane.as_str())
+                        .fetch_one(&mut *tx)
+                        .await?
+                        .int("running")?;
+                        left.min(capacity - running)
+                    }
                 };
                 if n <= 0 {
                     continue;
