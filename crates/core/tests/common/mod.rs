@@ -167,7 +167,7 @@ pub async fn raw(location: &Location) -> Raw {
     }
 }
 
-/// The naive claim, first half: read the oldest pending task (no lock).
+/// The naive claim, first half: read the oldest pending cloud task (no lock).
 /// Returns its id and the attempt the claimer believes it takes.
 pub async fn naive_pick(raw: &Raw) -> Option<(String, i64)> {
     let sql =
