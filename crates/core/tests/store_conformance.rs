@@ -1084,3 +1084,75 @@ async fn naive_select_then_update_double_claims(h: &Harness) {
     // The store's own claim over the same kind of load is exactly-once
     // (see concurrent_claimers_claim_each_attempt_exactly_once).
 }
+
+/// What only the embedded backend has: the file, its lock, `open`.
+mod sqlite_only {
+    use super::*;
+
+    // A busy database never surfaces: another connection holds the write
+    // lock more than ten times the store's busy_timeout, and the store's
+    // writes still succeed once it lets go (the whole transaction is
+    // retried) instead of failing with SQLITE_BUSY. (With a busy_deadline
+    // below the hold, the same writes fail at once: the retry is what waits.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lock_held_past_the_busy_timeout_is_waited_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("coderig.db");
+        let options = SqliteOptions {
+            busy_timeout: Duration::from_millis(20),
+            ..SqliteOptions::default()
+        };
+        let store = SqliteStore::open_with(&path, options).await.unwrap();
+        let Raw::Sqlite(pool) = raw(&Location::Sqlite(path.clone())).await else {
+            unreachable!()
+        };
+        let mut blocker = pool.acquire().await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut *blocker)
+            .await
+            .unwrap();
+        let writes = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store.create_work(battle("b", 2, Lane::Cloud)).await?;
+                store.claim(&claim_request("w")).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert!(!writes.is_finished(), "the store waited for the lock");
+        sqlx::query("COMMIT").execute(&mut *blocker).await.unwrap();
+        let claims = writes.await.unwrap().expect("no SQLITE_BUSY surfaces");
+        assert_eq!(claims.len(), 1);
+        // Reads are not blocked by a writer at all (WAL).
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut *blocker)
+            .await
+            .unwrap();
+        assert_eq!(store.work("b").await.unwrap().tasks.len(), 2);
+        sqlx::query("ROLLBACK")
+            .execute(&mut *blocker)
+            .await
+            .unwrap();
+    }
+
+    // `store::open` picks SQLite in the data dir by default, or the file a
+    // path or `sqlite://` URL names; both run the migrations.
+    #[tokio::test]
+    async fn open_picks_the_backend_from_the_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let store = coderig::store::open(None, &data).await.unwrap();
+        assert_eq!(store.backend(), "sqlite");
+        assert!(data.join("coderig.db").is_file());
+        let epoch = store.epoch().to_string();
+        let url = format!("sqlite://{}", data.join("coderig.db").display());
+        let again = coderig::store::open(Some(&url), dir.path()).await.unwrap();
+        assert_eq!(again.epoch(), epoch, "one file, one epoch");
+        let plain = dir.path().join("plain.db");
+        let plain_store = coderig::store::open(Some(plain.to_str().unwrap()), dir.path())
+            .await
+            .unwrap();
+        assert!(plain.is_file());
+        assert_ne!(plain_store.epoch(), epoch, "another file, another epoch");
+    }
+}
