@@ -531,14 +531,14 @@ async fn expired_lease_is_rescued_and_the_zombie_is_rejected(h: &Harness) {
         .create_work(battle("b", 2, Lane::Cloud))
         .await
         .unwrap();
-    let short = claim_request("zombie").lease_ttl(Duration::from_millis(300));
+    let short = claim_request("zombie").lease_ttl(Duration::from_millis(700));
     let zombie = store.claim(&short).await.unwrap().remove(0);
     let live = store.claim(&claim_request("live")).await.unwrap().remove(0);
     assert!(
         store.rescue_expired(10).await.unwrap().is_empty(),
         "not expired yet"
     );
-    tokio::time::sleep(Duration::from_millis(450)).await;
+    tokio::time::sleep(Duration::from_millis(900)).await;
     let rescuer = h.another().await;
     let rescued = rescuer.rescue_expired(10).await.unwrap();
     assert_eq!(rescued.len(), 1, "only the expired lease");

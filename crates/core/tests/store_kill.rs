@@ -4,7 +4,7 @@
 //! whole battles — until the parent kills it with SIGKILL in the middle of
 //! it. The parent then reopens the store and checks that it is consistent
 //! (SQLite's integrity check; every battle whole or absent; the event log
-//! gapless and in order; everything the child saw committed is there), that
+//! in order, gapless on SQLite; everything the child saw committed is there), that
 //! nobody can take the dead child's tasks while their leases last, and that
 //! once they expire they are rescued, claimed again and finished.
 //!
@@ -193,13 +193,23 @@ async fn check_consistent(location: &Location, store: &dyn Store, said: &Said) {
         assert!(dangling.is_empty(), "dangling rows: {dangling:?}");
         pool.close().await;
     }
+    // In seq order, and on SQLite without a gap. PostgreSQL may skip the
+    // numbers a killed transaction had taken (sequences are not rolled
+    // back); it never shows them later, nor anything out of order.
     let events = store.events_after(0, 1_000_000).await.unwrap();
+    let gapless = matches!(location, Location::Sqlite(_));
+    let mut skipped = 0;
     for pair in events.windows(2) {
-        assert_eq!(
-            pair[1].seq,
-            pair[0].seq + 1,
-            "a gap or a reorder in the log"
-        );
+        assert!(pair[1].seq > pair[0].seq, "seq out of order: {pair:?}");
+        if gapless {
+            assert_eq!(pair[1].seq, pair[0].seq + 1, "a gap in the log");
+        }
+        skipped += pair[1].seq - pair[0].seq - 1;
+    }
+    if skipped > 0 {
+        // Evidence that the kill landed inside a transaction that had
+        // already appended its event.
+        eprintln!("the killed transaction(s) left {skipped} skipped seq(s), never visible");
     }
     // Every battle the child started is whole (owners, tasks, its event)
     // or absent; every one it saw committed is there.

@@ -236,7 +236,10 @@ impl NewEvent {
 ///
 /// Guarantees: `seq` increases strictly with every append and becomes
 /// visible in order — a reader that has seen `seq = N` never later finds a
-/// committed event below `N`.
+/// committed event below `N`. On SQLite the log has no gaps; PostgreSQL
+/// skips the numbers of a transaction that died after taking one
+/// (sequences are not rolled back), so a reader must not wait for a gap to
+/// fill.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventRecord {
     /// The position in the store's one event log.
