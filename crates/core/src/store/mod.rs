@@ -124,7 +124,9 @@ pub trait Store: Send + Sync {
 
     /// Extends the lease by `ttl` from now (database clock) and returns the
     /// new expiry; `conflict` when the lease is lost (the holder must stop
-    /// its agent and write nothing).
+    /// its agent and write nothing). A lease that expired but was not yet
+    /// rescued is still the holder's and can be extended: nobody else has
+    /// the task.
     async fn heartbeat(&self, fence: &Fence, ttl: std::time::Duration) -> Result<Millis, Error>;
 
     /// A holder's write that does not end the task: the owner's update and
