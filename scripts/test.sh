@@ -51,7 +51,21 @@ summary() {
         printf 'FAILED in stage "%s" (exit %s) after %ss.\n' "$failed" "$status" $((SECONDS - TOTAL_STARTED))
     fi
 }
-trap 'summary $?' EXIT
+# A server a stage started (the schema fuzzing stage): stopped on any exit.
+SERVER_PID=""
+SERVER_LOG=""
+stop_server() {
+    if [[ -n "$SERVER_PID" ]]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=""
+    fi
+    if [[ -n "$SERVER_LOG" ]]; then
+        rm -f "$SERVER_LOG"
+        SERVER_LOG=""
+    fi
+}
+trap 'status=$?; stop_server; summary $status' EXIT
 
 stage "Toolchains"
 cargo --version
@@ -74,14 +88,25 @@ fi
 stage "cargo fmt --check"
 cargo fmt --all --check
 
-stage "cargo clippy (all targets, -D warnings)"
-cargo clippy --workspace --all-targets -- -D warnings
+stage "cargo clippy (all targets, all features, -D warnings)"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+stage "Pure core: --no-default-features builds and pulls in no runtime"
+cargo build --quiet -p coderig --no-default-features
+# DESIGN: the pure core has no async runtime, database, git or HTTP client.
+forbidden=$(cargo tree -p coderig --no-default-features -e normal --prefix none \
+    | awk '{print $1}' | grep -xE 'tokio|sqlx|sqlx-core|git2|reqwest|hyper' | sort -u || true)
+if [[ -n "$forbidden" ]]; then
+    echo "the pure core pulls in: $forbidden" >&2
+    exit 1
+fi
+echo "pure core: no tokio, sqlx, git2, reqwest or hyper in its dependency tree"
 
 stage "rustdoc of the core (broken doc links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p coderig --no-deps
 
-stage "cargo test (unit, property, server end-to-end, doc)"
-cargo test --workspace
+stage "cargo test --all-features (unit, property, real git repositories, server end-to-end, doc)"
+cargo test --workspace --all-features
 
 stage "Store: conformance + kill -9 on SQLite and a throwaway PostgreSQL"
 # Starts its own PostgreSQL (initdb + pg_ctl on a free port, fsync off),
@@ -169,6 +194,37 @@ elif [[ "${CI:-}" == "true" ]]; then
 else
     echo "SKIPPED: no shared/editbench beside the checkout ($EDITBENCH)"
 fi
+
+stage "HTTP API schema fuzzing (schemathesis against coderig serve)"
+# Property-based: schemathesis generates requests from the server's own
+# OpenAPI document, schema-valid and schema-breaking ones, and fails on any
+# 5xx, any schema-valid request refused (only 200 or a 422 edit refusal may
+# answer one), any schema-breaking one accepted, and any answer whose status
+# or body breaks what the document declares. Config and generator hooks:
+# crates/server/tests/schemathesis/. Bounded and seeded: ~20 s here.
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "schemathesis>=4.32,<5"
+"$VENV/bin/schemathesis" --version
+cargo build --quiet -p coderig-server --bin coderig
+TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+SERVER_LOG=$(mktemp)
+"$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 >"$SERVER_LOG" 2>&1 &
+SERVER_PID=$!
+SERVER_URL=""
+for _ in $(seq 1 100); do
+    SERVER_URL=$(sed -n 's/^coderig listening on //p' "$SERVER_LOG" | head -n 1)
+    if [[ -n "$SERVER_URL" ]] || ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+    sleep 0.1
+done
+if [[ -z "$SERVER_URL" ]]; then
+    echo "coderig serve did not start:" >&2
+    cat "$SERVER_LOG" >&2
+    exit 1
+fi
+echo "coderig serve listening on $SERVER_URL (pid $SERVER_PID)"
+"$VENV/bin/schemathesis" --config-file crates/server/tests/schemathesis/schemathesis.toml \
+    run "$SERVER_URL/api/openapi.json" --checks all --max-examples 100 --seed 6 \
+    --generation-database none --no-color
+stop_server
 
 stage "Node addon (npm ci, napi build)"
 (

@@ -13,13 +13,17 @@
 #![warn(missing_docs)]
 
 pub mod arena;
+pub mod conflict;
 pub mod edit;
 pub mod error;
+pub mod event;
 pub mod flow;
 pub mod json;
+pub mod model;
 pub mod names;
 pub mod store;
 pub mod task;
+pub mod workspace;
 
 pub use edit::apply::{apply_edit, apply_edit_with, apply_edits};
 pub use edit::apply::{Applied, ApplyOptions, Edit};

@@ -3,7 +3,7 @@
 //!
 //! Every such enum (tiers, match kinds, violation kinds, trigger rules, step
 //! kinds, outcomes, statuses, lanes, error kinds, ...) gets from
-//! [`named_enum!`] an `ALL` list, a `NAMES` list, `as_str`, `Display`,
+//! `named_enum!` an `ALL` list, a `NAMES` list, `as_str`, `Display`,
 //! `FromStr`, and serde (`Serialize` writes `as_str`, `Deserialize` goes
 //! through `FromStr`), so the spelling used by JSON, the bindings' stubs and
 //! the error messages can never drift apart. The bindings' tests compare

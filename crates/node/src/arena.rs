@@ -4,87 +4,42 @@
 //! - Rows are objects, not tuples: contestants `{id, lane, status}`,
 //!   resume rows `{id, taskId, status}` → `{id, action}`, digests
 //!   `{identity, model, digest, benchmarkLine}`, battles `{winner, losers}`.
+//!   Keys may be camelCase or the core's snake_case.
 //! - Prompts are returned as `{system, user}`; a parsed decision line as
 //!   `{identity, model}` or `null`.
-//! - Names (battle type, lane, status, task state) are the core's
-//!   lowercase names (parsed case-insensitively, as the core does). A bad
-//!   name, a count that is not a non-negative integer, a timestamp that is
-//!   not an integer, or an invalid `Date` throws an `Error` with
-//!   `code: 'INVALID_INPUT'`.
+//! - Names (battle type, lane, status, task state) are the core's names,
+//!   parsed by the core. A bad name, a count that is not a non-negative
+//!   integer, a timestamp that is not an integer, an invalid `Date` or a
+//!   value of the wrong type throws `INVALID_INPUT`.
 
-use crate::errors::to_js_error;
-use coderig::arena::{self, BattleType, ContestantStatus, Lane, TaskState};
-use coderig::EditError;
-use napi::bindgen_prelude::{Either, Null};
-use napi::Env;
-use napi::JsDate;
+use crate::helpers::{
+    arg, decode_named, js, name_arg, number, opt_name_arg, options, parse_name, records,
+    require_object, snake_keys, to_json, Count, Int, Res,
+};
+use coderig::arena::{self, ContestantStatus, Lane, TaskState};
+use napi::bindgen_prelude::{FromNapiValue, Unknown};
+use napi::{Env, JsDate, JsValue};
 use napi_derive::napi;
-use std::collections::{BTreeSet, HashMap};
-use std::str::FromStr;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
 
-/// An `INVALID_INPUT` JS error with `message`.
-pub(crate) fn invalid(env: &Env, message: impl Into<String>) -> napi::Error {
-    to_js_error(env, EditError::invalid(message.into()))
-}
-
-/// Parses one of the core's enum names, refusing with `INVALID_INPUT`.
-fn parse<T: FromStr<Err = coderig::names::ParseNameError>>(env: &Env, s: &str) -> napi::Result<T> {
-    s.parse()
-        .map_err(|e: coderig::names::ParseNameError| invalid(env, e.to_string()))
-}
-
-/// A JS number that must be a whole number in `0..=max` (safe-integer range
-/// at most), as a `u64`; anything else is refused instead of truncated.
-pub(crate) fn whole_number(env: &Env, what: &str, value: f64, max: u64) -> napi::Result<u64> {
-    checked_whole(what, value, max).map_err(|m| invalid(env, m))
-}
-
-fn checked_whole(what: &str, value: f64, max: u64) -> Result<u64, String> {
-    let max = max.min(MAX_SAFE_INTEGER);
-    if value.fract() == 0.0 && value >= 0.0 && value <= max as f64 {
-        // Integral and within range, so the cast is exact.
-        Ok(value as u64)
-    } else {
-        Err(format!(
-            "{what} must be an integer in 0..={max}, got {value}"
-        ))
-    }
-}
-
-/// `Number.MAX_SAFE_INTEGER`: every integer up to it is exact in an `f64`.
-const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-
-/// A JS number that must be an integer within the safe-integer range, as an `i64`.
-fn integer(env: &Env, what: &str, value: f64) -> napi::Result<i64> {
-    checked_integer(what, value).map_err(|m| invalid(env, m))
-}
-
-fn checked_integer(what: &str, value: f64) -> Result<i64, String> {
-    let limit = MAX_SAFE_INTEGER as f64;
-    if value.fract() == 0.0 && (-limit..=limit).contains(&value) {
-        // Integral and within ±2^53, so the cast is exact.
-        Ok(value as i64)
-    } else {
-        Err(format!("{what} must be a safe integer, got {value}"))
-    }
-}
-
-/// An optional object field that may also be `null` (napi maps only
-/// `undefined` to `None`).
-pub(crate) fn nullable<T>(value: Option<Either<T, Null>>) -> Option<T> {
-    match value {
-        Some(Either::A(v)) => Some(v),
-        Some(Either::B(Null)) | None => None,
-    }
-}
-
-fn count(env: &Env, what: &str, value: f64) -> napi::Result<usize> {
-    // usize is 64-bit on every target this addon is built for.
-    whole_number(env, what, value, u64::MAX).map(|n| n as usize)
+/// An options object decoded strictly as a `T` (paths read
+/// `options.local_capacity`).
+fn options_of<T: DeserializeOwned>(env: &Env, value: Option<Unknown>) -> Res<T> {
+    decode_named("options", Value::Object(options(env, value, "options")?))
 }
 
 /// One contestant as `nextLocalContestant` / `dispatchNow` read it.
-#[napi(object, namespace = "arena")]
+#[napi(
+    object,
+    namespace = "arena",
+    object_to_js = false,
+    object_from_js = false
+)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ContestantRow {
     /// The contestant's id (returned as given).
     pub id: String,
@@ -96,20 +51,30 @@ pub struct ContestantRow {
     pub status: String,
 }
 
-/// Lane capacities of `dispatchNow`; each caps the number of *running*
-/// contestants of its lane.
-#[napi(object, namespace = "arena")]
-pub struct DispatchOptions {
-    /// Local lane cap (default 1; 0 admits none).
-    pub local_capacity: Option<f64>,
-    /// Cloud lane cap (default `null`: unbounded).
-    pub cloud_capacity: Option<Either<f64, Null>>,
+fn contestants(env: &Env, value: Unknown) -> Res<Vec<(String, Lane, ContestantStatus)>> {
+    records::<ContestantRow>(env, "contestants", value)?
+        .into_iter()
+        .map(|r| Ok((r.id, parse_name(&r.lane)?, parse_name(&r.status)?)))
+        .collect()
 }
 
-fn rows(env: &Env, rows: &[ContestantRow]) -> napi::Result<Vec<(String, Lane, ContestantStatus)>> {
-    rows.iter()
-        .map(|r| Ok((r.id.clone(), parse(env, &r.lane)?, parse(env, &r.status)?)))
-        .collect()
+/// Lane capacities of `dispatchNow`; each caps the number of *running*
+/// contestants of its lane.
+#[napi(
+    object,
+    namespace = "arena",
+    object_to_js = false,
+    object_from_js = false
+)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DispatchOptions {
+    /// Local lane cap (default 1; 0 admits none).
+    #[napi(ts_type = "number | null")]
+    pub local_capacity: Option<Count>,
+    /// Cloud lane cap (default `null`: unbounded).
+    #[napi(ts_type = "number | null")]
+    pub cloud_capacity: Option<Count>,
 }
 
 /// The lane of one contestant: Q&A contestants are always `'local'`; a
@@ -118,17 +83,18 @@ fn rows(env: &Env, rows: &[ContestantRow]) -> napi::Result<Vec<(String, Lane, Co
 #[napi(namespace = "arena", ts_return_type = "'local' | 'cloud'")]
 pub fn classify_lane(
     env: Env,
-    #[napi(ts_arg_type = "'qa' | 'coding'")] battle_type: String,
-    identity: String,
-    model: String,
-    local_models: Either<Vec<String>, BTreeSet<String>>,
+    #[napi(ts_arg_type = "'qa' | 'coding'")] battle_type: Unknown,
+    #[napi(ts_arg_type = "string")] identity: Unknown,
+    #[napi(ts_arg_type = "string")] model: Unknown,
+    #[napi(ts_arg_type = "string[] | Set<string>")] local_models: Unknown,
 ) -> napi::Result<&'static str> {
-    let battle_type: BattleType = parse(&env, &battle_type)?;
-    let local_models: Vec<String> = match local_models {
-        Either::A(list) => list,
-        Either::B(set) => set.into_iter().collect(),
-    };
-    Ok(arena::classify_lane(battle_type, &identity, &model, &local_models).as_str())
+    js(&env, || {
+        let battle_type = name_arg(&env, "battle_type", battle_type)?;
+        let identity: String = arg(&env, "identity", identity)?;
+        let model: String = arg(&env, "model", model)?;
+        let local_models: Vec<String> = arg(&env, "local_models", local_models)?;
+        Ok(arena::classify_lane(battle_type, &identity, &model, &local_models).as_str())
+    })
 }
 
 /// The id of the first queued local contestant, in the given (creation)
@@ -136,9 +102,14 @@ pub fn classify_lane(
 #[napi(namespace = "arena")]
 pub fn next_local_contestant(
     env: Env,
-    contestants: Vec<ContestantRow>,
+    #[napi(ts_arg_type = "Array<arena.ContestantRow>")] contestants: Unknown,
 ) -> napi::Result<Option<String>> {
-    Ok(arena::next_local_contestant(&rows(&env, &contestants)?))
+    js(&env, || {
+        Ok(arena::next_local_contestant(&self::contestants(
+            &env,
+            contestants,
+        )?))
+    })
 }
 
 /// The ids of the contestants to start now, in the given order: queued
@@ -147,19 +118,18 @@ pub fn next_local_contestant(
 #[napi(namespace = "arena")]
 pub fn dispatch_now(
     env: Env,
-    contestants: Vec<ContestantRow>,
-    options: Option<DispatchOptions>,
+    #[napi(ts_arg_type = "Array<arena.ContestantRow>")] contestants: Unknown,
+    #[napi(ts_arg_type = "arena.DispatchOptions | null")] options: Option<Unknown>,
 ) -> napi::Result<Vec<String>> {
-    let (local, cloud) = options.map_or((None, None), |o| (o.local_capacity, o.cloud_capacity));
-    let local = local.map_or(Ok(1), |n| count(&env, "localCapacity", n))?;
-    let cloud = nullable(cloud)
-        .map(|n| count(&env, "cloudCapacity", n))
-        .transpose()?;
-    Ok(arena::dispatch_now(
-        &rows(&env, &contestants)?,
-        local,
-        cloud,
-    ))
+    js(&env, || {
+        let rows = self::contestants(&env, contestants)?;
+        let o: DispatchOptions = options_of(&env, options)?;
+        Ok(arena::dispatch_now(
+            &rows,
+            o.local_capacity.map_or(1, Count::as_usize),
+            o.cloud_capacity.map(Count::as_usize),
+        ))
+    })
 }
 
 /// True when there is at least one contestant and every one is `'done'` or
@@ -168,13 +138,15 @@ pub fn dispatch_now(
 pub fn is_battle_complete(
     env: Env,
     #[napi(ts_arg_type = "Array<'queued' | 'running' | 'done' | 'error' | 'cancelled'>")]
-    statuses: Vec<String>,
+    statuses: Unknown,
 ) -> napi::Result<bool> {
-    let statuses = statuses
-        .iter()
-        .map(|s| parse(&env, s))
-        .collect::<napi::Result<Vec<ContestantStatus>>>()?;
-    Ok(arena::is_battle_complete(&statuses))
+    js(&env, || {
+        let statuses = arg::<Vec<String>>(&env, "statuses", statuses)?
+            .iter()
+            .map(|s| parse_name(s))
+            .collect::<Res<Vec<ContestantStatus>>>()?;
+        Ok(arena::is_battle_complete(&statuses))
+    })
 }
 
 /// Duration and throughput of one finished contestant.
@@ -192,22 +164,32 @@ pub struct Benchmark {
 #[napi(namespace = "arena")]
 pub fn compute_benchmark(
     env: Env,
-    started_ms: f64,
-    ended_ms: f64,
-    cost_tokens: Option<f64>,
-    #[napi(ts_arg_type = "'local' | 'cloud'")] lane: String,
+    #[napi(ts_arg_type = "number")] started_ms: Unknown,
+    #[napi(ts_arg_type = "number")] ended_ms: Unknown,
+    #[napi(ts_arg_type = "number | null")] cost_tokens: Option<Unknown>,
+    #[napi(ts_arg_type = "'local' | 'cloud'")] lane: Unknown,
 ) -> napi::Result<Benchmark> {
-    let started = integer(&env, "startedMs", started_ms)?;
-    let ended = integer(&env, "endedMs", ended_ms)?;
-    let tokens = cost_tokens
-        .map(|t| whole_number(&env, "costTokens", t, u64::MAX))
-        .transpose()?;
-    let b = arena::compute_benchmark(started, ended, tokens, parse(&env, &lane)?);
-    Ok(Benchmark {
-        // Bounded by 2^54 since both ends are safe integers; exact below 2^53.
-        duration_ms: b.duration_ms as f64,
-        tokens_per_sec: b.tokens_per_sec,
+    js(&env, || {
+        let started: Int = arg(&env, "started_ms", started_ms)?;
+        let ended: Int = arg(&env, "ended_ms", ended_ms)?;
+        let tokens: Option<Count> = arg(&env, "cost_tokens", cost_tokens)?;
+        let lane = name_arg(&env, "lane", lane)?;
+        let b = arena::compute_benchmark(started.0, ended.0, tokens.map(|t| t.0), lane);
+        Ok(Benchmark {
+            // Both ends are safe integers, so the duration is below 2^54,
+            // exact below 2^53.
+            duration_ms: b.duration_ms as f64,
+            tokens_per_sec: b.tokens_per_sec,
+        })
     })
+}
+
+/// `benchmark` as `benchmarkLine` reads it back.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BenchmarkInput {
+    duration_ms: Count,
+    tokens_per_sec: Option<f64>,
 }
 
 /// The one-line benchmark summary the analysis prompts show, e.g.
@@ -216,34 +198,38 @@ pub fn compute_benchmark(
 #[napi(namespace = "arena")]
 pub fn benchmark_line(
     env: Env,
-    benchmark: Benchmark,
-    cost_tokens: Option<f64>,
-    #[napi(ts_arg_type = "'local' | 'cloud'")] lane: String,
+    #[napi(ts_arg_type = "arena.Benchmark")] benchmark: Unknown,
+    #[napi(ts_arg_type = "number | null")] cost_tokens: Option<Unknown>,
+    #[napi(ts_arg_type = "'local' | 'cloud'")] lane: Unknown,
 ) -> napi::Result<String> {
-    let core_benchmark = arena::Benchmark {
-        duration_ms: whole_number(
-            &env,
-            "benchmark.durationMs",
-            benchmark.duration_ms,
-            u64::MAX,
-        )?,
-        tokens_per_sec: benchmark.tokens_per_sec,
-    };
-    let tokens = cost_tokens
-        .map(|t| whole_number(&env, "costTokens", t, u64::MAX))
-        .transpose()?;
-    Ok(arena::benchmark_line(
-        &core_benchmark,
-        tokens,
-        parse(&env, &lane)?,
-    ))
+    js(&env, || {
+        let mut value = to_json(&env, benchmark, "benchmark")?;
+        require_object("benchmark", &value)?;
+        snake_keys(&mut value, false);
+        let b: BenchmarkInput = decode_named("benchmark", value)?;
+        let tokens: Option<Count> = arg(&env, "cost_tokens", cost_tokens)?;
+        let core = arena::Benchmark {
+            duration_ms: b.duration_ms.0,
+            tokens_per_sec: b.tokens_per_sec,
+        };
+        Ok(arena::benchmark_line(
+            &core,
+            tokens.map(|t| t.0),
+            name_arg(&env, "lane", lane)?,
+        ))
+    })
 }
 
 /// A file-system- and URL-safe slug: lowercase ASCII letters and digits,
 /// runs of anything else as one `-`, trimmed, at most 64 characters.
 #[napi(namespace = "arena")]
-pub fn sanitize_slug(s: String) -> String {
-    arena::sanitize_slug(&s)
+pub fn sanitize_slug(
+    env: Env,
+    #[napi(ts_arg_type = "string")] text: Unknown,
+) -> napi::Result<String> {
+    js(&env, || {
+        Ok(arena::sanitize_slug(&arg::<String>(&env, "text", text)?))
+    })
 }
 
 /// The folder name of a battle, `YYYY-MM-DD-<type>-<first 8 hex of the id>`,
@@ -251,24 +237,37 @@ pub fn sanitize_slug(s: String) -> String {
 #[napi(namespace = "arena")]
 pub fn battle_slug(
     env: Env,
-    battle_id: String,
-    #[napi(ts_arg_type = "'qa' | 'coding'")] battle_type: String,
-    created_at: Either<f64, JsDate>,
+    #[napi(ts_arg_type = "string")] battle_id: Unknown,
+    #[napi(ts_arg_type = "'qa' | 'coding'")] battle_type: Unknown,
+    #[napi(ts_arg_type = "Date | number")] created_at: Unknown,
 ) -> napi::Result<String> {
-    let ms = match created_at {
-        Either::A(ms) => ms,
-        Either::B(date) => date.value_of()?,
-    };
-    let ms = integer(&env, "createdAt (ms since the epoch)", ms)?;
-    arena::battle_slug(&battle_id, parse(&env, &battle_type)?, ms)
-        .map_err(|e| invalid(&env, e.to_string()))
+    js(&env, || {
+        let battle_id: String = arg(&env, "battle_id", battle_id)?;
+        let battle_type = name_arg(&env, "battle_type", battle_type)?;
+        let ms: Int = if created_at.is_date()? {
+            // An invalid Date is NaN, refused like any non-integer.
+            let ms = JsDate::from_unknown(created_at)?.value_of()?;
+            decode_named("created_at", number(ms, "created_at")?)?
+        } else {
+            arg(&env, "created_at", created_at)?
+        };
+        Ok(arena::battle_slug(&battle_id, battle_type, ms.0)?)
+    })
 }
 
 /// The folder name of a contestant: the slug of `"<identity>-<model>"`.
 /// Throws `INVALID_INPUT` when neither has an ASCII letter or digit.
 #[napi(namespace = "arena")]
-pub fn contestant_dir(env: Env, identity: String, model: String) -> napi::Result<String> {
-    arena::contestant_dir(&identity, &model).map_err(|e| invalid(&env, e.to_string()))
+pub fn contestant_dir(
+    env: Env,
+    #[napi(ts_arg_type = "string")] identity: Unknown,
+    #[napi(ts_arg_type = "string")] model: Unknown,
+) -> napi::Result<String> {
+    js(&env, || {
+        let identity: String = arg(&env, "identity", identity)?;
+        let model: String = arg(&env, "model", model)?;
+        Ok(arena::contestant_dir(&identity, &model)?)
+    })
 }
 
 /// What to do with one contestant after a crash (see the core's table):
@@ -280,29 +279,37 @@ pub fn contestant_dir(env: Env, identity: String, model: String) -> napi::Result
 )]
 pub fn reconcile_contestant_resume(
     env: Env,
-    #[napi(ts_arg_type = "'queued' | 'running' | 'done' | 'error' | 'cancelled'")] status: String,
-    task_id: Option<String>,
+    #[napi(ts_arg_type = "'queued' | 'running' | 'done' | 'error' | 'cancelled'")] status: Unknown,
+    #[napi(ts_arg_type = "string | null")] task_id: Option<Unknown>,
     #[napi(
         ts_arg_type = "'pending' | 'running' | 'blocked' | 'completed' | 'failed' | 'cancelled' | null"
     )]
-    task_state: Option<String>,
+    task_state: Option<Unknown>,
 ) -> napi::Result<&'static str> {
-    let task_state = task_state
-        .map(|s| parse::<TaskState>(&env, &s))
-        .transpose()?;
-    Ok(
-        arena::reconcile_contestant_resume(parse(&env, &status)?, task_id.as_deref(), task_state)
-            .as_str(),
-    )
+    js(&env, || {
+        let status = name_arg(&env, "status", status)?;
+        let task_id: Option<String> = arg(&env, "task_id", task_id)?;
+        let task_state = opt_name_arg(&env, "task_state", task_state)?;
+        Ok(arena::reconcile_contestant_resume(status, task_id.as_deref(), task_state).as_str())
+    })
 }
 
 /// One persisted contestant for `reconcileContestants`.
-#[napi(object, namespace = "arena")]
+#[napi(
+    object,
+    namespace = "arena",
+    object_to_js = false,
+    object_from_js = false
+)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ContestantResumeRow {
     /// The contestant's id.
     pub id: String,
     /// Its task, if it was dispatched (`null` or absent: none).
-    pub task_id: Option<Either<String, Null>>,
+    #[napi(ts_type = "string | null")]
+    #[serde(default)]
+    pub task_id: Option<String>,
     /// Its persisted status.
     #[napi(ts_type = "'queued' | 'running' | 'done' | 'error' | 'cancelled'")]
     pub status: String,
@@ -318,32 +325,39 @@ pub struct ContestantResumeAction {
     pub action: String,
 }
 
+/// Task ids mapped to their state, the names parsed by the core.
+pub(crate) fn task_states(env: &Env, value: Unknown) -> Res<HashMap<String, TaskState>> {
+    arg::<BTreeMap<String, String>>(env, "task_states", value)?
+        .into_iter()
+        .map(|(id, state)| Ok((id, parse_name(&state)?)))
+        .collect()
+}
+
 /// `reconcileContestantResume` for every row, in row order; `taskStates`
 /// maps task ids to their state (an absent id is a missing task row).
 #[napi(namespace = "arena")]
 pub fn reconcile_contestants(
     env: Env,
-    rows: Vec<ContestantResumeRow>,
+    #[napi(ts_arg_type = "Array<arena.ContestantResumeRow>")] rows: Unknown,
     #[napi(
         ts_arg_type = "Record<string, 'pending' | 'running' | 'blocked' | 'completed' | 'failed' | 'cancelled'>"
     )]
-    task_states: HashMap<String, String>,
+    task_states: Unknown,
 ) -> napi::Result<Vec<ContestantResumeAction>> {
-    let task_states = task_states
-        .into_iter()
-        .map(|(k, v)| Ok((k, parse::<TaskState>(&env, &v)?)))
-        .collect::<napi::Result<HashMap<_, _>>>()?;
-    let rows = rows
-        .into_iter()
-        .map(|r| Ok((r.id, nullable(r.task_id), parse(&env, &r.status)?)))
-        .collect::<napi::Result<Vec<(String, Option<String>, ContestantStatus)>>>()?;
-    Ok(arena::reconcile_contestants(&rows, &task_states)
-        .into_iter()
-        .map(|(id, action)| ContestantResumeAction {
-            id,
-            action: action.as_str().to_owned(),
-        })
-        .collect())
+    js(&env, || {
+        let rows = records::<ContestantResumeRow>(&env, "rows", rows)?
+            .into_iter()
+            .map(|r| Ok((r.id, r.task_id, parse_name(&r.status)?)))
+            .collect::<Res<Vec<(String, Option<String>, ContestantStatus)>>>()?;
+        let states = self::task_states(&env, task_states)?;
+        Ok(arena::reconcile_contestants(&rows, &states)
+            .into_iter()
+            .map(|(id, action)| ContestantResumeAction {
+                id,
+                action: action.as_str().to_owned(),
+            })
+            .collect())
+    })
 }
 
 /// A prompt as the two messages of a chat request.
@@ -362,7 +376,14 @@ impl From<(String, String)> for Prompt {
 }
 
 /// One contestant's digest, as the judge and the cross-examiner see it.
-#[napi(object, namespace = "arena")]
+#[napi(
+    object,
+    namespace = "arena",
+    object_to_js = false,
+    object_from_js = false
+)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Digest {
     /// The contestant's identity (backend).
     pub identity: String,
@@ -374,15 +395,17 @@ pub struct Digest {
     pub benchmark_line: String,
 }
 
-fn digest_tuples(digests: Vec<Digest>) -> Vec<(String, String, String, String)> {
-    digests
+fn digests(env: &Env, value: Unknown) -> Res<Vec<(String, String, String, String)>> {
+    Ok(records::<Digest>(env, "digests", value)?
         .into_iter()
         .map(|d| (d.identity, d.model, d.digest, d.benchmark_line))
-        .collect()
+        .collect())
 }
 
 /// A contestant named on a decision line.
 #[napi(object, namespace = "arena")]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Contestant {
     /// The identity (backend), before the first `/`.
     pub identity: String,
@@ -401,81 +424,127 @@ impl From<(String, String)> for Contestant {
 /// pass `null` for Q&A battles).
 #[napi(namespace = "arena")]
 pub fn build_digest_prompt(
-    identity: String,
-    model: String,
-    result_md: String,
-    benchmark_line: String,
-    diff_patch: Option<String>,
-) -> Prompt {
-    arena::build_digest_prompt(
-        &identity,
-        &model,
-        &result_md,
-        &benchmark_line,
-        diff_patch.as_deref(),
-    )
-    .into()
+    env: Env,
+    #[napi(ts_arg_type = "string")] identity: Unknown,
+    #[napi(ts_arg_type = "string")] model: Unknown,
+    #[napi(ts_arg_type = "string")] result_md: Unknown,
+    #[napi(ts_arg_type = "string")] benchmark_line: Unknown,
+    #[napi(ts_arg_type = "string | null")] diff_patch: Option<Unknown>,
+) -> napi::Result<Prompt> {
+    js(&env, || {
+        let identity: String = arg(&env, "identity", identity)?;
+        let model: String = arg(&env, "model", model)?;
+        let result_md: String = arg(&env, "result_md", result_md)?;
+        let line: String = arg(&env, "benchmark_line", benchmark_line)?;
+        let diff: Option<String> = arg(&env, "diff_patch", diff_patch)?;
+        Ok(
+            arena::build_digest_prompt(&identity, &model, &result_md, &line, diff.as_deref())
+                .into(),
+        )
+    })
 }
 
 /// The judge's prompt over the digests (original prompt capped at 2,000
 /// characters); it asks for `WINNER: <identity>/<model>` or `NO_WINNER`.
 #[napi(namespace = "arena")]
-pub fn build_judge_prompt(original_prompt: String, digests: Vec<Digest>) -> Prompt {
-    arena::build_judge_prompt(&original_prompt, &digest_tuples(digests)).into()
+pub fn build_judge_prompt(
+    env: Env,
+    #[napi(ts_arg_type = "string")] original_prompt: Unknown,
+    #[napi(ts_arg_type = "Array<arena.Digest>")] digests: Unknown,
+) -> napi::Result<Prompt> {
+    js(&env, || {
+        let prompt: String = arg(&env, "original_prompt", original_prompt)?;
+        Ok(arena::build_judge_prompt(&prompt, &self::digests(&env, digests)?).into())
+    })
 }
 
 /// True when `succeededCount` (≥ 2) successes make a contest worth a winner.
 #[napi(namespace = "arena")]
-pub fn should_name_winner(env: Env, succeeded_count: f64) -> napi::Result<bool> {
-    Ok(arena::should_name_winner(count(
-        &env,
-        "succeededCount",
-        succeeded_count,
-    )?))
+pub fn should_name_winner(
+    env: Env,
+    #[napi(ts_arg_type = "number")] succeeded_count: Unknown,
+) -> napi::Result<bool> {
+    js(&env, || {
+        let n: Count = arg(&env, "succeeded_count", succeeded_count)?;
+        Ok(arena::should_name_winner(n.as_usize()))
+    })
 }
 
 /// The winner named on the judge's last `WINNER:` line, or `null`
 /// (`NO_WINNER`, no decision line, or a value that is not `identity/model`).
 #[napi(namespace = "arena")]
-pub fn extract_winner(judge_output: String) -> Option<Contestant> {
-    arena::extract_winner(&judge_output).map(Contestant::from)
+pub fn extract_winner(
+    env: Env,
+    #[napi(ts_arg_type = "string")] judge_output: Unknown,
+) -> napi::Result<Option<Contestant>> {
+    js(&env, || {
+        let text: String = arg(&env, "judge_output", judge_output)?;
+        Ok(arena::extract_winner(&text).map(Contestant::from))
+    })
 }
 
 /// The prompt that asks `examinerIdentity/examinerModel` to cross-examine
 /// the judge's `analysis` (capped at 8,000 characters) and its
-/// `proposedWinner`; it asks for `VERDICT: <identity>/<model>` or `NO_WINNER`.
+/// `proposedWinner` (`null` when the judge named none: the examiner is then
+/// asked for an independent verdict); it asks for `VERDICT:
+/// <identity>/<model>` or `NO_WINNER`.
 #[napi(namespace = "arena")]
 pub fn build_cross_exam_prompt(
-    original_prompt: String,
-    digests: Vec<Digest>,
-    analysis: String,
-    proposed_winner: Contestant,
-    examiner_identity: String,
-    examiner_model: String,
-) -> Prompt {
-    arena::build_cross_exam_prompt(
-        &original_prompt,
-        &digest_tuples(digests),
-        &analysis,
-        Some((
-            proposed_winner.identity.as_str(),
-            proposed_winner.model.as_str(),
-        )),
-        &examiner_identity,
-        &examiner_model,
-    )
-    .into()
+    env: Env,
+    #[napi(ts_arg_type = "string")] original_prompt: Unknown,
+    #[napi(ts_arg_type = "Array<arena.Digest>")] digests: Unknown,
+    #[napi(ts_arg_type = "string")] analysis: Unknown,
+    #[napi(ts_arg_type = "arena.Contestant | null")] proposed_winner: Option<Unknown>,
+    #[napi(ts_arg_type = "string")] examiner_identity: Unknown,
+    #[napi(ts_arg_type = "string")] examiner_model: Unknown,
+) -> napi::Result<Prompt> {
+    js(&env, || {
+        let prompt: String = arg(&env, "original_prompt", original_prompt)?;
+        let digests = self::digests(&env, digests)?;
+        let analysis: String = arg(&env, "analysis", analysis)?;
+        let winner = to_json(&env, proposed_winner, "proposed_winner")?;
+        if !winner.is_null() {
+            require_object("proposed_winner", &winner)?;
+        }
+        let winner: Option<Contestant> = decode_named("proposed_winner", winner)?;
+        let examiner: String = arg(&env, "examiner_identity", examiner_identity)?;
+        let examiner_model: String = arg(&env, "examiner_model", examiner_model)?;
+        Ok(arena::build_cross_exam_prompt(
+            &prompt,
+            &digests,
+            &analysis,
+            winner
+                .as_ref()
+                .map(|w| (w.identity.as_str(), w.model.as_str())),
+            &examiner,
+            &examiner_model,
+        )
+        .into())
+    })
 }
 
 /// The contestant of the last `VERDICT:` line, or `null`; the rules of
 /// `extractWinner`.
 #[napi(namespace = "arena")]
-pub fn extract_verdict(text: String) -> Option<Contestant> {
-    arena::extract_verdict(&text).map(Contestant::from)
+pub fn extract_verdict(
+    env: Env,
+    #[napi(ts_arg_type = "string")] text: Unknown,
+) -> napi::Result<Option<Contestant>> {
+    js(&env, || {
+        let text: String = arg(&env, "text", text)?;
+        Ok(arena::extract_verdict(&text).map(Contestant::from))
+    })
 }
 
 /// One battle for `bradleyTerry`: its winner beat each of its losers.
-#[napi(object, namespace = "arena")]
+#[napi(
+    object,
+    namespace = "arena",
+    object_to_js = false,
+    object_from_js = false
+)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Battle {
     /// The winner's name.
     pub winner: String,
@@ -484,14 +553,23 @@ pub struct Battle {
 }
 
 /// Options of `bradleyTerry`.
-#[napi(object, namespace = "arena")]
+#[napi(
+    object,
+    namespace = "arena",
+    object_to_js = false,
+    object_from_js = false
+)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BradleyTerryOptions {
     /// Bootstrap resamples for the confidence intervals (default 1000; 0
     /// gives `ciLow = ciHigh = score`).
-    pub bootstrap: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub bootstrap: Option<Count>,
     /// Seed of the resampling generator (default 0), an integer in
     /// `0..=2^53-1`; one seed gives identical results everywhere.
-    pub seed: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub seed: Option<Count>,
 }
 
 /// One contestant's rating.
@@ -511,70 +589,25 @@ pub struct Rating {
 #[napi(namespace = "arena")]
 pub fn bradley_terry(
     env: Env,
-    battles: Vec<Battle>,
-    options: Option<BradleyTerryOptions>,
+    #[napi(ts_arg_type = "Array<arena.Battle>")] battles: Unknown,
+    #[napi(ts_arg_type = "arena.BradleyTerryOptions | null")] options: Option<Unknown>,
 ) -> napi::Result<Vec<Rating>> {
-    let (bootstrap, seed) = options.map_or((None, None), |o| (o.bootstrap, o.seed));
-    let bootstrap = bootstrap.map_or(Ok(1000), |n| count(&env, "bootstrap", n))?;
-    let seed = seed.map_or(Ok(0), |n| whole_number(&env, "seed", n, u64::MAX))?;
-    let battles: Vec<(String, Vec<String>)> =
-        battles.into_iter().map(|b| (b.winner, b.losers)).collect();
-    Ok(arena::bradley_terry(&battles, bootstrap, seed)
-        .into_iter()
-        .map(|r| Rating {
-            name: r.name,
-            score: r.score,
-            ci_low: r.ci_low,
-            ci_high: r.ci_high,
-        })
-        .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_are_taken_exactly_or_refused() {
-        for (value, max, expected) in [
-            (0.0, u64::MAX, Some(0)),
-            (-0.0, u64::MAX, Some(0)),
-            (7.0, 7, Some(7)),
-            (8.0, 7, None),
-            (9007199254740991.0, u64::MAX, Some(MAX_SAFE_INTEGER)),
-            (9007199254740992.0, u64::MAX, None),
-            (-1.0, u64::MAX, None),
-            (1.5, u64::MAX, None),
-            (f64::NAN, u64::MAX, None),
-            (f64::INFINITY, u64::MAX, None),
-        ] {
-            assert_eq!(
-                checked_whole("n", value, max).ok(),
-                expected,
-                "{value} max {max}"
-            );
-        }
-        for (value, expected) in [
-            (-5.0, Some(-5)),
-            (1_700_000_000_000.0, Some(1_700_000_000_000)),
-            (-9007199254740991.0, Some(-9007199254740991)),
-            (0.5, None),
-            (f64::NAN, None),
-            (f64::NEG_INFINITY, None),
-            (1e300, None),
-        ] {
-            assert_eq!(checked_integer("n", value).ok(), expected, "{value}");
-        }
-        assert_eq!(
-            checked_whole("seed", -1.0, u64::MAX).unwrap_err(),
-            "seed must be an integer in 0..=9007199254740991, got -1"
-        );
-    }
-
-    #[test]
-    fn nullable_maps_null_and_undefined_to_none() {
-        assert_eq!(nullable::<u8>(None), None);
-        assert_eq!(nullable::<u8>(Some(Either::B(Null))), None);
-        assert_eq!(nullable(Some(Either::<u8, Null>::A(3))), Some(3));
-    }
+    js(&env, || {
+        let battles: Vec<(String, Vec<String>)> = records::<Battle>(&env, "battles", battles)?
+            .into_iter()
+            .map(|b| (b.winner, b.losers))
+            .collect();
+        let o: BradleyTerryOptions = options_of(&env, options)?;
+        let bootstrap = o.bootstrap.map_or(1000, Count::as_usize);
+        let seed = o.seed.map_or(0, |s| s.0);
+        Ok(arena::bradley_terry(&battles, bootstrap, seed)
+            .into_iter()
+            .map(|r| Rating {
+                name: r.name,
+                score: r.score,
+                ci_low: r.ci_low,
+                ci_high: r.ci_high,
+            })
+            .collect())
+    })
 }

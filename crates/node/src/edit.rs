@@ -1,42 +1,31 @@
 //! The edit capability: `locate`, `applyEdit`, `applyEdits`, `checkGuards`
 //! and the file helpers `editFile`, `editsFile`, `hashlineEditFile`.
 //!
+//! Arguments are decoded by the core, as the HTTP server decodes its
+//! bodies: `applyEdit(content, old, newText, options)` is the request
+//! `{content, old, new, ...options}` of `POST /api/edit`, so a wrong type
+//! gets the server's message (`` `old`: invalid type: integer `1`, expected
+//! a string ``). Option keys may be camelCase (`replaceAll`) or the core's
+//! snake_case; an option that is `null` is not set.
+//!
 //! Offsets are UTF-16 code units, the unit of a JavaScript string:
 //! `content.slice(m.start, m.end)` is the match, also when astral characters
 //! (emoji) come before it. Line numbers are 1-based and inclusive.
 
-use crate::arena::nullable;
-use crate::errors::to_js_error;
-use coderig::{EditError, GuardViolation, MatchKind, ViolationKind};
-use napi::bindgen_prelude::{Either, Null};
-use napi::Env;
+use crate::helpers::{arg, js, js_count, options, to_json, Res};
+use coderig::json::{self, EditPlan, EditRequest, LocateRequest};
+use coderig::Error;
+use napi::bindgen_prelude::Unknown;
+use napi::{Env, ValueType};
 use napi_derive::napi;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::ops::Range;
 use std::path::Path;
-
-/// A count or offset as a JS number. A V8 string holds fewer than 2^30
-/// UTF-16 units, so every offset, line number and count derived from one
-/// fits; saturating keeps the conversion total all the same.
-pub(crate) fn js_count(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
 
 /// The byte span `span` of `content` as UTF-16 offsets `(start, end)`.
 fn utf16_span(content: &str, span: &Range<usize>) -> (usize, usize) {
     let start = content[..span.start].encode_utf16().count();
     (start, start + content[span.clone()].encode_utf16().count())
-}
-
-fn match_kind(kind: MatchKind) -> &'static str {
-    match kind {
-        MatchKind::Exact => "exact",
-        MatchKind::Whitespace => "whitespace",
-        MatchKind::Unicode => "unicode",
-        MatchKind::Fuzzy => "fuzzy",
-        MatchKind::Ambiguous => "ambiguous",
-        MatchKind::NotFound => "not_found",
-    }
 }
 
 /// The closest window when nothing qualified.
@@ -73,14 +62,27 @@ pub struct Match {
 
 /// Finds where `needle` is in `content`, tier by tier (exact, whitespace,
 /// unicode, fuzzy). Two or more locations at the first tier that finds any
-/// give `kind: 'ambiguous'` with their line ranges in `candidates`; an empty
-/// needle is `not_found` with `count` 0. Never throws for string inputs.
+/// give `kind: 'ambiguous'` with their line ranges in `candidates`. An empty
+/// needle (which every text contains everywhere) throws `INVALID_INPUT`.
 #[napi]
-pub fn locate(content: String, needle: String) -> Match {
-    let m = coderig::locate(&content, &needle);
+pub fn locate(
+    env: Env,
+    #[napi(ts_arg_type = "string")] content: Unknown,
+    #[napi(ts_arg_type = "string")] needle: Unknown,
+) -> napi::Result<Match> {
+    js(&env, || locate_in(&env, content, needle))
+}
+
+fn locate_in(env: &Env, content: Unknown, needle: Unknown) -> Res<Match> {
+    let mut body = Map::new();
+    body.insert("content".into(), to_json(env, content, "content")?);
+    body.insert("needle".into(), to_json(env, needle, "needle")?);
+    let request: LocateRequest = json::decode_object(Value::Object(body))?;
+    let (content, needle) = (request.content, request.needle);
+    let m = coderig::try_locate(&content, &needle)?;
     let span = m.span.as_ref().map(|s| utf16_span(&content, s));
-    Match {
-        kind: match_kind(m.kind).to_owned(),
+    Ok(Match {
+        kind: m.kind.as_str().to_owned(),
         start: span.map(|(start, _)| js_count(start)),
         end: span.map(|(_, end)| js_count(end)),
         score: m.score,
@@ -95,7 +97,7 @@ pub fn locate(content: String, needle: String) -> Match {
             last_line: js_count(n.last_line),
             score: n.score,
         }),
-    }
+    })
 }
 
 /// A successful application.
@@ -120,203 +122,133 @@ impl From<coderig::Applied> for Applied {
     }
 }
 
-// Every optional field of an options object takes `null` as "not set", as
-// `undefined` is: napi itself maps only `undefined` to `None` in an object.
+impl From<json::EditResponse> for Applied {
+    fn from(r: json::EditResponse) -> Self {
+        Applied {
+            content: r.content,
+            tier: r.tier.as_str().to_owned(),
+            replacements: js_count(r.replacements),
+        }
+    }
+}
 
-/// Options of `applyEdit` / `editFile`.
+/// Options of `applyEdit` / `editFile` (the optional fields of the edit
+/// request; `null` is not set). Only names the shape in `index.d.ts`.
 #[napi(object)]
-#[derive(Default)]
 pub struct ApplyEditOptions {
     /// Replace every non-overlapping occurrence found at the winning tier
     /// instead of refusing several as ambiguous (default `false`).
-    pub replace_all: Option<Either<bool, Null>>,
+    #[napi(ts_type = "boolean | null")]
+    pub replace_all: Option<bool>,
     /// Path of the file; picks the import syntax the guards check.
-    pub path: Option<Either<String, Null>>,
+    #[napi(ts_type = "string | null")]
+    pub path: Option<String>,
     /// Run the guards on the result (default `true`).
-    pub guards: Option<Either<bool, Null>>,
+    #[napi(ts_type = "boolean | null")]
+    pub guards: Option<bool>,
 }
 
-/// Options of `applyEdits` / `editsFile`.
+/// Options of `applyEdits` / `editsFile` (see `ApplyEditOptions`).
 #[napi(object)]
-#[derive(Default)]
 pub struct ApplyEditsOptions {
     /// Path of the file; picks the import syntax the guards check.
-    pub path: Option<Either<String, Null>>,
+    #[napi(ts_type = "string | null")]
+    pub path: Option<String>,
     /// Run the guards on the result (default `true`).
-    pub guards: Option<Either<bool, Null>>,
+    #[napi(ts_type = "boolean | null")]
+    pub guards: Option<bool>,
 }
 
-/// One edit of `applyEdits` / `editsFile` (an `[old, new]` pair works too).
-/// Edits are read as JSON and checked field by field, so a malformed one is
-/// an `INVALID_INPUT` naming the field; this struct names the shape in
-/// `index.d.ts`.
+/// One edit of `applyEdits` / `editsFile` (`[old, new]` and
+/// `[old, new, replaceAll]` lists work too). Decoded by the core, strictly;
+/// only names the shape in `index.d.ts`.
 #[napi(object)]
 pub struct EditInput {
     /// Text to find (must not be empty).
     pub old: String,
     /// Replacement text (taken literally: a `$` is a `$`).
     pub new: String,
-    /// Replace every occurrence found at the winning tier (default `false`).
-    pub replace_all: Option<Either<bool, Null>>,
+    /// Replace every occurrence found at the winning tier (default
+    /// `false`); `replace_all` is the same field.
+    #[napi(ts_type = "boolean | null")]
+    pub replace_all: Option<bool>,
 }
 
-fn apply_options(
-    path: Option<Either<String, Null>>,
-    guards: Option<Either<bool, Null>>,
-) -> coderig::ApplyOptions {
-    coderig::ApplyOptions {
-        path: nullable(path),
-        guards: nullable(guards).unwrap_or(true),
-    }
-}
-
-fn split_options(
-    options: Option<ApplyEditOptions>,
-    old: String,
-    new: String,
-) -> (coderig::Edit, coderig::ApplyOptions) {
-    let o = options.unwrap_or_default();
-    (
-        coderig::Edit {
-            old,
-            new,
-            replace_all: nullable(o.replace_all).unwrap_or(false),
-        },
-        apply_options(o.path, o.guards),
-    )
-}
-
-/// "a number", "null", … for messages about a JS value of the wrong type.
-pub(crate) fn describe(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// The edits of `applyEdits`: `{old, new, replaceAll?}` objects or
-/// `[old, new]` pairs. Read as JSON so that a malformed edit is an
-/// `INVALID_INPUT` naming the edit (1-based, as the core's messages do) and
-/// the field, instead of napi's "none of these types".
-fn to_edits(edits: Value) -> Result<Vec<coderig::Edit>, EditError> {
-    let Value::Array(edits) = edits else {
-        return Err(EditError::invalid(format!(
-            "edits must be an array of {{old, new, replaceAll?}} objects or [old, new] pairs, got {}",
-            describe(&edits)
-        )));
-    };
-    edits
-        .into_iter()
-        .enumerate()
-        .map(|(i, edit)| to_edit(i + 1, edit))
-        .collect()
-}
-
-fn to_edit(n: usize, edit: Value) -> Result<coderig::Edit, EditError> {
-    let invalid =
-        |field: &str, why: String| EditError::invalid(format!("edit {n}, {field}: {why}"));
-    match edit {
-        Value::Array(pair) => match <[Value; 2]>::try_from(pair) {
-            Ok([Value::String(old), Value::String(new)]) => Ok(coderig::Edit {
-                old,
-                new,
-                replace_all: false,
-            }),
-            Ok([old, new]) => {
-                let (at, bad) = if old.is_string() { (1, new) } else { (0, old) };
-                Err(invalid(
-                    &format!("[{at}]"),
-                    format!("must be a string, got {}", describe(&bad)),
-                ))
-            }
-            Err(pair) => Err(EditError::invalid(format!(
-                "edit {n}: a pair must be [old, new], got {} elements",
-                pair.len()
-            ))),
-        },
-        Value::Object(mut fields) => {
-            if let Some(unknown) = fields
-                .keys()
-                .find(|k| !matches!(k.as_str(), "old" | "new" | "replaceAll"))
-            {
-                return Err(invalid(
-                    unknown,
-                    "unknown field; an edit takes only old, new, replaceAll".to_owned(),
-                ));
-            }
-            let mut text = |field: &str| match fields.remove(field) {
-                Some(Value::String(s)) => Ok(s),
-                None => Err(invalid(field, "missing; it must be a string".to_owned())),
-                Some(other) => Err(invalid(
-                    field,
-                    format!("must be a string, got {}", describe(&other)),
-                )),
-            };
-            let (old, new) = (text("old")?, text("new")?);
-            let replace_all = match fields.remove("replaceAll") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => b,
-                Some(other) => {
-                    return Err(invalid(
-                        "replaceAll",
-                        format!("must be a boolean, got {}", describe(&other)),
-                    ))
-                }
-            };
-            Ok(coderig::Edit {
-                old,
-                new,
-                replace_all,
-            })
+/// The edit request `{...body, ...options}`, decoded by the core. An
+/// option may not repeat an argument.
+fn edit_request(
+    env: &Env,
+    mut body: Map<String, Value>,
+    opts: Option<Unknown>,
+) -> Res<EditRequest> {
+    for (key, value) in options(env, opts, "options")? {
+        if body.contains_key(&key) {
+            return Err(Error::invalid_at(
+                &format!("options.{key}"),
+                format!("`{key}` is an argument of its own, not an option"),
+            )
+            .into());
         }
-        other => Err(EditError::invalid(format!(
-            "edit {n}: must be an {{old, new, replaceAll?}} object or an [old, new] pair, got {}",
-            describe(&other)
-        ))),
+        body.insert(key, value);
     }
+    Ok(json::decode_object(Value::Object(body))?)
+}
+
+/// The arguments as the fields of a request body; an `undefined` one is
+/// left out (a missing field), a `null` one is given as `null`.
+fn body<const N: usize>(env: &Env, fields: [(&str, Unknown); N]) -> Res<Map<String, Value>> {
+    let mut body = Map::new();
+    for (name, value) in fields {
+        if value.get_type()? != ValueType::Undefined {
+            body.insert(name.to_owned(), to_json(env, value, name)?);
+        }
+    }
+    Ok(body)
 }
 
 /// Replaces `old` by `newText` (taken literally: a `$` is a `$`) in `content`
 /// and returns the result (`new` is a reserved word in TypeScript).
 ///
-/// Throws an `Error` whose `code` is `INVALID_INPUT` (empty `old`),
-/// `NOT_FOUND` (with `nearest`), `AMBIGUOUS` (with `count` and `lines`),
-/// `NO_OP` (the result equals `content`) or `GUARD` (with `violations`).
-/// Line endings, BOM and final newline of `content` are kept.
+/// Throws an `Error` whose `code` is `INVALID_INPUT` (empty `old`, a wrong
+/// type), `NOT_FOUND` (with `nearest`), `AMBIGUOUS` (with `count` and
+/// `lines`), `NO_OP` (the result equals `content`) or `GUARD` (with
+/// `violations`). Line endings, BOM and final newline of `content` are kept.
 #[napi]
 pub fn apply_edit(
     env: Env,
-    content: String,
-    old: String,
-    new_text: String,
-    options: Option<ApplyEditOptions>,
+    #[napi(ts_arg_type = "string")] content: Unknown,
+    #[napi(ts_arg_type = "string")] old: Unknown,
+    #[napi(ts_arg_type = "string")] new_text: Unknown,
+    #[napi(ts_arg_type = "ApplyEditOptions | null")] options: Option<Unknown>,
 ) -> napi::Result<Applied> {
-    let (edit, opts) = split_options(options, old, new_text);
-    coderig::apply_edit_with(&content, &edit, &opts)
-        .map(Applied::from)
-        .map_err(|e| to_js_error(&env, e))
+    js(&env, || {
+        let fields = body(
+            &env,
+            [("content", content), ("old", old), ("new", new_text)],
+        )?;
+        Ok(edit_request(&env, fields, options)?.apply()?.into())
+    })
 }
 
 /// Applies several edits to `content` atomically: all are located in the
 /// original, overlapping targets are `INVALID_INPUT`, and either all apply
 /// or the call throws (codes as for `applyEdit`; an empty list is
-/// `INVALID_INPUT`). The guards run once, on the final result.
+/// `INVALID_INPUT`). The guards run once, on the final result. A malformed
+/// edit is `INVALID_INPUT` naming it: `` `edits[1].old`: ... ``.
 #[napi]
 pub fn apply_edits(
     env: Env,
-    content: String,
-    #[napi(ts_arg_type = "Array<EditInput | [old: string, new: string]>")] edits: Value,
-    options: Option<ApplyEditsOptions>,
+    #[napi(ts_arg_type = "string")] content: Unknown,
+    #[napi(
+        ts_arg_type = "Array<EditInput | [old: string, new: string] | [old: string, new: string, replaceAll: boolean]>"
+    )]
+    edits: Unknown,
+    #[napi(ts_arg_type = "ApplyEditsOptions | null")] options: Option<Unknown>,
 ) -> napi::Result<Applied> {
-    let o = options.unwrap_or_default();
-    to_edits(edits)
-        .and_then(|edits| coderig::apply_edits(&content, &edits, &apply_options(o.path, o.guards)))
-        .map(Applied::from)
-        .map_err(|e| to_js_error(&env, e))
+    js(&env, || {
+        let fields = batch_body(&env, [("content", content), ("edits", edits)])?;
+        Ok(edit_request(&env, fields, options)?.apply()?.into())
+    })
 }
 
 /// One guard violation.
@@ -329,68 +261,101 @@ pub struct Violation {
     pub message: String,
 }
 
-impl From<GuardViolation> for Violation {
-    fn from(v: GuardViolation) -> Self {
-        Violation {
-            kind: ViolationKind::as_str(v.kind).to_owned(),
-            message: v.message,
-        }
-    }
-}
-
 /// Runs every guard on an edit of `original` into `updated` and returns the
 /// violations (empty when the edit looks intended). `path` picks the import
 /// syntax by extension. Truncation is checked only when both texts are
 /// non-empty.
 #[napi]
-pub fn check_guards(original: String, updated: String, path: Option<String>) -> Vec<Violation> {
-    coderig::check_guards(&original, &updated, path.as_deref())
-        .into_iter()
-        .map(Violation::from)
-        .collect()
+pub fn check_guards(
+    env: Env,
+    #[napi(ts_arg_type = "string")] original: Unknown,
+    #[napi(ts_arg_type = "string")] updated: Unknown,
+    #[napi(ts_arg_type = "string | null")] path: Option<Unknown>,
+) -> napi::Result<Vec<Violation>> {
+    js(&env, || {
+        let original: String = arg(&env, "original", original)?;
+        let updated: String = arg(&env, "updated", updated)?;
+        let path: Option<String> = arg(&env, "path", path)?;
+        Ok(coderig::check_guards(&original, &updated, path.as_deref())
+            .into_iter()
+            .map(|v| Violation {
+                kind: v.kind.as_str().to_owned(),
+                message: v.message,
+            })
+            .collect())
+    })
 }
 
-/// Reads the UTF-8 file at `path`, applies one edit as `applyEdit` does
-/// (the guards use `path` unless `options.path` is given) and writes it back
-/// atomically (temp file, fsync, rename; permissions kept). On any error,
-/// including `IO` and `INVALID_INPUT` for a non-UTF-8 file, the file is
-/// untouched.
+/// [`body`] for the batch form, where `edits` is required: a missing list
+/// is the core's refusal of a list that is not one (`json::edits`), as when
+/// the list is given alone, rather than the request's "nothing to apply".
+fn batch_body<const N: usize>(env: &Env, fields: [(&str, Unknown); N]) -> Res<Map<String, Value>> {
+    let fields = body(env, fields)?;
+    if let Some(Value::Null) | None = fields.get("edits") {
+        json::edits(Value::Null)?;
+    }
+    Ok(fields)
+}
+
+/// Applies the request `{content: "", ...body, ...options}` to the file
+/// `file` (its form checked by the core, the file standing for `content`).
+fn apply_to_file(
+    env: &Env,
+    file: Unknown,
+    mut body: Map<String, Value>,
+    opts: Option<Unknown>,
+) -> Res<Applied> {
+    let file: String = arg(env, "file", file)?;
+    body.insert("content".into(), Value::String(String::new()));
+    let (plan, opts) = edit_request(env, body, opts)?.plan()?;
+    let path = Path::new(&file);
+    let applied = match plan {
+        EditPlan::One(edit) => coderig::edit_file(path, &edit, &opts)?,
+        EditPlan::Batch(edits) => coderig::edits_file(path, &edits, &opts)?,
+    };
+    Ok(applied.into())
+}
+
+/// Reads the UTF-8 file `file`, applies one edit as `applyEdit` does (the
+/// guards use the file's path unless `options.path` is given) and writes it
+/// back atomically (temp file, fsync, rename; permissions kept). On any
+/// error, including `IO` and `INVALID_INPUT` for a non-UTF-8 file, the file
+/// is untouched.
 #[napi]
 pub fn edit_file(
     env: Env,
-    path: String,
-    old: String,
-    new_text: String,
-    options: Option<ApplyEditOptions>,
+    #[napi(ts_arg_type = "string")] file: Unknown,
+    #[napi(ts_arg_type = "string")] old: Unknown,
+    #[napi(ts_arg_type = "string")] new_text: Unknown,
+    #[napi(ts_arg_type = "ApplyEditOptions | null")] options: Option<Unknown>,
 ) -> napi::Result<Applied> {
-    let (edit, opts) = split_options(options, old, new_text);
-    coderig::edit_file(Path::new(&path), &edit, &opts)
-        .map(Applied::from)
-        .map_err(|e| to_js_error(&env, e))
+    js(&env, || {
+        let fields = body(&env, [("old", old), ("new", new_text)])?;
+        apply_to_file(&env, file, fields, options)
+    })
 }
 
-/// `applyEdits` on the file at `path`, written back atomically as by
+/// `applyEdits` on the file `file`, written back atomically as by
 /// `editFile`; on any error the file is untouched.
 #[napi]
 pub fn edits_file(
     env: Env,
-    path: String,
-    #[napi(ts_arg_type = "Array<EditInput | [old: string, new: string]>")] edits: Value,
-    options: Option<ApplyEditsOptions>,
+    #[napi(ts_arg_type = "string")] file: Unknown,
+    #[napi(
+        ts_arg_type = "Array<EditInput | [old: string, new: string] | [old: string, new: string, replaceAll: boolean]>"
+    )]
+    edits: Unknown,
+    #[napi(ts_arg_type = "ApplyEditsOptions | null")] options: Option<Unknown>,
 ) -> napi::Result<Applied> {
-    let o = options.unwrap_or_default();
-    to_edits(edits)
-        .and_then(|edits| {
-            coderig::edits_file(Path::new(&path), &edits, &apply_options(o.path, o.guards))
-        })
-        .map(Applied::from)
-        .map_err(|e| to_js_error(&env, e))
+    js(&env, || {
+        let fields = batch_body(&env, [("edits", edits)])?;
+        apply_to_file(&env, file, fields, options)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn byte_spans_become_utf16_offsets() {
@@ -406,58 +371,5 @@ mod tests {
         for (content, span, expected) in cases {
             assert_eq!(utf16_span(content, span), *expected, "{content:?} {span:?}");
         }
-    }
-
-    #[test]
-    fn pairs_and_objects_become_core_edits() {
-        let edit = |old: &str, new: &str, replace_all| coderig::Edit {
-            old: old.into(),
-            new: new.into(),
-            replace_all,
-        };
-        let edits = to_edits(json!([
-            ["a", "b"],
-            {"old": "c", "new": "d", "replaceAll": true},
-            {"old": "e", "new": "f", "replaceAll": null},
-            {"old": "g", "new": ""},
-        ]))
-        .unwrap();
-        assert_eq!(
-            edits,
-            vec![
-                edit("a", "b", false),
-                edit("c", "d", true),
-                edit("e", "f", false),
-                edit("g", "", false)
-            ]
-        );
-    }
-
-    #[test]
-    fn malformed_edits_name_the_edit_and_field() {
-        let cases = [
-            (json!({"old": "a", "new": "b"}), "edits must be an array"),
-            (json!([["a", "b"], "a"]), "edit 2: must be an {old, new, replaceAll?} object or an [old, new] pair, got a string"),
-            (json!([[]]), "edit 1: a pair must be [old, new], got 0 elements"),
-            (json!([["a", "b", "c"]]), "edit 1: a pair must be [old, new], got 3 elements"),
-            (json!([[1, "b"]]), "edit 1, [0]: must be a string, got a number"),
-            (json!([["a", null]]), "edit 1, [1]: must be a string, got null"),
-            (json!([{"old": "a"}]), "edit 1, new: missing"),
-            (json!([{"new": "a"}]), "edit 1, old: missing"),
-            (json!([{"old": 1, "new": "a"}]), "edit 1, old: must be a string, got a number"),
-            (json!([{"old": "a", "new": "b", "replaceAll": "yes"}]), "edit 1, replaceAll: must be a boolean, got a string"),
-            (json!([{"old": "a", "new": "b", "replace_all": true}]), "edit 1, replace_all: unknown field"),
-        ];
-        for (edits, expected) in cases {
-            let e = to_edits(edits.clone()).unwrap_err();
-            assert_eq!(e.code(), "INVALID_INPUT", "{edits}");
-            assert!(e.message().contains(expected), "{edits}: {}", e.message());
-        }
-    }
-
-    #[test]
-    fn counts_saturate_instead_of_wrapping() {
-        assert_eq!(js_count(7), 7);
-        assert_eq!(js_count(usize::MAX), u32::MAX);
     }
 }

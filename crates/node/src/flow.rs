@@ -1,13 +1,20 @@
 //! `flow.*`: the flow scheduling decisions of [`coderig::flow`] for JavaScript.
 //!
 //! Conventions (every function converts and calls the core, nothing more):
-//! - A flow, a step, a case and a state are plain objects (`flow.Flow`,
-//!   `flow.Step`, `flow.Case`, `flow.State` in `index.d.ts`); id sets are
-//!   arrays or `Set`s. `state.skipped` is an array / `Set` of ids (each
-//!   counts as `condition_false`, a deliberate skip like `Scheduler.skip`)
-//!   or an object `{id: reason}`. `switchResults` is
-//!   `{router: [chosenLabel | null, excludedIds]}`, `resolveSwitch` returns
-//!   the same pair.
+//! - Handles hold core values: `new flow.Flow(spec)` decodes a spec once
+//!   (with its JS conditions attached), `flow.State.fromJSON(obj)` a state,
+//!   `new flow.Scheduler(flow)` holds the incremental scheduler. Every
+//!   function takes the handles (the documented way: a call then converts
+//!   only its own other arguments) or, for convenience, plain objects,
+//!   decoded for that call alone.
+//! - A spec is the core's JSON form (`{steps: [...], batch_config?}`, as
+//!   `POST /api/flows/validate` takes it), decoded by the core: unknown
+//!   fields, bad names and bad numbers are `INVALID_INPUT` with the path of
+//!   the field (`steps[0].trigger_rule`). camelCase field names are accepted
+//!   (`triggerRule` is `trigger_rule`), and so are `batchMaxConcurrent` /
+//!   `batchJoinRule` for `batch_config`'s fields; messages use the core's
+//!   names. A state is decoded by the core too (`skipped` as a list of ids
+//!   means `condition_false`); id sets may be arrays or `Set`s.
 //! - Conditions (`Case.condition`, `Step.loopCondition`, `Step.when`) are JS
 //!   functions `(ctx) => boolean` (any truthy result matches). They become
 //!   the core's own [`core::Condition`] closures, so the core decides when
@@ -15,34 +22,34 @@
 //!   binding call that evaluates them, with a copy of `ctx` converted as
 //!   JSON (as every face of the core sees it). A condition that throws makes
 //!   that call throw the same exception, and no later condition of the call
-//!   runs. Outside such a call (there is none in this addon) a condition is
-//!   false.
-//! - Errors: a bad name (kind, trigger rule, status, reason, ...) or a number
-//!   that is not a non-negative integer throws `code: 'INVALID_INPUT'`.
-//!   `Scheduler` refusals throw `code: 'FLOW_ERROR'` with `kind` one of
-//!   `invalid_flow` (with `errors`, as `validate` returns them),
-//!   `unknown_step`, `invalid_transition`, `already_started`, `not_started`,
+//!   runs. Outside such a call a condition is false.
+//! - Errors are the core's: `INVALID_INPUT` for bad input, and for a
+//!   refused `Scheduler` event `CONFLICT` (`invalid_transition`,
+//!   `already_started`, `not_started`, `loop_body_busy`), `NOT_FOUND_ID`
+//!   (`unknown_step`) or `INVALID_INPUT` (`invalid` flow with `errors`,
 //!   `switch_outcome_required`, `not_a_switch`, `unknown_case`,
-//!   `not_a_loop`, `loop_body_busy`; a refused event changes nothing.
+//!   `not_a_loop`), the `FlowError` name in `details.reason`; a refused
+//!   event changes nothing.
 
-use crate::arena::{invalid, nullable, whole_number};
-use coderig::flow::{self as core, FlowError};
-use napi::bindgen_prelude::{Either, Either3, FunctionRef, JsObjectValue, Null, Unknown};
-use napi::{Env, JsValue, Status};
+use crate::helpers::{
+    arg, js, name_arg, opt_name_arg, parse_name, records, snake_case, snake_keys, throwable,
+    to_json, to_json_with_functions, Fail, JsFunction, Res, U32,
+};
+use coderig::flow as core;
+use coderig::json;
+use coderig::Error;
+use napi::bindgen_prelude::{ClassInstance, FromNapiValue, JavaScriptClassExt, Unknown};
+use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
-use serde_json::{json, Value};
+use serde::Deserialize;
+use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::str::FromStr;
+use std::ops::Deref;
 
 // ---------------------------------------------------------------------------
 // JS conditions as core conditions
 // ---------------------------------------------------------------------------
-
-/// A JS condition, held by reference so it can live inside a core flow. Its
-/// result is read as an `Unknown` only to be coerced to a boolean at once
-/// (JS truthiness), within the call; the `'static` is never relied on.
-type JsFunction = FunctionRef<Value, Unknown<'static>>;
 
 /// One binding call during which JS conditions may run: its `Env`, and the
 /// first exception a condition threw.
@@ -68,7 +75,7 @@ impl Drop for ScopeGuard {
 
 /// Runs `f` (a core call) with JS conditions enabled on this thread; the
 /// first exception a condition threw is returned instead of `f`'s result.
-fn with_conditions<T>(env: &Env, f: impl FnOnce() -> T) -> napi::Result<T> {
+fn with_conditions<T>(env: &Env, f: impl FnOnce() -> T) -> Res<T> {
     SCOPES.with(|s| {
         s.borrow_mut().push(ConditionScope {
             env: *env,
@@ -80,7 +87,7 @@ fn with_conditions<T>(env: &Env, f: impl FnOnce() -> T) -> napi::Result<T> {
     let error = SCOPES.with(|s| s.borrow_mut().last_mut().and_then(|c| c.error.take()));
     drop(guard);
     match error {
-        Some(e) => Err(e),
+        Some(e) => Err(Fail::Js(e)),
         None => Ok(out),
     }
 }
@@ -100,19 +107,21 @@ fn call_condition(f: &JsFunction, ctx: &Value) -> bool {
     let result = f
         .borrow_back(&env)
         .and_then(|function| function.call(ctx.clone()))
+        .map_err(Fail::Js)
         .and_then(|value| {
             // A Promise is truthy: an `async` condition would always match.
             if value.is_promise()? {
-                return Err(invalid(
-                    &env,
+                return Err(Error::invalid_input(
                     "a flow condition returned a Promise; conditions must be synchronous",
-                ));
+                )
+                .into());
             }
-            value.coerce_to_bool()
+            Ok(value.coerce_to_bool()?)
         });
     match result {
         Ok(b) => b,
-        Err(e) => {
+        Err(fail) => {
+            let e = throwable(&env, fail);
             SCOPES.with(|s| {
                 if let Some(scope) = s.borrow_mut().last_mut() {
                     scope.error.get_or_insert(e);
@@ -123,47 +132,428 @@ fn call_condition(f: &JsFunction, ctx: &Value) -> bool {
     }
 }
 
-fn condition(f: Option<Either<JsFunction, Null>>) -> Option<core::Condition> {
-    nullable(f).map(|f| core::Condition::new(move |ctx| call_condition(&f, ctx)))
+fn condition(f: JsFunction) -> core::Condition {
+    core::Condition::new(move |ctx| call_condition(&f, ctx))
 }
 
 // ---------------------------------------------------------------------------
-// Conversions
+// Specs: JS objects to core flows and steps
 // ---------------------------------------------------------------------------
 
-/// Parses one of the core's names, refusing with `INVALID_INPUT`.
-fn parse<T: FromStr>(env: &Env, s: &str) -> napi::Result<T>
-where
-    T::Err: std::fmt::Display,
-{
-    s.parse().map_err(|e: T::Err| invalid(env, e.to_string()))
+/// The conditions taken out of one step object before the core decodes it.
+#[derive(Default)]
+struct StepConditions {
+    when: Option<core::Condition>,
+    loop_condition: Option<core::Condition>,
+    cases: Vec<(usize, core::Condition)>,
 }
 
-fn u32_of(env: &Env, what: &str, value: f64) -> napi::Result<u32> {
-    // Bounded by u32::MAX, so the cast is exact.
-    whole_number(env, what, value, u64::from(u32::MAX)).map(|n| n as u32)
-}
-
-/// An id set: an array or a `Set` of step ids.
-type IdSet = Either<Vec<String>, BTreeSet<String>>;
-
-/// `state.skipped`: ids (each a deliberate skip) or `{id: reason}`.
-type SkippedInput = Either3<Vec<String>, BTreeSet<String>, HashMap<String, String>>;
-
-/// `state.switchResults[router]`: `[chosenLabel | null, excludedIds]`.
-type SwitchResultInput = (Either<String, Null>, IdSet);
-
-fn id_set(ids: Option<IdSet>) -> BTreeSet<String> {
-    match ids {
-        None => BTreeSet::new(),
-        Some(Either::A(list)) => list.into_iter().collect(),
-        Some(Either::B(set)) => set,
+impl StepConditions {
+    fn attach(self, step: &mut core::Step) {
+        step.when = self.when;
+        step.loop_condition = self.loop_condition;
+        for (k, c) in self.cases {
+            if let Some(case) = step.cases.get_mut(k) {
+                case.condition = Some(c);
+            }
+        }
     }
 }
 
+/// The functions of a converted spec, by the (snake_case) path they were at.
+type Functions = HashMap<String, JsFunction>;
+
+/// The condition at `path`: the function found there, none for `null`,
+/// else `INVALID_INPUT`.
+fn condition_at(
+    path: String,
+    value: Value,
+    functions: &mut Functions,
+) -> Res<Option<core::Condition>> {
+    if let Some(f) = functions.remove(&path) {
+        return Ok(Some(condition(f)));
+    }
+    match value {
+        Value::Null => Ok(None),
+        other => Err(Error::invalid_at(
+            &path,
+            format!(
+                "a condition must be a function (ctx) => boolean, got {}",
+                json::describe(&other)
+            ),
+        )
+        .into()),
+    }
+}
+
+/// Takes `when`, `loop_condition` and each case's `condition` out of the
+/// step object `step` (at path `at`), which the core then decodes without
+/// them.
+fn take_conditions(step: &mut Value, at: &str, functions: &mut Functions) -> Res<StepConditions> {
+    let mut out = StepConditions::default();
+    let Some(fields) = step.as_object_mut() else {
+        return Ok(out);
+    };
+    let prefix = if at.is_empty() {
+        String::new()
+    } else {
+        format!("{at}.")
+    };
+    if let Some(v) = fields.remove("when") {
+        out.when = condition_at(format!("{prefix}when"), v, functions)?;
+    }
+    if let Some(v) = fields.remove("loop_condition") {
+        out.loop_condition = condition_at(format!("{prefix}loop_condition"), v, functions)?;
+    }
+    if let Some(Value::Array(cases)) = fields.get_mut("cases") {
+        for (k, case) in cases.iter_mut().enumerate() {
+            if let Some(v) = case.as_object_mut().and_then(|c| c.remove("condition")) {
+                let path = format!("{prefix}cases[{k}].condition");
+                if let Some(c) = condition_at(path, v, functions)? {
+                    out.cases.push((k, c));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `value` as JSON with snake_case keys throughout, and its functions by
+/// path.
+fn spec_json(env: &Env, value: Unknown) -> Res<(Value, Functions)> {
+    let mut found = Vec::new();
+    let mut spec = to_json_with_functions(env, value, "", &mut found)?;
+    snake_keys(&mut spec, true);
+    // Every key of a spec is a field name, so its paths convert the same way.
+    let functions = found
+        .into_iter()
+        .map(|(path, f)| (snake_case(&path), f))
+        .collect();
+    Ok((spec, functions))
+}
+
+/// A function left over is one outside a condition field.
+fn refuse_stray_functions(functions: Functions) -> Res<()> {
+    match functions.keys().min() {
+        None => Ok(()),
+        Some(path) => Err(Error::invalid_at(
+            path,
+            "invalid type: function; only `when`, `loop_condition` and a case's `condition` take functions",
+        )
+        .into()),
+    }
+}
+
+/// A flow spec (JS object, conditions as functions) as a core flow.
+fn decode_flow(env: &Env, value: Unknown) -> Res<core::Flow> {
+    let (mut spec, mut functions) = spec_json(env, value)?;
+    let mut conditions = Vec::new();
+    if let Some(fields) = spec.as_object_mut() {
+        // The flat spelling of `batch_config`'s fields, as Python's
+        // `Flow(steps, batch_max_concurrent=..., batch_join_rule=...)`.
+        for (flat, field) in [
+            ("batch_max_concurrent", "max_concurrent"),
+            ("batch_join_rule", "join_rule"),
+        ] {
+            if let Some(v) = fields.remove(flat) {
+                let config = fields
+                    .entry("batch_config")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                match config.as_object_mut() {
+                    Some(c) if !c.contains_key(field) => {
+                        c.insert(field.to_owned(), v);
+                    }
+                    _ => {
+                        return Err(Error::invalid_at(
+                            flat,
+                            format!("give `batch_config.{field}` or `{flat}`, not both"),
+                        )
+                        .into())
+                    }
+                }
+            }
+        }
+        if let Some(Value::Array(steps)) = fields.get_mut("steps") {
+            for (i, step) in steps.iter_mut().enumerate() {
+                conditions.push(take_conditions(
+                    step,
+                    &format!("steps[{i}]"),
+                    &mut functions,
+                )?);
+            }
+        }
+    }
+    refuse_stray_functions(functions)?;
+    let mut flow = json::flow(spec)?.flow;
+    for (step, c) in flow.steps.iter_mut().zip(conditions) {
+        c.attach(step);
+    }
+    Ok(flow)
+}
+
+/// A step spec (JS object) as a core step; paths are relative to the step.
+fn decode_step(env: &Env, value: Unknown) -> Res<core::Step> {
+    let (mut spec, mut functions) = spec_json(env, value)?;
+    let conditions = take_conditions(&mut spec, "", &mut functions)?;
+    refuse_stray_functions(functions)?;
+    let mut step = json::step(spec)?;
+    conditions.attach(&mut step);
+    Ok(step)
+}
+
+/// A flow argument: a `Flow` handle, borrowed, or a plain spec decoded for
+/// this call.
+enum FlowArg<'a> {
+    Handle(ClassInstance<'a, Flow>),
+    Plain(core::Flow),
+}
+
+impl Deref for FlowArg<'_> {
+    type Target = core::Flow;
+    fn deref(&self) -> &core::Flow {
+        match self {
+            FlowArg::Handle(h) => &h.inner,
+            FlowArg::Plain(f) => f,
+        }
+    }
+}
+
+fn flow_arg<'a>(env: &Env, value: Unknown<'a>) -> Res<FlowArg<'a>> {
+    if value.get_type()? == ValueType::Object && Flow::instance_of(env, &value)? {
+        return Ok(FlowArg::Handle(ClassInstance::from_unknown(value)?));
+    }
+    Ok(FlowArg::Plain(decode_flow(env, value)?))
+}
+
+/// A state argument: a `State` handle, borrowed, or a plain object decoded
+/// for this call (`undefined` / `null`: the empty state).
+enum StateArg<'a> {
+    Handle(ClassInstance<'a, State>),
+    Plain(core::SchedulerState),
+}
+
+impl Deref for StateArg<'_> {
+    type Target = core::SchedulerState;
+    fn deref(&self) -> &core::SchedulerState {
+        match self {
+            StateArg::Handle(h) => &h.inner,
+            StateArg::Plain(s) => s,
+        }
+    }
+}
+
+fn state_arg<'a>(env: &Env, value: Option<Unknown<'a>>) -> Res<StateArg<'a>> {
+    match value {
+        Some(v) if v.get_type()? == ValueType::Object && State::instance_of(env, &v)? => {
+            Ok(StateArg::Handle(ClassInstance::from_unknown(v)?))
+        }
+        v => Ok(StateArg::Plain(decode_state(env, v)?)),
+    }
+}
+
+fn decode_state(env: &Env, value: Option<Unknown>) -> Res<core::SchedulerState> {
+    let mut state = to_json(env, value, "")?;
+    if state.is_null() {
+        return Ok(core::SchedulerState::new());
+    }
+    // Only the field names: the maps inside are keyed by step ids.
+    snake_keys(&mut state, false);
+    Ok(json::state(state)?)
+}
+
+/// JSON of a core value (the core's own serde form).
+fn to_value<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+// ---------------------------------------------------------------------------
+// Handles
+// ---------------------------------------------------------------------------
+
+/// A flow, decoded once: steps in flow order, batch limits, and the JS
+/// conditions attached. Pass it to every `flow.*` function and to
+/// `new flow.Scheduler(flow)`.
+#[napi(namespace = "flow")]
+pub struct Flow {
+    inner: core::Flow,
+}
+
+#[napi(namespace = "flow")]
+impl Flow {
+    /// Decodes `spec` (see the module conventions); conditions are JS
+    /// functions. The flow is not validated (`flow.validate` lists its
+    /// problems; `new flow.Scheduler` refuses an invalid one).
+    #[napi(constructor)]
+    pub fn new(
+        env: Env,
+        #[napi(ts_arg_type = "flow.FlowSpec")] spec: Unknown,
+    ) -> napi::Result<Self> {
+        js(&env, || {
+            Ok(Flow {
+                inner: decode_flow(&env, spec)?,
+            })
+        })
+    }
+
+    /// Decodes the core's JSON form exactly as the server does (a JSON
+    /// string or a plain object, snake_case fields only). Conditions have
+    /// no JSON form: a spec that has one is `INVALID_INPUT` (give it to the
+    /// constructor as a function instead).
+    #[napi(factory)]
+    pub fn from_spec(
+        env: Env,
+        #[napi(ts_arg_type = "string | object")] spec: Unknown,
+    ) -> napi::Result<Self> {
+        js(&env, || {
+            let value = match spec.get_type()? {
+                ValueType::String => {
+                    let text = String::from_unknown(spec)?;
+                    serde_json::from_str(&text).map_err(|e| {
+                        Error::invalid_input(format!("the spec is not valid JSON: {e}"))
+                    })?
+                }
+                _ => to_json(&env, spec, "")?,
+            };
+            let decoded = json::flow(value)?;
+            if let Some(path) = decoded.conditions.first() {
+                return Err(Error::invalid_at(
+                    path,
+                    "a condition has no JSON form; give it as a function to `new flow.Flow(spec)`",
+                )
+                .into());
+            }
+            Ok(Flow {
+                inner: decoded.flow,
+            })
+        })
+    }
+
+    /// The ids of the steps, in flow order.
+    #[napi(getter)]
+    pub fn step_ids(&self) -> Vec<String> {
+        self.inner.steps.iter().map(|s| s.id.clone()).collect()
+    }
+
+    /// The core's JSON form of the flow (conditions are not part of it).
+    #[napi(js_name = "toJSON")]
+    pub fn to_json(&self) -> Value {
+        to_value(&self.inner)
+    }
+}
+
+/// The state of one run, decoded once. Getters return fresh copies.
+#[napi(namespace = "flow")]
+pub struct State {
+    inner: core::SchedulerState,
+}
+
+#[napi(namespace = "flow")]
+impl State {
+    /// Decodes `state` (a `flow.StateInput`; absent: the empty state).
+    #[napi(constructor)]
+    pub fn new(
+        env: Env,
+        #[napi(ts_arg_type = "flow.StateInput | null")] state: Option<Unknown>,
+    ) -> napi::Result<Self> {
+        js(&env, || {
+            Ok(State {
+                inner: decode_state(&env, state)?,
+            })
+        })
+    }
+
+    /// Decodes the core's JSON form exactly as the server does (what
+    /// `toJSON` gives; snake_case fields only, `skipped` as a list means
+    /// `condition_false`).
+    #[napi(factory, js_name = "fromJSON")]
+    pub fn from_json(
+        env: Env,
+        #[napi(ts_arg_type = "object")] state: Unknown,
+    ) -> napi::Result<Self> {
+        js(&env, || {
+            Ok(State {
+                inner: json::state(to_json(&env, state, "")?)?,
+            })
+        })
+    }
+
+    /// Steps that finished successfully, sorted.
+    #[napi(getter)]
+    pub fn done(&self) -> Vec<String> {
+        self.inner.done.iter().cloned().collect()
+    }
+
+    /// Steps that did not run, with why.
+    #[napi(
+        getter,
+        ts_return_type = "Record<string, 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'>"
+    )]
+    pub fn skipped(&self) -> BTreeMap<String, &'static str> {
+        self.inner
+            .skipped
+            .iter()
+            .map(|(id, r)| (id.clone(), r.as_str()))
+            .collect()
+    }
+
+    /// Steps that failed, sorted.
+    #[napi(getter)]
+    pub fn failed(&self) -> Vec<String> {
+        self.inner.failed.iter().cloned().collect()
+    }
+
+    /// Steps in flight, sorted.
+    #[napi(getter)]
+    pub fn in_flight(&self) -> Vec<String> {
+        self.inner.in_flight.iter().cloned().collect()
+    }
+
+    /// Steps excluded at launch, sorted.
+    #[napi(getter)]
+    pub fn excluded(&self) -> Vec<String> {
+        self.inner.excluded.iter().cloned().collect()
+    }
+
+    /// Steps that timed out, sorted.
+    #[napi(getter)]
+    pub fn timed_out(&self) -> Vec<String> {
+        self.inner.timed_out.iter().cloned().collect()
+    }
+
+    /// Decisions of finished switches: `{router: {chosen, excluded}}`.
+    #[napi(
+        getter,
+        ts_return_type = "Record<string, { chosen: string | null, excluded: string[] }>"
+    )]
+    pub fn switch_results(&self) -> Value {
+        to_value(&self.inner.switch_results)
+    }
+
+    /// Completed body iterations per do-while step.
+    #[napi(getter)]
+    pub fn loop_iterations(&self) -> BTreeMap<String, u32> {
+        self.inner.loop_iterations.clone()
+    }
+
+    /// The core's JSON form of the state (what `fromJSON` reads back).
+    #[napi(js_name = "toJSON")]
+    pub fn to_json(&self) -> Value {
+        to_value(&self.inner)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The TypeScript shapes of plain specs and states (decoded by the core)
+// ---------------------------------------------------------------------------
+
 /// One branch of a switch step.
-#[napi(object, object_to_js = false, namespace = "flow")]
-pub struct Case {
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    namespace = "flow"
+)]
+pub struct CaseSpec {
     /// The label reported as the switch's chosen case.
     pub label: String,
     /// Every step of this branch.
@@ -171,12 +561,17 @@ pub struct Case {
     /// When the case matches, `(ctx) => boolean` (truthy matches; it gets a
     /// JSON copy of `ctx`, and must be synchronous); absent: never.
     #[napi(ts_type = "((ctx: any) => unknown) | null")]
-    pub condition: Option<Either<JsFunction, Null>>,
+    pub condition: Option<Value>,
 }
 
 /// One node of a flow. Absent fields take the core's defaults.
-#[napi(object, object_to_js = false, namespace = "flow")]
-pub struct Step {
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    namespace = "flow"
+)]
+pub struct StepSpec {
     /// Unique id within the flow.
     pub id: String,
     /// What the step does.
@@ -190,222 +585,95 @@ pub struct Step {
     )]
     pub trigger_rule: Option<String>,
     /// The batch group it belongs to.
-    pub batch: Option<Either<String, Null>>,
+    #[napi(ts_type = "string | null")]
+    pub batch: Option<String>,
     /// Retries allowed after the first attempt (default 0).
-    pub max_retries: Option<f64>,
+    pub max_retries: Option<u32>,
     /// Time limit per attempt in seconds (`null`: none).
-    pub timeout: Option<Either<f64, Null>>,
+    #[napi(ts_type = "number | null")]
+    pub timeout: Option<u32>,
     /// A switch's cases, tried in order.
-    pub cases: Option<Vec<Case>>,
+    #[napi(ts_type = "Array<flow.CaseSpec>")]
+    pub cases: Option<Value>,
     /// A switch's default branch.
     pub default_branch: Option<Vec<String>>,
     /// A do-while's body.
     pub loop_body: Option<Vec<String>>,
     /// A do-while repeats while this holds, `(ctx) => boolean`.
     #[napi(ts_type = "((ctx: any) => unknown) | null")]
-    pub loop_condition: Option<Either<JsFunction, Null>>,
+    pub loop_condition: Option<Value>,
     /// A do-while's iteration cap (default 100).
-    pub loop_max_iterations: Option<f64>,
+    pub loop_max_iterations: Option<u32>,
     /// Launch-time guard, `(ctx) => boolean` (see `manifestSteps`).
     #[napi(ts_type = "((ctx: any) => unknown) | null")]
-    pub when: Option<Either<JsFunction, Null>>,
+    pub when: Option<Value>,
 }
 
-/// A flow: steps in flow order plus the batch limits.
-#[napi(object, object_to_js = false, namespace = "flow")]
-pub struct Flow {
+/// A flow spec: steps in flow order plus the batch limits.
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    namespace = "flow"
+)]
+pub struct FlowSpec {
     /// The steps, in flow order.
-    pub steps: Vec<Step>,
-    /// Cap on running steps per batch group (`null`: unbounded).
-    pub batch_max_concurrent: Option<Either<f64, Null>>,
-    /// Rule by which a batch group as a whole succeeded (default `'all_success'`).
+    #[napi(ts_type = "Array<flow.StepSpec>")]
+    pub steps: Value,
+    /// Cap on running steps per batch group (`null`: unbounded); the same
+    /// as `batch_config.max_concurrent`.
+    #[napi(ts_type = "number | null")]
+    pub batch_max_concurrent: Option<u32>,
+    /// Rule by which a batch group as a whole succeeded (default
+    /// `'all_success'`); the same as `batch_config.join_rule`.
     #[napi(
         ts_type = "'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always'"
     )]
     pub batch_join_rule: Option<String>,
 }
 
-fn step_of(env: &Env, s: Step) -> napi::Result<core::Step> {
-    let mut step = core::Step::new(s.id, parse(env, &s.kind)?);
-    step.deps = s.deps.unwrap_or_default();
-    if let Some(rule) = s.trigger_rule {
-        step.trigger_rule = parse(env, &rule)?;
-    }
-    step.batch = nullable(s.batch);
-    if let Some(n) = s.max_retries {
-        step.max_retries = u32_of(env, "maxRetries", n)?;
-    }
-    step.timeout = nullable(s.timeout)
-        .map(|t| whole_number(env, "timeout", t, u64::MAX))
-        .transpose()?;
-    step.cases = s
-        .cases
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| core::Case {
-            label: c.label,
-            steps: c.steps,
-            condition: condition(c.condition),
-        })
-        .collect();
-    step.default_branch = s.default_branch.unwrap_or_default();
-    step.loop_body = s.loop_body.unwrap_or_default();
-    step.loop_condition = condition(s.loop_condition);
-    if let Some(n) = s.loop_max_iterations {
-        step.loop_max_iterations = u32_of(env, "loopMaxIterations", n)?;
-    }
-    step.when = condition(s.when);
-    Ok(step)
-}
-
-fn flow_of(env: &Env, f: Flow) -> napi::Result<core::Flow> {
-    let steps = f
-        .steps
-        .into_iter()
-        .map(|s| step_of(env, s))
-        .collect::<napi::Result<Vec<_>>>()?;
-    let config = core::BatchConfig {
-        max_concurrent: nullable(f.batch_max_concurrent)
-            .map(|n| whole_number(env, "batchMaxConcurrent", n, u64::MAX).map(|n| n as usize))
-            .transpose()?,
-        join_rule: match f.batch_join_rule {
-            Some(rule) => parse(env, &rule)?,
-            None => core::TriggerRule::default(),
-        },
-    };
-    Ok(core::Flow::new(steps).with_batch_config(config))
-}
-
-/// The state of one run. Every field is optional (empty).
-#[napi(object, object_to_js = false, namespace = "flow")]
-pub struct State {
+/// The state of one run as a plain object. Every field is optional (empty).
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    namespace = "flow"
+)]
+pub struct StateInput {
     /// Steps that finished successfully.
     #[napi(ts_type = "string[] | Set<string>")]
-    pub done: Option<IdSet>,
+    pub done: Option<Value>,
     /// Steps that did not run: ids (each as `condition_false`) or `{id: reason}`.
     #[napi(
         ts_type = "string[] | Set<string> | Record<string, 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'>"
     )]
-    pub skipped: Option<SkippedInput>,
+    pub skipped: Option<Value>,
     /// Steps that failed.
     #[napi(ts_type = "string[] | Set<string>")]
-    pub failed: Option<IdSet>,
+    pub failed: Option<Value>,
     /// Steps dispatched and not finished.
     #[napi(ts_type = "string[] | Set<string>")]
-    pub in_flight: Option<IdSet>,
+    pub in_flight: Option<Value>,
     /// Steps excluded at launch.
     #[napi(ts_type = "string[] | Set<string>")]
-    pub excluded: Option<IdSet>,
+    pub excluded: Option<Value>,
     /// Steps that timed out (they count as failed).
     #[napi(ts_type = "string[] | Set<string>")]
-    pub timed_out: Option<IdSet>,
-    /// Decisions of finished switches: `{router: [chosenLabel | null, excludedIds]}`.
-    #[napi(ts_type = "Record<string, [string | null, string[] | Set<string>]>")]
-    pub switch_results: Option<HashMap<String, SwitchResultInput>>,
-    /// Completed body iterations per do-while step.
-    pub loop_iterations: Option<HashMap<String, f64>>,
-}
-
-fn state_of(env: &Env, s: Option<State>) -> napi::Result<core::SchedulerState> {
-    let Some(s) = s else {
-        return Ok(core::SchedulerState::new());
-    };
-    let skipped = match s.skipped {
-        None => BTreeMap::new(),
-        Some(Either3::A(list)) => skipped_as_deliberate(list),
-        Some(Either3::B(set)) => skipped_as_deliberate(set),
-        Some(Either3::C(map)) => map
-            .into_iter()
-            .map(|(id, reason)| Ok((id, parse(env, &reason)?)))
-            .collect::<napi::Result<_>>()?,
-    };
-    let switch_results = s
-        .switch_results
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(id, (chosen, excluded))| {
-            let chosen = match chosen {
-                Either::A(label) => Some(label),
-                Either::B(Null) => None,
-            };
-            let excluded = id_set(Some(excluded));
-            (id, core::SwitchResult { chosen, excluded })
-        })
-        .collect();
-    let loop_iterations = s
-        .loop_iterations
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(id, n)| Ok((id, u32_of(env, "loopIterations", n)?)))
-        .collect::<napi::Result<_>>()?;
-    Ok(core::SchedulerState {
-        done: id_set(s.done),
-        skipped,
-        failed: id_set(s.failed),
-        in_flight: id_set(s.in_flight),
-        excluded: id_set(s.excluded),
-        timed_out: id_set(s.timed_out),
-        switch_results,
-        loop_iterations,
-    })
-}
-
-fn skipped_as_deliberate(
-    ids: impl IntoIterator<Item = String>,
-) -> BTreeMap<String, core::SkipReason> {
-    ids.into_iter()
-        .map(|id| (id, core::SkipReason::ConditionFalse))
-        .collect()
-}
-
-/// A run's state as the core reports it (what `Scheduler.state()` returns;
-/// it is also a valid `flow.State`).
-#[napi(object, object_from_js = false, namespace = "flow")]
-pub struct StateSnapshot {
-    /// Steps that finished successfully, sorted.
-    pub done: Vec<String>,
-    /// Steps that did not run, with why.
+    pub timed_out: Option<Value>,
+    /// Decisions of finished switches: `{router: [chosenLabel | null,
+    /// excludedIds]}` or `{router: {chosen, excluded}}`.
     #[napi(
-        ts_type = "Record<string, 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'>"
+        ts_type = "Record<string, [string | null, string[] | Set<string>] | { chosen: string | null, excluded: string[] }>"
     )]
-    pub skipped: BTreeMap<String, String>,
-    /// Steps that failed, sorted.
-    pub failed: Vec<String>,
-    /// Steps in flight, sorted.
-    pub in_flight: Vec<String>,
-    /// Steps excluded at launch, sorted.
-    pub excluded: Vec<String>,
-    /// Steps that timed out, sorted.
-    pub timed_out: Vec<String>,
-    /// `{router: [chosenLabel | null, excludedIds]}`.
-    #[napi(ts_type = "Record<string, [string | null, string[]]>")]
-    pub switch_results: BTreeMap<String, (Option<String>, Vec<String>)>,
-    /// Completed body iterations per do-while step (only those above 0).
-    pub loop_iterations: BTreeMap<String, u32>,
+    pub switch_results: Option<Value>,
+    /// Completed body iterations per do-while step.
+    #[napi(ts_type = "Record<string, number>")]
+    pub loop_iterations: Option<Value>,
 }
 
-impl From<core::SchedulerState> for StateSnapshot {
-    fn from(s: core::SchedulerState) -> Self {
-        StateSnapshot {
-            done: s.done.into_iter().collect(),
-            skipped: s
-                .skipped
-                .into_iter()
-                .map(|(id, r)| (id, r.as_str().to_owned()))
-                .collect(),
-            failed: s.failed.into_iter().collect(),
-            in_flight: s.in_flight.into_iter().collect(),
-            excluded: s.excluded.into_iter().collect(),
-            timed_out: s.timed_out.into_iter().collect(),
-            switch_results: s
-                .switch_results
-                .into_iter()
-                .map(|(id, r)| (id, (r.chosen, r.excluded.into_iter().collect())))
-                .collect(),
-            loop_iterations: s.loop_iterations,
-        }
-    }
-}
+// ---------------------------------------------------------------------------
+// Pure decisions
+// ---------------------------------------------------------------------------
 
 /// A step skipped with its reason.
 #[napi(object, object_from_js = false, namespace = "flow")]
@@ -426,47 +694,55 @@ fn skips(list: Vec<(String, core::SkipReason)>) -> Vec<Skip> {
         .collect()
 }
 
-// ---------------------------------------------------------------------------
-// Pure decisions
-// ---------------------------------------------------------------------------
-
 /// The steps that may start now, in flow order (batch caps not applied; see
 /// `readyInBatch`).
 #[napi(namespace = "flow")]
-pub fn ready_steps(env: Env, flow: Flow, state: Option<State>) -> napi::Result<Vec<String>> {
-    Ok(core::ready_steps(
-        &flow_of(&env, flow)?,
-        &state_of(&env, state)?,
-    ))
+pub fn ready_steps(
+    env: Env,
+    #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+    #[napi(ts_arg_type = "flow.State | flow.StateInput | null")] state: Option<Unknown>,
+) -> napi::Result<Vec<String>> {
+    js(&env, || {
+        Ok(core::ready_steps(
+            &*flow_arg(&env, flow)?,
+            &*state_arg(&env, state)?,
+        ))
+    })
 }
 
 /// The skips a runtime should record now (`{id, reason}` in flow order):
 /// every not-started step that can never run, transitively.
 #[napi(namespace = "flow")]
-pub fn propagate_skips(env: Env, flow: Flow, state: Option<State>) -> napi::Result<Vec<Skip>> {
-    Ok(skips(core::propagate_skips(
-        &flow_of(&env, flow)?,
-        &state_of(&env, state)?,
-    )))
+pub fn propagate_skips(
+    env: Env,
+    #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+    #[napi(ts_arg_type = "flow.State | flow.StateInput | null")] state: Option<Unknown>,
+) -> napi::Result<Vec<Skip>> {
+    js(&env, || {
+        Ok(skips(core::propagate_skips(
+            &*flow_arg(&env, flow)?,
+            &*state_arg(&env, state)?,
+        )))
+    })
 }
 
 /// True when `rule` lets a step with these `deps` run now in `state`.
 #[napi(namespace = "flow")]
 pub fn evaluate_trigger_rule(
     env: Env,
-    deps: Vec<String>,
-    state: Option<State>,
+    #[napi(ts_arg_type = "string[]")] deps: Unknown,
+    #[napi(ts_arg_type = "flow.State | flow.StateInput | undefined | null")] state: Unknown,
     #[napi(
         ts_arg_type = "'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always'"
     )]
-    rule: String,
+    rule: Unknown,
 ) -> napi::Result<bool> {
-    let rule: core::TriggerRule = parse(&env, &rule)?;
-    Ok(core::evaluate_trigger_rule(
-        &deps,
-        &state_of(&env, state)?,
-        rule,
-    ))
+    js(&env, || {
+        let deps: Vec<String> = arg(&env, "deps", deps)?;
+        let state = state_arg(&env, Some(state))?;
+        let rule = name_arg(&env, "rule", rule)?;
+        Ok(core::evaluate_trigger_rule(&deps, &state, rule))
+    })
 }
 
 /// One batch group as `buildBatchState` reports it.
@@ -493,21 +769,24 @@ pub struct BatchGroup {
 #[napi(namespace = "flow")]
 pub fn build_batch_state(
     env: Env,
-    flow: Flow,
-    #[napi(ts_arg_type = "string[] | Set<string>")] in_flight: IdSet,
+    #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+    #[napi(ts_arg_type = "string[] | Set<string>")] in_flight: Unknown,
 ) -> napi::Result<BTreeMap<String, BatchGroup>> {
-    let groups = core::build_batch_state(&flow_of(&env, flow)?, &id_set(Some(in_flight)));
-    Ok(groups
-        .into_iter()
-        .map(|(name, g)| {
-            let group = BatchGroup {
-                running: g.running.into_iter().collect(),
-                max_concurrent: g.max_concurrent.map(|n| n as f64),
-                join_rule: g.join_rule.as_str().to_owned(),
-            };
-            (name, group)
-        })
-        .collect())
+    js(&env, || {
+        let flow = flow_arg(&env, flow)?;
+        let in_flight: BTreeSet<String> = arg(&env, "in_flight", in_flight)?;
+        Ok(core::build_batch_state(&flow, &in_flight)
+            .into_iter()
+            .map(|(name, g)| {
+                let group = BatchGroup {
+                    running: g.running.into_iter().collect(),
+                    max_concurrent: g.max_concurrent.map(|n| n as f64),
+                    join_rule: g.join_rule.as_str().to_owned(),
+                };
+                (name, group)
+            })
+            .collect())
+    })
 }
 
 /// The subset of `readyIds` to dispatch now, in their order: a batch group
@@ -515,15 +794,16 @@ pub fn build_batch_state(
 #[napi(namespace = "flow")]
 pub fn ready_in_batch(
     env: Env,
-    flow: Flow,
-    state: Option<State>,
-    ready_ids: Vec<String>,
+    #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+    #[napi(ts_arg_type = "flow.State | flow.StateInput | undefined | null")] state: Unknown,
+    #[napi(ts_arg_type = "string[]")] ready_ids: Unknown,
 ) -> napi::Result<Vec<String>> {
-    Ok(core::ready_in_batch(
-        &flow_of(&env, flow)?,
-        &state_of(&env, state)?,
-        &ready_ids,
-    ))
+    js(&env, || {
+        let flow = flow_arg(&env, flow)?;
+        let state = state_arg(&env, Some(state))?;
+        let ready: Vec<String> = arg(&env, "ready_ids", ready_ids)?;
+        Ok(core::ready_in_batch(&flow, &state, &ready))
+    })
 }
 
 /// Whether batch group `batch` as a whole satisfies the flow's join rule;
@@ -531,15 +811,16 @@ pub fn ready_in_batch(
 #[napi(namespace = "flow")]
 pub fn is_batch_joined(
     env: Env,
-    flow: Flow,
-    state: Option<State>,
-    batch: String,
+    #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+    #[napi(ts_arg_type = "flow.State | flow.StateInput | undefined | null")] state: Unknown,
+    #[napi(ts_arg_type = "string")] batch: Unknown,
 ) -> napi::Result<Option<bool>> {
-    Ok(core::is_batch_joined(
-        &flow_of(&env, flow)?,
-        &state_of(&env, state)?,
-        &batch,
-    ))
+    js(&env, || {
+        let flow = flow_arg(&env, flow)?;
+        let state = state_arg(&env, Some(state))?;
+        let batch: String = arg(&env, "batch", batch)?;
+        Ok(core::is_batch_joined(&flow, &state, &batch))
+    })
 }
 
 /// Decides a switch on `ctx`: `[chosenLabel | null, excludedIds]`. The
@@ -547,12 +828,14 @@ pub fn is_batch_joined(
 #[napi(namespace = "flow", ts_return_type = "[string | null, string[]]")]
 pub fn resolve_switch(
     env: Env,
-    step: Step,
-    #[napi(ts_arg_type = "unknown")] ctx: Option<Value>,
+    #[napi(ts_arg_type = "flow.StepSpec")] step: Unknown,
+    #[napi(ts_arg_type = "unknown")] ctx: Option<Unknown>,
 ) -> napi::Result<(Option<String>, Vec<String>)> {
-    let step = step_of(&env, step)?;
-    let ctx = ctx.unwrap_or(Value::Null);
-    with_conditions(&env, || core::resolve_switch(&step, &ctx))
+    js(&env, || {
+        let step = decode_step(&env, step)?;
+        let ctx = to_json(&env, ctx, "ctx")?;
+        with_conditions(&env, || core::resolve_switch(&step, &ctx))
+    })
 }
 
 /// Whether a do-while stops after `iterations` completed body runs: at the
@@ -561,55 +844,79 @@ pub fn resolve_switch(
 #[napi(namespace = "flow")]
 pub fn is_loop_terminated(
     env: Env,
-    step: Step,
-    #[napi(ts_arg_type = "unknown")] ctx: Option<Value>,
-    iterations: f64,
+    #[napi(ts_arg_type = "flow.StepSpec")] step: Unknown,
+    #[napi(ts_arg_type = "unknown")] ctx: Unknown,
+    #[napi(ts_arg_type = "number")] iterations: Unknown,
 ) -> napi::Result<bool> {
-    let step = step_of(&env, step)?;
-    let iterations = u32_of(&env, "iterations", iterations)?;
-    let ctx = ctx.unwrap_or(Value::Null);
-    with_conditions(&env, || core::is_loop_terminated(&step, &ctx, iterations))
+    js(&env, || {
+        let step = decode_step(&env, step)?;
+        let ctx = to_json(&env, ctx, "ctx")?;
+        let iterations: U32 = arg(&env, "iterations", iterations)?;
+        with_conditions(&env, || {
+            core::is_loop_terminated(&step, &ctx, iterations.as_u32())
+        })
+    })
 }
 
 /// The steps excluded at launch: those whose `when` guard is false on `ctx`.
 #[napi(namespace = "flow")]
 pub fn manifest_steps(
     env: Env,
-    flow: Flow,
-    #[napi(ts_arg_type = "unknown")] ctx: Option<Value>,
+    #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+    #[napi(ts_arg_type = "unknown")] ctx: Option<Unknown>,
 ) -> napi::Result<Vec<String>> {
-    let flow = flow_of(&env, flow)?;
-    let ctx = ctx.unwrap_or(Value::Null);
-    let excluded = with_conditions(&env, || core::manifest_steps(&flow, &ctx))?;
-    Ok(excluded.into_iter().collect())
+    js(&env, || {
+        let flow = flow_arg(&env, flow)?;
+        let ctx = to_json(&env, ctx, "ctx")?;
+        let excluded = with_conditions(&env, || core::manifest_steps(&flow, &ctx))?;
+        Ok(excluded.into_iter().collect())
+    })
 }
 
 /// True when every step is settled and none is in flight.
 #[napi(namespace = "flow")]
-pub fn is_run_complete(env: Env, flow: Flow, state: Option<State>) -> napi::Result<bool> {
-    Ok(core::is_run_complete(
-        &flow_of(&env, flow)?,
-        &state_of(&env, state)?,
-    ))
+pub fn is_run_complete(
+    env: Env,
+    #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+    #[napi(ts_arg_type = "flow.State | flow.StateInput | null")] state: Option<Unknown>,
+) -> napi::Result<bool> {
+    js(&env, || {
+        Ok(core::is_run_complete(
+            &*flow_arg(&env, flow)?,
+            &*state_arg(&env, state)?,
+        ))
+    })
 }
 
 /// True when the run can make no progress: not complete, nothing in flight,
 /// nothing ready, nothing left to skip.
 #[napi(namespace = "flow")]
-pub fn is_stuck(env: Env, flow: Flow, state: Option<State>) -> napi::Result<bool> {
-    Ok(core::is_stuck(
-        &flow_of(&env, flow)?,
-        &state_of(&env, state)?,
-    ))
+pub fn is_stuck(
+    env: Env,
+    #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+    #[napi(ts_arg_type = "flow.State | flow.StateInput | null")] state: Option<Unknown>,
+) -> napi::Result<bool> {
+    js(&env, || {
+        Ok(core::is_stuck(
+            &*flow_arg(&env, flow)?,
+            &*state_arg(&env, state)?,
+        ))
+    })
 }
 
-/// True while `retryCount < maxRetries`.
+/// True while `retryCount < maxRetries`; no retry policy (`null`) never
+/// retries.
 #[napi(namespace = "flow")]
-pub fn should_retry(env: Env, max_retries: f64, retry_count: f64) -> napi::Result<bool> {
-    Ok(core::should_retry(
-        u32_of(&env, "maxRetries", max_retries)?,
-        u32_of(&env, "retryCount", retry_count)?,
-    ))
+pub fn should_retry(
+    env: Env,
+    #[napi(ts_arg_type = "number | null")] max_retries: Unknown,
+    #[napi(ts_arg_type = "number")] retry_count: Unknown,
+) -> napi::Result<bool> {
+    js(&env, || {
+        let max: Option<U32> = arg(&env, "max_retries", max_retries)?;
+        let count: U32 = arg(&env, "retry_count", retry_count)?;
+        Ok(core::should_retry(max.map(U32::as_u32), count.as_u32()))
+    })
 }
 
 /// Whether a failure of this kind may succeed on a new attempt.
@@ -619,14 +926,16 @@ pub fn is_retriable(
     #[napi(
         ts_arg_type = "'timeout' | 'rate_limited' | 'transient' | 'crashed' | 'validation' | 'cancelled' | 'permanent'"
     )]
-    kind: String,
+    kind: Unknown,
 ) -> napi::Result<bool> {
-    Ok(core::is_retriable(parse(&env, &kind)?))
+    js(&env, || {
+        Ok(core::is_retriable(name_arg(&env, "kind", kind)?))
+    })
 }
 
 /// What a resuming runtime does with one persisted step row (see the core's
-/// table). `taskState` is `null` when the task row is missing; `maxRetries`
-/// `null` means no retries.
+/// table). `status` `'completed'` is `'done'`. `taskState` is `null` when
+/// the task row is missing; `maxRetries` `null` means no retries.
 #[napi(
     namespace = "flow",
     ts_return_type = "'keep' | 're-dispatch' | 'mark-done' | 'mark-failed' | 'mark-cancelled' | 'retry'"
@@ -634,50 +943,60 @@ pub fn is_retriable(
 pub fn reconcile_resume_step(
     env: Env,
     #[napi(
-        ts_arg_type = "'pending' | 'running' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
+        ts_arg_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
     )]
-    status: String,
-    task_id: Option<String>,
+    status: Unknown,
+    #[napi(ts_arg_type = "string | null")] task_id: Option<Unknown>,
     #[napi(
         ts_arg_type = "'pending' | 'running' | 'blocked' | 'completed' | 'failed' | 'cancelled' | null"
     )]
-    task_state: Option<String>,
-    retry_count: Option<f64>,
-    max_retries: Option<f64>,
+    task_state: Option<Unknown>,
+    #[napi(ts_arg_type = "number | null")] retry_count: Option<Unknown>,
+    #[napi(ts_arg_type = "number | null")] max_retries: Option<Unknown>,
 ) -> napi::Result<&'static str> {
-    let task_state = task_state
-        .map(|s| parse::<core::TaskState>(&env, &s))
-        .transpose()?;
-    let retry_count = retry_count.map_or(Ok(0), |n| u32_of(&env, "retryCount", n))?;
-    let max_retries = max_retries
-        .map(|n| u32_of(&env, "maxRetries", n))
-        .transpose()?;
-    Ok(core::reconcile_resume_step(
-        parse(&env, &status)?,
-        task_id.as_deref(),
-        task_state,
-        retry_count,
-        max_retries,
-    )
-    .as_str())
+    js(&env, || {
+        let status = name_arg(&env, "status", status)?;
+        let task_id: Option<String> = arg(&env, "task_id", task_id)?;
+        let task_state = opt_name_arg(&env, "task_state", task_state)?;
+        let retry_count: Option<U32> = arg(&env, "retry_count", retry_count)?;
+        let max_retries: Option<U32> = arg(&env, "max_retries", max_retries)?;
+        Ok(core::reconcile_resume_step(
+            status,
+            task_id.as_deref(),
+            task_state,
+            retry_count.map_or(0, U32::as_u32),
+            max_retries.map(U32::as_u32),
+        )
+        .as_str())
+    })
 }
 
 /// One persisted step row for `reconcileRun`.
-#[napi(object, object_to_js = false, namespace = "flow")]
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    namespace = "flow"
+)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ResumeRow {
     /// The step's id.
     pub step_id: String,
     /// Its task, if dispatched.
-    pub task_id: Option<Either<String, Null>>,
+    #[napi(ts_type = "string | null")]
+    pub task_id: Option<String>,
     /// Its persisted status.
     #[napi(
-        ts_type = "'pending' | 'running' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
+        ts_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
     )]
     pub status: String,
     /// Retries used so far (default 0).
-    pub retry_count: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub retry_count: Option<U32>,
     /// Its retry budget (`null`: none).
-    pub max_retries: Option<Either<f64, Null>>,
+    #[napi(ts_type = "number | null")]
+    pub max_retries: Option<U32>,
 }
 
 /// The resume decision for one step row.
@@ -697,170 +1016,58 @@ pub struct StepAction {
 #[napi(namespace = "flow")]
 pub fn reconcile_run(
     env: Env,
-    rows: Vec<ResumeRow>,
+    #[napi(ts_arg_type = "Array<flow.ResumeRow>")] rows: Unknown,
     #[napi(
         ts_arg_type = "Record<string, 'pending' | 'running' | 'blocked' | 'completed' | 'failed' | 'cancelled'>"
     )]
-    task_states: HashMap<String, String>,
+    task_states: Unknown,
 ) -> napi::Result<Vec<StepAction>> {
-    let task_states = task_states
-        .into_iter()
-        .map(|(k, v)| Ok((k, parse::<core::TaskState>(&env, &v)?)))
-        .collect::<napi::Result<HashMap<_, _>>>()?;
-    let rows = rows
-        .into_iter()
-        .map(|r| {
-            Ok(core::ResumeRow {
-                step_id: r.step_id,
-                task_id: nullable(r.task_id),
-                status: parse(&env, &r.status)?,
-                retry_count: r
-                    .retry_count
-                    .map_or(Ok(0), |n| u32_of(&env, "retryCount", n))?,
-                max_retries: nullable(r.max_retries)
-                    .map(|n| u32_of(&env, "maxRetries", n))
-                    .transpose()?,
-            })
-        })
-        .collect::<napi::Result<Vec<_>>>()?;
-    Ok(core::reconcile_run(&rows, &task_states)
-        .into_iter()
-        .map(|(step_id, action)| StepAction {
-            step_id,
-            action: action.as_str().to_owned(),
-        })
-        .collect())
-}
-
-/// One problem of a flow spec: the core's `code` and message, plus the
-/// fields of that problem (only those that apply are present).
-#[napi(object, object_from_js = false, namespace = "flow")]
-pub struct ValidationIssue {
-    /// Stable snake_case code, e.g. `'unknown_dependency'`, `'cycle'`.
-    #[napi(
-        ts_type = "'empty_id' | 'duplicate_id' | 'unknown_dependency' | 'cycle' | 'unknown_case_step' | 'unknown_default_branch_step' | 'duplicate_case_label' | 'unknown_loop_body_step' | 'cases_on_non_switch' | 'loop_on_non_do_while' | 'zero_batch_cap'"
-    )]
-    pub code: String,
-    /// Human-readable description.
-    pub message: String,
-    /// Position of the step (`empty_id`).
-    pub index: Option<u32>,
-    /// The repeated id (`duplicate_id`).
-    pub id: Option<String>,
-    /// The step concerned.
-    pub step: Option<String>,
-    /// The unknown dependency (`unknown_dependency`).
-    pub dep: Option<String>,
-    /// The cycle, last element repeating the first (`cycle`).
-    pub steps: Option<Vec<String>>,
-    /// The case label (`unknown_case_step`).
-    pub case: Option<String>,
-    /// The unknown id named by a case, default branch or loop body.
-    pub target: Option<String>,
-    /// The repeated label (`duplicate_case_label`).
-    pub label: Option<String>,
-}
-
-impl From<&core::ValidationError> for ValidationIssue {
-    fn from(e: &core::ValidationError) -> Self {
-        // The core's serde form is `{code, ...fields}`; read the fields from it.
-        let fields = serde_json::to_value(e).unwrap_or(Value::Null);
-        let text = |k: &str| fields.get(k).and_then(Value::as_str).map(str::to_owned);
-        ValidationIssue {
-            code: e.code().to_owned(),
-            message: e.to_string(),
-            index: fields
-                .get("index")
-                .and_then(Value::as_u64)
-                .and_then(|n| u32::try_from(n).ok()),
-            id: text("id"),
-            step: text("step"),
-            dep: text("dep"),
-            steps: fields.get("steps").and_then(|v| {
-                v.as_array().map(|a| {
-                    a.iter()
-                        .filter_map(|s| s.as_str().map(str::to_owned))
-                        .collect()
+    js(&env, || {
+        let rows = records::<ResumeRow>(&env, "rows", rows)?
+            .into_iter()
+            .map(|r| {
+                Ok(core::ResumeRow {
+                    step_id: r.step_id,
+                    task_id: r.task_id,
+                    status: parse_name(&r.status)?,
+                    retry_count: r.retry_count.map_or(0, U32::as_u32),
+                    max_retries: r.max_retries.map(U32::as_u32),
                 })
-            }),
-            case: text("case"),
-            target: text("target"),
-            label: text("label"),
-        }
-    }
+            })
+            .collect::<Res<Vec<_>>>()?;
+        let states = crate::arena::task_states(&env, task_states)?;
+        Ok(core::reconcile_run(&rows, &states)
+            .into_iter()
+            .map(|(step_id, action)| StepAction {
+                step_id,
+                action: action.as_str().to_owned(),
+            })
+            .collect())
+    })
 }
 
 /// Every problem of `flow` (unknown ids, cycles, switch cases naming unknown
-/// steps, ...), in a stable order; empty when valid.
-#[napi(namespace = "flow")]
-pub fn validate(env: Env, flow: Flow) -> napi::Result<Vec<ValidationIssue>> {
-    Ok(core::validate(&flow_of(&env, flow)?)
-        .iter()
-        .map(ValidationIssue::from)
-        .collect())
+/// steps, ...), in a stable order, each as the core reports it:
+/// `{code, message, ...fields}` (`step`, `dep`, `steps`, `case`, `target`,
+/// `label`, `index`, `id`, as the problem has them). Empty when valid.
+#[napi(
+    namespace = "flow",
+    ts_return_type = "Array<{ code: string, message: string, [field: string]: unknown }>"
+)]
+pub fn validate(
+    env: Env,
+    #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+) -> napi::Result<Vec<Value>> {
+    js(&env, || {
+        Ok(coderig::error::validation_errors_json(&core::validate(
+            &*flow_arg(&env, flow)?,
+        )))
+    })
 }
 
 // ---------------------------------------------------------------------------
 // Scheduler
 // ---------------------------------------------------------------------------
-
-/// A JS `Error` with `code: 'FLOW_ERROR'`, `kind` and the error's details.
-fn flow_error(env: &Env, e: FlowError) -> napi::Error {
-    let (kind, details): (&str, Vec<(&str, Value)>) = match &e {
-        FlowError::Invalid(errors) => (
-            "invalid_flow",
-            vec![(
-                "errors",
-                Value::Array(errors.iter().map(validation_json).collect()),
-            )],
-        ),
-        FlowError::UnknownStep(step) => ("unknown_step", vec![("step", json!(step))]),
-        FlowError::InvalidTransition { step, event, state } => (
-            "invalid_transition",
-            vec![
-                ("step", json!(step)),
-                ("event", json!(event)),
-                ("state", json!(state)),
-            ],
-        ),
-        FlowError::AlreadyStarted => ("already_started", vec![]),
-        FlowError::NotStarted => ("not_started", vec![]),
-        FlowError::SwitchOutcomeRequired(step) => {
-            ("switch_outcome_required", vec![("step", json!(step))])
-        }
-        FlowError::NotASwitch(step) => ("not_a_switch", vec![("step", json!(step))]),
-        FlowError::UnknownCase { step, label } => (
-            "unknown_case",
-            vec![("step", json!(step)), ("label", json!(label))],
-        ),
-        FlowError::NotALoop(step) => ("not_a_loop", vec![("step", json!(step))]),
-        FlowError::LoopBodyBusy { step, body } => (
-            "loop_body_busy",
-            vec![("step", json!(step)), ("body", json!(body))],
-        ),
-    };
-    let build = || -> napi::Result<napi::Error> {
-        let mut error =
-            env.create_error(napi::Error::new(Status::GenericFailure, e.to_string()))?;
-        error.set_named_property("code", "FLOW_ERROR")?;
-        error.set_named_property("kind", kind)?;
-        for (name, value) in details {
-            error.set_named_property(name, value)?;
-        }
-        Ok(napi::Error::from(error.to_unknown()))
-    };
-    build().unwrap_or_else(|failure| failure)
-}
-
-/// A validation error as the JSON of `validate`'s items (camelCase keys are
-/// the core's single-word keys).
-fn validation_json(e: &core::ValidationError) -> Value {
-    let mut v = serde_json::to_value(e).unwrap_or_else(|_| json!({"code": e.code()}));
-    if let Value::Object(map) = &mut v {
-        map.insert("message".to_owned(), json!(e.to_string()));
-    }
-    v
-}
 
 /// How one step stands in a `Scheduler`.
 #[napi(
@@ -880,17 +1087,9 @@ pub struct StepOutcome {
 
 impl From<core::StepOutcome> for StepOutcome {
     fn from(o: core::StepOutcome) -> Self {
-        let (status, reason) = match o {
-            core::StepOutcome::Pending => ("pending", None),
-            core::StepOutcome::InFlight => ("in_flight", None),
-            core::StepOutcome::Done => ("done", None),
-            core::StepOutcome::Failed => ("failed", None),
-            core::StepOutcome::TimedOut => ("timed_out", None),
-            core::StepOutcome::Skipped(r) => ("skipped", Some(r.as_str().to_owned())),
-        };
         StepOutcome {
-            status: status.to_owned(),
-            reason,
+            status: o.as_str().to_owned(),
+            reason: o.skip_reason().map(|r| r.as_str().to_owned()),
         }
     }
 }
@@ -899,8 +1098,8 @@ impl From<core::StepOutcome> for StepOutcome {
 /// maintained event by event at a cost proportional to the out-degree of
 /// the step that changed. Every id it returns is dispatched (in flight)
 /// until reported with `complete`, `fail`, `timeout` or `skip`; each event
-/// returns the newly ready ids, in flow order. Refusals throw
-/// `code: 'FLOW_ERROR'` and change nothing.
+/// returns the newly ready ids, in flow order. Refusals throw the core's
+/// errors (see the module docs) and change nothing.
 #[napi(namespace = "flow")]
 pub struct Scheduler {
     inner: core::Scheduler,
@@ -908,30 +1107,39 @@ pub struct Scheduler {
 
 #[napi(namespace = "flow")]
 impl Scheduler {
-    /// Validates `flow` and builds the scheduler; `excluded` steps (e.g.
-    /// from `manifestSteps`) are skipped as `excluded` by `start()`.
+    /// Validates `flow` and builds the scheduler (an invalid flow is
+    /// `INVALID_INPUT` with the problems in `errors`); `excluded` steps
+    /// (e.g. from `manifestSteps`) are skipped as `excluded` by `start()`.
     #[napi(constructor)]
     pub fn new(
         env: Env,
-        flow: Flow,
-        #[napi(ts_arg_type = "string[] | Set<string>")] excluded: Option<IdSet>,
+        #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
+        #[napi(ts_arg_type = "string[] | Set<string> | null")] excluded: Option<Unknown>,
     ) -> napi::Result<Self> {
-        let flow = flow_of(&env, flow)?;
-        core::Scheduler::with_excluded(flow, id_set(excluded))
-            .map(|inner| Scheduler { inner })
-            .map_err(|e| flow_error(&env, e))
+        js(&env, || {
+            let flow = flow_arg(&env, flow)?.deref().clone();
+            let excluded: Option<BTreeSet<String>> = arg(&env, "excluded", excluded)?;
+            let inner = core::Scheduler::with_excluded(flow, excluded.unwrap_or_default())?;
+            Ok(Scheduler { inner })
+        })
     }
 
     /// Starts the run; returns the steps ready at once.
     #[napi]
     pub fn start(&mut self, env: Env) -> napi::Result<Vec<String>> {
-        self.inner.start().map_err(|e| flow_error(&env, e))
+        js(&env, || Ok(self.inner.start()?))
     }
 
     /// An in-flight step finished successfully (a switch needs `completeSwitch`).
     #[napi]
-    pub fn complete(&mut self, env: Env, id: String) -> napi::Result<Vec<String>> {
-        self.inner.complete(&id).map_err(|e| flow_error(&env, e))
+    pub fn complete(
+        &mut self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<Vec<String>> {
+        js(&env, || {
+            Ok(self.inner.complete(&arg::<String>(&env, "id", id)?)?)
+        })
     }
 
     /// An in-flight switch chose the case labelled `chosen` (`null`: no
@@ -940,12 +1148,14 @@ impl Scheduler {
     pub fn complete_switch(
         &mut self,
         env: Env,
-        id: String,
-        chosen: Option<String>,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+        #[napi(ts_arg_type = "string | null")] chosen: Option<Unknown>,
     ) -> napi::Result<Vec<String>> {
-        self.inner
-            .complete_switch(&id, chosen.as_deref())
-            .map_err(|e| flow_error(&env, e))
+        js(&env, || {
+            let id: String = arg(&env, "id", id)?;
+            let chosen: Option<String> = arg(&env, "chosen", chosen)?;
+            Ok(self.inner.complete_switch(&id, chosen.as_deref())?)
+        })
     }
 
     /// `completeSwitch` with the case the step's own conditions choose on
@@ -956,47 +1166,72 @@ impl Scheduler {
     pub fn complete_switch_with(
         &mut self,
         env: Env,
-        id: String,
-        #[napi(ts_arg_type = "unknown")] ctx: Option<Value>,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+        #[napi(ts_arg_type = "unknown")] ctx: Option<Unknown>,
     ) -> napi::Result<Vec<String>> {
-        let ctx = ctx.unwrap_or(Value::Null);
-        // Resolved first so that a throwing condition changes nothing; an
-        // unknown id or a non-switch is refused by `complete_switch`. The
-        // step is cloned (its conditions are `Arc`s) so that no borrow of the
-        // scheduler is held while JS runs.
-        let chosen = match self.inner.flow().step(&id).cloned() {
-            Some(step) => with_conditions(&env, || core::resolve_switch(&step, &ctx))?.0,
-            None => None,
-        };
-        self.complete_switch(env, id, chosen)
+        js(&env, || {
+            let id: String = arg(&env, "id", id)?;
+            let ctx = to_json(&env, ctx, "ctx")?;
+            // Resolved first so that a throwing condition changes nothing; an
+            // unknown id or a non-switch is refused by `complete_switch`. The
+            // step is cloned (its conditions are `Arc`s) so that no borrow of
+            // the scheduler is held while JS runs.
+            let chosen = match self.inner.flow().step(&id).cloned() {
+                Some(step) => with_conditions(&env, || core::resolve_switch(&step, &ctx))?.0,
+                None => None,
+            };
+            Ok(self.inner.complete_switch(&id, chosen.as_deref())?)
+        })
     }
 
     /// An in-flight step failed for good.
     #[napi]
-    pub fn fail(&mut self, env: Env, id: String) -> napi::Result<Vec<String>> {
-        self.inner.fail(&id).map_err(|e| flow_error(&env, e))
+    pub fn fail(
+        &mut self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<Vec<String>> {
+        js(&env, || {
+            Ok(self.inner.fail(&arg::<String>(&env, "id", id)?)?)
+        })
     }
 
     /// An in-flight step timed out for good (counts as failed).
     #[napi]
-    pub fn timeout(&mut self, env: Env, id: String) -> napi::Result<Vec<String>> {
-        self.inner.timeout(&id).map_err(|e| flow_error(&env, e))
+    pub fn timeout(
+        &mut self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<Vec<String>> {
+        js(&env, || {
+            Ok(self.inner.timeout(&arg::<String>(&env, "id", id)?)?)
+        })
     }
 
     /// A pending, held or in-flight step is skipped deliberately (`condition_false`).
     #[napi]
-    pub fn skip(&mut self, env: Env, id: String) -> napi::Result<Vec<String>> {
-        self.inner.skip(&id).map_err(|e| flow_error(&env, e))
+    pub fn skip(
+        &mut self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<Vec<String>> {
+        js(&env, || {
+            Ok(self.inner.skip(&arg::<String>(&env, "id", id)?)?)
+        })
     }
 
     /// Starts another iteration of an in-flight do-while whose body steps
     /// have all finished; returns the body steps ready again. Decide with
     /// `isLoopTerminated`, end the loop with `complete`.
     #[napi]
-    pub fn next_iteration(&mut self, env: Env, id: String) -> napi::Result<Vec<String>> {
-        self.inner
-            .next_iteration(&id)
-            .map_err(|e| flow_error(&env, e))
+    pub fn next_iteration(
+        &mut self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<Vec<String>> {
+        js(&env, || {
+            Ok(self.inner.next_iteration(&arg::<String>(&env, "id", id)?)?)
+        })
     }
 
     /// The skips recorded since the last call, `{id, reason}` in the order
@@ -1008,11 +1243,14 @@ impl Scheduler {
 
     /// How `id` stands.
     #[napi]
-    pub fn outcome(&self, env: Env, id: String) -> napi::Result<StepOutcome> {
-        self.inner
-            .outcome(&id)
-            .map(StepOutcome::from)
-            .map_err(|e| flow_error(&env, e))
+    pub fn outcome(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<StepOutcome> {
+        js(&env, || {
+            Ok(self.inner.outcome(&arg::<String>(&env, "id", id)?)?.into())
+        })
     }
 
     /// Why `id` was skipped, or `null` when it is not skipped (the
@@ -1020,11 +1258,15 @@ impl Scheduler {
     #[napi(
         ts_return_type = "'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded' | null"
     )]
-    pub fn skip_reason(&self, env: Env, id: String) -> napi::Result<Option<&'static str>> {
-        self.inner
-            .outcome(&id)
-            .map(|o| o.skip_reason().map(core::SkipReason::as_str))
-            .map_err(|e| flow_error(&env, e))
+    pub fn skip_reason(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<Option<&'static str>> {
+        js(&env, || {
+            let outcome = self.inner.outcome(&arg::<String>(&env, "id", id)?)?;
+            Ok(outcome.skip_reason().map(core::SkipReason::as_str))
+        })
     }
 
     /// Steps ready but waiting for a batch slot, in flow order.
@@ -1047,16 +1289,24 @@ impl Scheduler {
 
     /// Completed iterations of a do-while (0 for other steps).
     #[napi]
-    pub fn loop_iterations(&self, env: Env, id: String) -> napi::Result<u32> {
-        self.inner
-            .loop_iterations(&id)
-            .map_err(|e| flow_error(&env, e))
+    pub fn loop_iterations(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<u32> {
+        js(&env, || {
+            Ok(self
+                .inner
+                .loop_iterations(&arg::<String>(&env, "id", id)?)?)
+        })
     }
 
-    /// A snapshot of the run's state (usable as a `flow.State`).
+    /// A copy of the run's state, as a `flow.State` handle.
     #[napi]
-    pub fn state(&self) -> StateSnapshot {
-        self.inner.state().into()
+    pub fn state(&self) -> State {
+        State {
+            inner: self.inner.state(),
+        }
     }
 }
 
@@ -1065,63 +1315,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn validation_issues_carry_the_fields_of_their_variant() {
-        let flow = core::Flow::new(vec![
-            core::Step::new("a", core::StepKind::Code).deps(["ghost", "a"]),
-            core::Step::new("", core::StepKind::Code),
-        ]);
-        let issues: Vec<ValidationIssue> = core::validate(&flow).iter().map(Into::into).collect();
-        let summary: Vec<_> = issues
-            .iter()
-            .map(|i| {
-                (
-                    i.code.as_str(),
-                    i.index,
-                    i.step.as_deref(),
-                    i.dep.as_deref(),
-                    i.steps.clone(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            summary,
-            vec![
-                ("empty_id", Some(1), None, None, None),
-                ("unknown_dependency", None, Some("a"), Some("ghost"), None),
-                (
-                    "cycle",
-                    None,
-                    None,
-                    None,
-                    Some(vec!["a".to_owned(), "a".to_owned()])
-                ),
-            ]
-        );
-        assert_eq!(
-            issues[1].message,
-            r#"step "a" depends on unknown step "ghost""#
-        );
-    }
-
-    #[test]
-    fn snapshots_and_outcomes_use_the_core_names() {
-        let mut state = core::SchedulerState::new();
-        state.done.insert("b".into());
-        state.done.insert("a".into());
-        state
-            .skipped
-            .insert("s".into(), core::SkipReason::BranchNotTaken);
-        state.switch_results.insert(
-            "r".into(),
-            core::SwitchResult {
-                chosen: None,
-                excluded: ["s".to_owned()].into(),
-            },
-        );
-        let snapshot = StateSnapshot::from(state);
-        assert_eq!(snapshot.done, ["a", "b"]);
-        assert_eq!(snapshot.skipped["s"], "branch_not_taken");
-        assert_eq!(snapshot.switch_results["r"], (None, vec!["s".to_owned()]));
+    fn outcomes_use_the_core_names() {
         let outcomes = [
             (core::StepOutcome::Pending, "pending", None),
             (core::StepOutcome::InFlight, "in_flight", None),
@@ -1141,9 +1335,26 @@ mod tests {
     }
 
     #[test]
-    fn absent_and_null_conditions_are_none() {
-        assert!(condition(None).is_none());
-        assert!(condition(Some(Either::B(Null))).is_none());
+    fn condition_fields_are_taken_out_of_a_step_and_null_is_none() {
+        let mut functions = Functions::new();
+        let mut step = serde_json::json!({
+            "id": "s", "kind": "switch", "when": null,
+            "cases": [{"label": "a", "steps": [], "condition": null}, {"label": "b", "steps": []}],
+        });
+        let taken = take_conditions(&mut step, "steps[2]", &mut functions).unwrap();
+        assert!(taken.when.is_none() && taken.loop_condition.is_none() && taken.cases.is_empty());
+        assert_eq!(
+            step,
+            serde_json::json!({"id": "s", "kind": "switch", "cases": [{"label": "a", "steps": []}, {"label": "b", "steps": []}]})
+        );
+        let mut bad = serde_json::json!({"id": "s", "kind": "code", "loop_condition": "x > 1"});
+        match take_conditions(&mut bad, "steps[0]", &mut functions) {
+            Err(Fail::Core(e)) => assert_eq!(
+                e.message(),
+                "`steps[0].loop_condition`: a condition must be a function (ctx) => boolean, got a string"
+            ),
+            _ => panic!("a string condition must be refused"),
+        }
         // Nothing leaves a scope behind on this thread.
         assert!(SCOPES.with(|s| s.borrow().is_empty()));
     }

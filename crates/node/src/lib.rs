@@ -2,31 +2,74 @@
 //! `coderig`. Names are camelCase; `npx napi build` generates `index.js`
 //! and the TypeScript types in `index.d.ts` from the `#[napi]` items.
 //!
-//! One file per capability; `#[napi]` items register themselves, so a new
-//! file only needs a `mod` line here. A binding converts JS values, calls
-//! the core and maps a [`coderig::EditError`] with [`errors::to_js_error`],
-//! which throws an `Error` whose `code` is the stable code:
+//! The addon is a face of the core and nothing more: a binding takes its
+//! arguments as JS values, has the core decode them ([`helpers::arg`],
+//! `coderig::json`), calls the core and returns through [`helpers::js`],
+//! which throws every refusal as the one JS form of a
+//! [`coderig::Error`] ([`helpers::to_js_error`]):
 //!
 //! ```ignore
 //! #[napi]
-//! pub fn apply_edit(env: Env, content: String, old: String, new_text: String,
-//!                   options: Option<ApplyEditOptions>) -> napi::Result<Applied> {
-//!     // `new` is a reserved word in TypeScript: such parameters are `new_text`.
-//!     let (edit, opts) = split_options(options, old, new_text);
-//!     coderig::apply_edit_with(&content, &edit, &opts)
-//!         .map(Applied::from)
-//!         .map_err(|e| to_js_error(&env, e))
+//! pub fn sanitize_slug(env: Env, #[napi(ts_arg_type = "string")] s: Unknown) -> napi::Result<String> {
+//!     js(&env, || Ok(arena::sanitize_slug(&arg::<String>(&env, "text", s)?)))
 //! }
 //! ```
 //!
-//! Namespaces (`hashline`, `flow`, `arena`) use `#[napi(namespace = "hashline")]`
-//! on the items of `src/hashline.rs` etc.
+//! One file per capability; namespaces (`hashline`, `flow`, `arena`) use
+//! `#[napi(namespace = "hashline")]` on the items of `src/hashline.rs` etc.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod arena;
 pub mod edit;
-pub mod errors;
 pub mod flow;
 pub mod hash;
 pub mod hashline;
+pub mod helpers;
+
+use coderig::arena::{BattleType, ContestantAction, ContestantStatus, Lane};
+use coderig::flow::{
+    FailureKind, ResumeAction, SkipReason, StepKind, StepOutcome, StepStatus, TriggerRule,
+};
+use coderig::task::TaskState;
+use coderig::{ErrorKind, MatchKind, Tier, ViolationKind};
+use napi_derive::napi;
+use std::collections::BTreeMap;
+
+/// The core's list of names for every enum that crosses the face, keyed
+/// as Python's `coderig.names()`: the values every string union of
+/// `index.d.ts` must list, in the core's order.
+pub fn name_lists() -> BTreeMap<&'static str, &'static [&'static str]> {
+    BTreeMap::from([
+        ("tier", Tier::NAMES),
+        ("match_kind", MatchKind::NAMES),
+        ("violation_kind", ViolationKind::NAMES),
+        ("trigger_rule", TriggerRule::NAMES),
+        ("step_kind", StepKind::NAMES),
+        ("skip_reason", SkipReason::NAMES),
+        ("step_status", StepStatus::NAMES),
+        ("resume_action", ResumeAction::NAMES),
+        ("failure_kind", FailureKind::NAMES),
+        ("step_outcome", StepOutcome::NAMES),
+        ("task_state", TaskState::NAMES),
+        ("battle_type", BattleType::NAMES),
+        ("lane", Lane::NAMES),
+        ("contestant_status", ContestantStatus::NAMES),
+        ("contestant_action", ContestantAction::NAMES),
+        ("error_kind", ErrorKind::NAMES),
+        ("error_code", ErrorKind::CODES),
+    ])
+}
+
+/// The core's names, `{tier: ['exact', ...], match_kind: [...], ...}`:
+/// every name a string argument accepts or a result holds (see
+/// [`name_lists`] for the keys).
+#[napi(
+    ts_return_type = "Record<'tier' | 'match_kind' | 'violation_kind' | 'trigger_rule' | 'step_kind' | 'skip_reason' | 'step_status' | 'resume_action' | 'failure_kind' | 'step_outcome' | 'task_state' | 'battle_type' | 'lane' | 'contestant_status' | 'contestant_action' | 'error_kind' | 'error_code', string[]>"
+)]
+pub fn names() -> BTreeMap<&'static str, Vec<&'static str>> {
+    name_lists()
+        .into_iter()
+        .map(|(key, list)| (key, list.to_vec()))
+        .collect()
+}

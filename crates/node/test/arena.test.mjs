@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createRequire } from 'node:module'
+import { throwsCode } from './helpers.mjs'
 
 const { arena } = createRequire(import.meta.url)('../index.js')
 
-/** Asserts that `fn` throws a real Error with `code` INVALID_INPUT whose message matches `pattern`. */
-function assertInvalid(fn, pattern) {
-  assert.throws(fn, (error) => {
-    assert.ok(error instanceof Error)
-    assert.equal(error.code, 'INVALID_INPUT')
-    assert.match(error.message, pattern)
-    return true
-  })
+/** Asserts that `fn` throws the core's INVALID_INPUT whose message is `message` (a string: exactly; a RegExp: a match). */
+function assertInvalid(fn, message) {
+  throwsCode(fn, 'INVALID_INPUT', { message })
 }
 
 const rows = (list) => list.map(([id, lane, status]) => ({ id, lane, status }))
@@ -135,8 +131,9 @@ test('battleSlug: UTC date of a Date or of epoch milliseconds', () => {
     assert.equal(arena.battleSlug(id, type, createdAt), expected, String(createdAt))
   }
   assertInvalid(() => arena.battleSlug('xyz', 'qa', 0), /8 hex digits/)
-  assertInvalid(() => arena.battleSlug(id, 'qa', new Date(Number.NaN)), /createdAt/)
-  assertInvalid(() => arena.battleSlug(id, 'qa', 1.5), /createdAt/)
+  assertInvalid(() => arena.battleSlug(id, 'qa', new Date(Number.NaN)), '`created_at`: must be a finite number, got NaN')
+  assertInvalid(() => arena.battleSlug(id, 'qa', 1.5), '`created_at`: must be an integer from -9007199254740991 to 9007199254740991, got 1.5')
+  assertInvalid(() => arena.battleSlug(id, 'qa', '2026-01-01'), '`created_at`: invalid type: string "2026-01-01", expected a JSON number')
   assertInvalid(() => arena.battleSlug(id, 'battle', 0), /unknown battle type "battle"; expected one of: qa, coding/)
 })
 
@@ -218,8 +215,8 @@ test('shouldNameWinner needs two successes', () => {
   for (const [n, expected] of [[0, false], [1, false], [2, true], [6, true]]) {
     assert.equal(arena.shouldNameWinner(n), expected, String(n))
   }
-  assertInvalid(() => arena.shouldNameWinner(-1), /succeededCount/)
-  assertInvalid(() => arena.shouldNameWinner(1.5), /succeededCount/)
+  assertInvalid(() => arena.shouldNameWinner(-1), '`succeeded_count`: must be an integer from 0 to 9007199254740991, got -1')
+  assertInvalid(() => arena.shouldNameWinner(1.5), '`succeeded_count`: must be an integer from 0 to 9007199254740991, got 1.5')
 })
 
 test('extractWinner and extractVerdict: the last decision line decides', () => {
@@ -254,6 +251,12 @@ test('buildCrossExamPrompt names the examiner and the proposed winner', () => {
   assert.ok(user.startsWith('You are c/m3.'))
   assert.ok(user.includes('## Proposed winner\n\na/m1'))
   assert.ok(user.includes('x'.repeat(8000) + '\n[truncated 1 chars]'))
+  // No proposed winner (the judge named none): an independent verdict is asked for.
+  for (const none of [null, undefined]) {
+    const open = arena.buildCrossExamPrompt('prompt', digests, 'analysis', none, 'c', 'm3')
+    assert.ok(open.user.includes('The judge named no winner'), open.user)
+    assert.ok(!open.user.includes('## Proposed winner\n\na/m1'), 'nobody is proposed')
+  }
 })
 
 test('bradleyTerry: shape, order, intervals and determinism', () => {
@@ -277,18 +280,38 @@ test('bradleyTerry: shape, order, intervals and determinism', () => {
   for (const r of noBootstrap) assert.ok(r.ciLow === r.score && r.ciHigh === r.score)
   assert.deepEqual(arena.bradleyTerry([]), [])
   assert.equal(arena.bradleyTerry(battles).length, 3, 'defaults: bootstrap 1000, seed 0')
-  assertInvalid(() => arena.bradleyTerry(battles, { seed: -1 }), /seed/)
-  assertInvalid(() => arena.bradleyTerry(battles, { bootstrap: 0.5 }), /bootstrap/)
+  assertInvalid(() => arena.bradleyTerry(battles, { seed: -1 }), '`options.seed`: must be an integer from 0 to 9007199254740991, got -1')
+  assertInvalid(() => arena.bradleyTerry(battles, { bootstrap: 0.5 }), '`options.bootstrap`: must be an integer from 0 to 9007199254740991, got 0.5')
+  assertInvalid(() => arena.bradleyTerry(battles, { boot: 1 }), '`options.boot`: unknown field `boot`, expected `bootstrap` or `seed`')
+  assertInvalid(() => arena.bradleyTerry([{ winner: 'a' }]), '`battles[0]`: missing field `losers`')
 })
 
-test('bad names and numbers throw INVALID_INPUT', () => {
-  assertInvalid(() => arena.classifyLane('arena', 'a', 'b', []), /unknown battle type "arena"/)
-  assertInvalid(() => arena.nextLocalContestant([{ id: 'a', lane: 'gpu', status: 'queued' }]), /unknown lane "gpu"; expected one of: local, cloud/)
-  assertInvalid(() => arena.dispatchNow([{ id: 'a', lane: 'local', status: 'waiting' }]), /unknown contestant status "waiting"/)
-  assertInvalid(() => arena.dispatchNow([], { localCapacity: -1 }), /localCapacity/)
-  assertInvalid(() => arena.dispatchNow([], { cloudCapacity: Number.POSITIVE_INFINITY }), /cloudCapacity/)
-  assertInvalid(() => arena.isBattleComplete(['done', 'finished']), /unknown contestant status "finished"/)
-  assertInvalid(() => arena.computeBenchmark(0.5, 1, null, 'local'), /startedMs/)
-  assertInvalid(() => arena.computeBenchmark(0, 1, -3, 'local'), /costTokens/)
-  assertInvalid(() => arena.reconcileContestants([{ id: 'a', taskId: 't', status: 'running' }], { t: 'lost' }), /unknown task state "lost"/)
+test('bad names, numbers and types throw INVALID_INPUT with the core\'s messages', () => {
+  // A bad name is the core's refusal of that name (no path: as every face parses a plain string).
+  assertInvalid(() => arena.classifyLane('arena', 'a', 'b', []), 'unknown battle type "arena"; expected one of: qa, coding')
+  assertInvalid(() => arena.nextLocalContestant([{ id: 'a', lane: 'gpu', status: 'queued' }]), 'unknown lane "gpu"; expected one of: local, cloud')
+  assertInvalid(() => arena.dispatchNow([{ id: 'a', lane: 'local', status: 'waiting' }]), 'unknown contestant status "waiting"; expected one of: queued, running, done, error, cancelled')
+  assertInvalid(() => arena.isBattleComplete(['done', 'finished']), /^unknown contestant status "finished"/)
+  assertInvalid(() => arena.reconcileContestants([{ id: 'a', taskId: 't', status: 'running' }], { t: 'lost' }), /^unknown task state "lost"/)
+  // Numbers and types are checked by the core's decoder, the path first.
+  assertInvalid(() => arena.dispatchNow([], { localCapacity: -1 }), '`options.local_capacity`: must be an integer from 0 to 9007199254740991, got -1')
+  assertInvalid(() => arena.dispatchNow([], { cloudCapacity: Number.POSITIVE_INFINITY }), '`options.cloudCapacity`: must be a finite number, got Infinity')
+  assertInvalid(() => arena.computeBenchmark(0.5, 1, null, 'local'), '`started_ms`: must be an integer from -9007199254740991 to 9007199254740991, got 0.5')
+  assertInvalid(() => arena.computeBenchmark(0, 1, -3, 'local'), '`cost_tokens`: must be an integer from 0 to 9007199254740991, got -3')
+  assertInvalid(() => arena.classifyLane(1, 'a', 'b', []), '`battle_type`: invalid type: integer `1`, expected a string')
+  assertInvalid(() => arena.classifyLane('qa', 'a', 'b', 'm'), '`local_models`: invalid type: string "m", expected an array')
+  assertInvalid(() => arena.nextLocalContestant([{ id: 'a', lane: 'local' }]), '`contestants[0]`: missing field `status`')
+  assertInvalid(() => arena.nextLocalContestant([['a', 'local', 'queued']]), '`contestants[0]`: must be an object, got an array')
+  assertInvalid(() => arena.buildCrossExamPrompt('p', [], 'a', ['a', 'm1'], 'c', 'm'), '`proposed_winner`: must be an object, got an array')
+  assertInvalid(() => arena.sanitizeSlug(undefined), '`text`: invalid type: null, expected a string')
+})
+
+test('row keys may be camelCase or the core\'s snake_case', () => {
+  assert.deepEqual(
+    arena.reconcileContestants([{ id: 'a', task_id: 't1', status: 'running' }, { id: 'b', taskId: 't1', status: 'running' }], { t1: 'completed' }),
+    [{ id: 'a', action: 'mark-done' }, { id: 'b', action: 'mark-done' }],
+  )
+  const digest = { identity: 'a', model: 'm', digest: 'd', benchmark_line: 'B-LINE' }
+  assert.ok(arena.buildJudgePrompt('p', [digest]).user.includes('B-LINE'))
+  assert.equal(arena.dispatchNow([{ id: 'x', lane: 'local', status: 'queued' }], { local_capacity: 0 }).length, 0)
 })

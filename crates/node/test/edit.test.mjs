@@ -5,17 +5,13 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { throwsCode as throwsCore } from './helpers.mjs'
+
 const coderig = createRequire(import.meta.url)('../index.js')
 
-/** Asserts that `fn` throws an Error with `code` and the given own properties. */
+/** Asserts that `fn` throws the core's Error with `code` and the given own properties. */
 function throwsCode(fn, code, props = {}, message) {
-  assert.throws(fn, (error) => {
-    assert.ok(error instanceof Error, 'a real Error')
-    assert.equal(error.code, code, error.message)
-    for (const [key, value] of Object.entries(props)) assert.deepEqual(error[key], value, key)
-    if (message) assert.match(error.message, message)
-    return true
-  })
+  throwsCore(fn, code, { props, message })
 }
 
 // Astral characters (two UTF-16 units each, four UTF-8 bytes) before the
@@ -85,7 +81,7 @@ test('locate: not found carries the nearest window, or null', () => {
   assert.deepEqual([m.start, m.end, m.score, m.count, m.candidates], [null, null, null, 0, []])
   assert.deepEqual([m.nearest.firstLine, m.nearest.lastLine], [1, 3])
   assert.ok(m.nearest.score > 0.5 && m.nearest.score < 0.85, String(m.nearest.score))
-  for (const [content, needle] of [['alpha\nbeta\n', 'gamma'], ['abc', '']]) {
+  for (const [content, needle] of [['alpha\nbeta\n', 'gamma']]) {
     assert.deepEqual(coderig.locate(content, needle), {
       kind: 'not_found',
       start: null,
@@ -96,6 +92,12 @@ test('locate: not found carries the nearest window, or null', () => {
       nearest: null,
     })
   }
+})
+
+test('locate: an empty needle is INVALID_INPUT, as in applyEdit and every face', () => {
+  throwsCore(() => coderig.locate('abc', ''), 'INVALID_INPUT', {
+    message: '`needle` is empty, so there is nothing to find. Send the text to find: one or more complete lines copied from the file.',
+  })
 })
 
 // ------------------------------------------------------------ applyEdit
@@ -215,9 +217,34 @@ test('applyEdit guard errors list the violations; the path picks the import synt
   )
 })
 
-test('applyEdit with a non-string argument is a napi argument error', () => {
-  assert.throws(() => coderig.applyEdit('a', 1, 'b'), { code: 'StringExpected' })
-})
+/**
+ * Wrong JS types are decoded by the core as the fields of the HTTP request
+ * body (`POST /api/edit`, `/api/locate`): the same message, path first.
+ * `[name, call, message, details]`
+ */
+const WRONG_TYPES = [
+  ['applyEdit old', () => coderig.applyEdit('a', 1, 'b'), '`old`: invalid type: integer `1`, expected a string', { path: 'old' }],
+  ['applyEdit content', () => coderig.applyEdit(null, 'a', 'b'), '`content`: invalid type: null, expected a string', { path: 'content' }],
+  ['applyEdit content missing', () => coderig.applyEdit(undefined, 'a', 'b'), 'missing field `content`', {}],
+  ['applyEdit new missing', () => coderig.applyEdit('a', 'a'), '`old` and `new` go together: send both (an empty `new` deletes)', {}],
+  ['applyEdit option', () => coderig.applyEdit('a\n', 'a', 'b', { guards: 'no' }), '`guards`: invalid type: string "no", expected a boolean', { path: 'guards' }],
+  ['applyEdit replaceAll option', () => coderig.applyEdit('a\n', 'a', 'b', { replaceAll: 1 }), '`replace_all`: invalid type: integer `1`, expected a boolean', { path: 'replace_all' }],
+  ['applyEdit unknown option', () => coderig.applyEdit('a\n', 'a', 'b', { gaurds: false }), '`gaurds`: unknown field `gaurds`, expected one of `content`, `old`, `new`, `replace_all`, `edits`, `path`, `guards`', { path: 'gaurds' }],
+  ['applyEdit option repeating an argument', () => coderig.applyEdit('a\n', 'a', 'b', { old: 'x' }), '`options.old`: `old` is an argument of its own, not an option', { path: 'options.old' }],
+  ['applyEdit options not an object', () => coderig.applyEdit('a\n', 'a', 'b', 'x'), '`options`: must be an object of options, got a string', { path: 'options' }],
+  ['applyEdit a function', () => coderig.applyEdit('a\n', () => 'a', 'b'), '`old`: invalid type: function, expected a JSON value', { path: 'old' }],
+  ['applyEdits replaceAll next to the edits', () => coderig.applyEdits('a\n', [['a', 'b']], { replaceAll: true }), '`replace_all`: `replace_all` belongs inside each entry of `edits`, not next to it', { path: 'replace_all' }],
+  ['applyEdits path', () => coderig.applyEdits('a\n', [['a', 'b']], { path: false }), '`path`: invalid type: boolean `false`, expected a string', { path: 'path' }],
+  ['locate needle', () => coderig.locate('abc', 3), '`needle`: invalid type: integer `3`, expected a string', { path: 'needle' }],
+  ['locate content', () => coderig.locate(['a'], 'a'), '`content`: invalid type: array, expected a string', { path: 'content' }],
+  ['checkGuards', () => coderig.checkGuards('a', 2), '`updated`: invalid type: integer `2`, expected a string', { path: 'updated' }],
+]
+
+for (const [name, call, message, details] of WRONG_TYPES) {
+  test(`a wrong type is INVALID_INPUT with the core's message: ${name}`, () => {
+    throwsCore(call, 'INVALID_INPUT', { message, details })
+  })
+}
 
 // ----------------------------------------------------------- applyEdits
 
@@ -236,7 +263,7 @@ test('applyEdits: objects and [old, new] pairs, total replacements, weakest tier
 test('applyEdits is all or nothing, against one snapshot', () => {
   const content = 'one\ntwo\nthree\n'
   // The second edit fails: nothing is applied (the first edit's result is not returned).
-  throwsCode(() => coderig.applyEdits(content, [['one', '1'], ['four', '4']]), 'NOT_FOUND', {}, /edit #2/)
+  throwsCode(() => coderig.applyEdits(content, [['one', '1'], ['four', '4']]), 'NOT_FOUND', {}, /^`edits\[1\]`: `old` was not found/)
   // A target that exists only in another edit's output is not found.
   throwsCode(() => coderig.applyEdits(content, [['one', 'uno'], ['uno', 'eins']]), 'NOT_FOUND')
   // Overlapping targets are invalid input.
@@ -290,29 +317,35 @@ test('every optional option field takes null as not set, as undefined is', () =>
     assert.equal(coderig.editsFile(path, [{ old: 'two', new: '2', replaceAll: null }], { path: null, guards: null }).content, '1\n2\n')
     assert.equal(readFileSync(path, 'utf8'), '1\n2\n')
   })
-  // Other wrong types are still refused.
-  assert.throws(() => coderig.applyEdit('a\n', 'a', 'b', { guards: 'no' }))
-  assert.throws(() => coderig.applyEdit('a\n', 'a', 'b', { path: 3 }))
-  assert.throws(() => coderig.applyEdits('a\n', [['a', 'b']], { path: false }))
 })
 
-/** Malformed edits are INVALID_INPUT naming the edit (1-based) and the field. */
+/** Malformed edits are INVALID_INPUT naming the edit (0-based, as the core's paths) and the field. */
 const MALFORMED_EDITS = [
-  ['not an array', 'x', /edits must be an array/],
-  ['a number', [3], /edit 1: must be an \{old, new, replaceAll\?\} object or an \[old, new\] pair, got a number/],
-  ['a short pair', [['a']], /edit 1: a pair must be \[old, new\], got 1 elements/],
-  ['a pair of non-strings', [['a', 'b'], ['a', 2]], /edit 2, \[1\]: must be a string, got a number/],
-  ['missing new', [{ old: 'a' }], /edit 1, new: missing/],
-  ['old not a string', [{ old: null, new: 'b' }], /edit 1, old: must be a string, got null/],
-  ['replaceAll not a boolean', [{ old: 'a', new: 'b', replaceAll: 1 }], /edit 1, replaceAll: must be a boolean/],
-  ['a snake_case key', [{ old: 'a', new: 'b', replace_all: true }], /edit 1, replace_all: unknown field/],
+  ['not an array', 'x', '`edits`: invalid type: string "x", expected an array'],
+  ['missing', null, '`edits`: invalid type: null, expected an array'],
+  ['a number', [3], '`edits[0]`: invalid type: integer `3`, expected an edit: {"old", "new", "replace_all"?} or [old, new] or [old, new, replace_all]'],
+  ['a short pair', [['a']], '`edits[0]`: an edit given as a list is [old, new] or [old, new, replace_all], got 1 element'],
+  ['a pair of non-strings', [['a', 'b'], ['a', 2]], '`edits[1][1]`: invalid type: integer `2`, expected a string'],
+  ['missing new', [{ old: 'a' }], '`edits[0]`: missing field `new`'],
+  ['old not a string', [{ old: 1, new: 'b' }], '`edits[0].old`: invalid type: integer `1`, expected a string'],
+  ['old null', [{ old: null, new: 'b' }], '`edits[0].old`: invalid type: null, expected a string'],
+  ['replaceAll not a boolean', [{ old: 'a', new: 'b', replaceAll: 1 }], '`edits[0].replaceAll`: invalid type: integer `1`, expected a boolean'],
+  ['an unknown key', [['a', 'b'], { old: 'a', new: 'b', all: true }], '`edits[1].all`: unknown field `all`, expected one of `old`, `new`, `replaceAll`, `replace_all`'],
 ]
 
 for (const [name, edits, message] of MALFORMED_EDITS) {
-  test(`applyEdits refuses malformed edits: ${name}`, () => {
-    throwsCode(() => coderig.applyEdits('a\n', edits), 'INVALID_INPUT', {}, message)
+  test(`applyEdits and editsFile refuse malformed edits: ${name}`, () => {
+    throwsCore(() => coderig.applyEdits('a\n', edits), 'INVALID_INPUT', { message })
+    throwsCore(() => coderig.editsFile('/nonexistent/never-read', edits), 'INVALID_INPUT', { message })
   })
 }
+
+test('applyEdits: replace_all (the core spelling) and replaceAll are the same field, in objects and triples', () => {
+  for (const edit of [{ old: 'x', new: 'y', replace_all: true }, { old: 'x', new: 'y', replaceAll: true }, ['x', 'y', true]]) {
+    assert.deepEqual(coderig.applyEdits('x x\n', [edit]), { content: 'y y\n', tier: 'exact', replacements: 2 }, JSON.stringify(edit))
+  }
+  assert.deepEqual(coderig.applyEdit('x x\n', 'x', 'y', { replace_all: true }).replacements, 2)
+})
 
 // ---------------------------------------------------------- checkGuards
 
@@ -377,7 +410,7 @@ test('a refused file edit leaves the file byte-for-byte untouched', () => {
     throwsCode(() => coderig.editFile(path, 'x = 1', 'x = 1', { replaceAll: true }), 'NO_OP')
     throwsCode(() => coderig.editsFile(path, [['import os', 'import re'], ['nope', 'y']]), 'NOT_FOUND')
     throwsCode(() => coderig.hashlineEditFile(path, [{ op: 'replace', pos: '1#ZZ', lines: 'x' }]), 'HASHLINE_MISMATCH')
-    throwsCode(() => coderig.hashlineEditFile(path, [{ op: 'replace', lines: 'x' }]), 'INVALID_INPUT', {}, /edit 1, pos: missing/)
+    throwsCode(() => coderig.hashlineEditFile(path, [{ op: 'replace', lines: 'x' }]), 'INVALID_INPUT', {}, '`edits[0].pos`: a replace edit needs `pos`, the first line it replaces')
     assert.equal(readFileSync(path, 'utf8'), original)
     assert.equal(statSync(path).mtimeMs, before)
     assert.deepEqual(readdirSync(dir), ['a.py'])

@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createRequire } from 'node:module'
+import { throwsCode } from './helpers.mjs'
 
 const { flow } = createRequire(import.meta.url)('../index.js')
 
 const code = (id, extra = {}) => ({ id, kind: 'code', ...extra })
 
-/** Asserts that `fn` throws a real Error with this `code` (and `kind`, if given). */
-function assertCode(fn, code, kind, pattern = /./) {
-  assert.throws(fn, (error) => {
-    assert.ok(error instanceof Error)
-    assert.equal(error.code, code)
-    if (kind !== undefined) assert.equal(error.kind, kind)
-    assert.match(error.message, pattern)
-    return true
-  })
+/** Asserts that `fn` throws the core's Error with this `code` and `message` (a string: exactly; a RegExp: a match). */
+function assertCode(fn, code, message = /./) {
+  throwsCode(fn, code, { message })
+}
+
+/** Asserts that `fn` throws the core's Error for a refused Scheduler event: `code` and the FlowError name in `details.reason`. */
+function assertFlowError(fn, code, reason, message = /./) {
+  return throwsCode(fn, code, { message, details: { reason }, props: { reason } })
 }
 
 // Dependency outcomes, one letter per dependency d0, d1, ... (as in the Rust
@@ -87,7 +87,13 @@ test('state shapes: arrays, Sets, skipped as ids or {id: reason}, missing state'
   // Failed and timed-out steps are never offered again.
   assert.deepEqual(flow.readySteps(f, { failed: ['a'] }), [])
   assert.deepEqual(flow.readySteps(f, { timedOut: ['a'] }), [])
-  assertCode(() => flow.readySteps(f, { skipped: { b: 'bored' } }), 'INVALID_INPUT', 'invalid_input', /unknown skip reason "bored"; valid names: upstream_failed, branch_not_taken, condition_false, excluded/)
+  assertCode(() => flow.readySteps(f, { skipped: { b: 'bored' } }), 'INVALID_INPUT', '`skipped.b`: unknown skip reason "bored"; expected one of: upstream_failed, branch_not_taken, condition_false, excluded')
+  assertCode(() => flow.readySteps(f, { done: 'a' }), 'INVALID_INPUT', '`done`: invalid type: string "a", expected an array')
+  assertCode(() => flow.readySteps(f, { finished: ['a'] }), 'INVALID_INPUT', /^`finished`: unknown field `finished`, expected one of `done`, `skipped`/)
+  // Field names may be camelCase or the core's snake_case; map keys (step ids) are kept as given.
+  const ids = { steps: [code('myStep'), code('b', { deps: ['myStep'] })] }
+  assert.deepEqual(flow.readySteps(ids, { in_flight: [] , done: ['myStep'] }), ['b'])
+  assert.deepEqual(flow.readySteps(ids, { skipped: { myStep: 'condition_false' } }), ['b'])
 })
 
 const router = (cases, defaultBranch = []) => ({ id: 'router', kind: 'switch', cases, defaultBranch })
@@ -133,7 +139,7 @@ test('resolveSwitch calls conditions in order, stops at the first match, and a t
   assert.deepEqual(flow.resolveSwitch(outer, null), ['nested', []])
   assert.throws(() => flow.resolveSwitch(router([{ label: 'x', steps: [], condition: () => flow.resolveSwitch(step, 'x') }]), null), (error) => error === thrown)
   // An async condition would always be truthy: refused.
-  assertCode(() => flow.resolveSwitch(router([{ label: 'x', steps: [], condition: async () => false }]), null), 'INVALID_INPUT', 'invalid_input', /must be synchronous/)
+  assertCode(() => flow.resolveSwitch(router([{ label: 'x', steps: [], condition: async () => false }]), null), 'INVALID_INPUT', 'a flow condition returned a Promise; conditions must be synchronous')
   // Conditions get a JSON copy of ctx: mutating it does not reach the caller.
   const ctx = { input: { n: 1 } }
   flow.resolveSwitch(router([{ label: 'x', steps: [], condition: (c) => { c.input.n = 99; return true } }]), ctx)
@@ -157,7 +163,7 @@ test('isLoopTerminated: do-while stops when its condition is false or at the cap
   }
   assert.deepEqual(calls, [1, 3], 'the condition is not called at 0 iterations or at the cap')
   assert.throws(() => flow.isLoopTerminated(loop({ loopCondition: () => { throw new RangeError('nope') } }), {}, 1), RangeError)
-  assertCode(() => flow.isLoopTerminated(loop(), {}, -1), 'INVALID_INPUT', 'invalid_input', /iterations/)
+  assertCode(() => flow.isLoopTerminated(loop(), {}, -1), 'INVALID_INPUT', '`iterations`: must be an integer from 0 to 4294967295, got -1')
 })
 
 test('manifestSteps: launch guards exclude steps, and the exclusion satisfies the join', () => {
@@ -228,8 +234,12 @@ test('shouldRetry and isRetriable', () => {
   for (const [kind, expected] of [['timeout', true], ['rate_limited', true], ['transient', true], ['crashed', true], ['validation', false], ['cancelled', false], ['permanent', false]]) {
     assert.equal(flow.isRetriable(kind), expected, kind)
   }
-  assertCode(() => flow.shouldRetry(-1, 0), 'INVALID_INPUT', 'invalid_input', /maxRetries/)
-  assertCode(() => flow.isRetriable('flaky'), 'INVALID_INPUT', 'invalid_input', /unknown failure kind "flaky"/)
+  // No retry policy never retries.
+  assert.equal(flow.shouldRetry(null, 0), false)
+  assert.equal(flow.shouldRetry(undefined, 0), false)
+  assertCode(() => flow.shouldRetry(-1, 0), 'INVALID_INPUT', '`max_retries`: must be an integer from 0 to 4294967295, got -1')
+  assertCode(() => flow.shouldRetry(1, '0'), 'INVALID_INPUT', '`retry_count`: invalid type: string "0", expected a JSON number')
+  assertCode(() => flow.isRetriable('flaky'), 'INVALID_INPUT', /^unknown failure kind "flaky"/)
 })
 
 test('reconcileResumeStep: every row of the resume table', () => {
@@ -256,7 +266,10 @@ test('reconcileResumeStep: every row of the resume table', () => {
     assert.equal(flow.reconcileResumeStep(status, taskId, taskState, retryCount, maxRetries), expected, JSON.stringify([status, taskId, taskState, retryCount, maxRetries]))
   }
   assert.equal(flow.reconcileResumeStep('timed_out'), 'mark-failed', 'defaults: retryCount 0, maxRetries null')
-  assertCode(() => flow.reconcileResumeStep('zombie'), 'INVALID_INPUT', 'invalid_input', /unknown step status "zombie"/)
+  // The seed's step status `completed` is `done`, as in the core.
+  assert.equal(flow.reconcileResumeStep('completed', 't', 'completed'), 'keep')
+  assert.deepEqual(flow.reconcileRun([{ stepId: 'a', taskId: 't', status: 'completed' }], {}), [{ stepId: 'a', action: 'keep' }])
+  assertCode(() => flow.reconcileResumeStep('zombie'), 'INVALID_INPUT', /^unknown step status "zombie"/)
 })
 
 test('reconcileRun: rows in order, task states by id', () => {
@@ -279,7 +292,8 @@ test('reconcileRun: rows in order, task states by id', () => {
     { stepId: 'e', action: 'mark-failed' },
     { stepId: 'f', action: 'keep' },
   ])
-  assertCode(() => flow.reconcileRun([], { t: 'lost' }), 'INVALID_INPUT', 'invalid_input', /unknown task state "lost"/)
+  assertCode(() => flow.reconcileRun([], { t: 'lost' }), 'INVALID_INPUT', /^unknown task state "lost"/)
+  assertCode(() => flow.reconcileRun([{ stepId: 'a', status: 'running', retryCount: -1 }], {}), 'INVALID_INPUT', '`rows[0].retry_count`: must be an integer from 0 to 4294967295, got -1')
 })
 
 test('validate returns every problem as {code, message, ...fields}', () => {
@@ -313,15 +327,33 @@ test('validate returns every problem as {code, message, ...fields}', () => {
   assert.deepEqual(flow.validate({ steps: [code('a'), code('b', { deps: ['a'] })] }), [])
 })
 
-test('bad names and numbers in a flow spec throw INVALID_INPUT', () => {
-  assertCode(() => flow.readySteps({ steps: [{ id: 'a', kind: 'lambda' }] }), 'INVALID_INPUT', 'invalid_input', /unknown step kind "lambda"; valid names: agent, code, approval, switch, do_while/)
-  assertCode(() => flow.readySteps({ steps: [code('a', { triggerRule: 'most_success' })] }), 'INVALID_INPUT', 'invalid_input', /unknown trigger rule "most_success"; valid names: all_success, /)
-  assertCode(() => flow.evaluateTriggerRule([], {}, 'sometimes'), 'INVALID_INPUT', 'invalid_input', /unknown trigger rule "sometimes"/)
-  assertCode(() => flow.readySteps({ steps: [code('a', { maxRetries: 1.5 })] }), 'INVALID_INPUT', 'invalid_input', /maxRetries/)
-  assertCode(() => flow.readySteps({ steps: [code('a')], batchMaxConcurrent: -2 }), 'INVALID_INPUT', 'invalid_input', /batchMaxConcurrent/)
-  assertCode(() => new flow.Scheduler({ steps: [code('a', { loopMaxIterations: -1 })] }), 'INVALID_INPUT', 'invalid_input', /loopMaxIterations/)
-  // Wrong JS types are refused by napi's argument checking, as elsewhere in the addon.
-  assertCode(() => flow.resolveSwitch(router([{ label: 'x', steps: [], condition: 'yes' }]), {}), 'InvalidArg')
+/** `[name, spec, message]`: a bad spec is refused by the core's decoder, the path first, in the core's names. */
+const BAD_SPECS = [
+  ['a bad kind', { steps: [{ id: 'a', kind: 'lambda' }] }, '`steps[0].kind`: unknown step kind "lambda"; expected one of: agent, code, approval, switch, do_while'],
+  ['a bad trigger rule', { steps: [code('a', { triggerRule: 'most_success' })] }, /^`steps\[0\]\.trigger_rule`: unknown trigger rule "most_success"; expected one of: all_success, /],
+  ['a fraction', { steps: [code('a', { maxRetries: 1.5 })] }, '`steps[0].max_retries`: must be an integer from 0 to 4294967295, got 1.5'],
+  ['a negative cap', { steps: [code('a')], batchMaxConcurrent: -2 }, /^`batch_config\.max_concurrent`: must be an integer from 0 to /],
+  ['a misspelt field', { steps: [code('a', { dependencies: ['b'] })] }, /^`steps\[0\]\.dependencies`: unknown field `dependencies`, expected one of `id`, `kind`, `deps`/],
+  ['a step that is not an object', { steps: [['a', 'code']] }, '`steps[0]`: must be an object, got an array'],
+  ['a condition that is not a function', { steps: [code('a', { when: 'input.x' })] }, '`steps[0].when`: a condition must be a function (ctx) => boolean, got a string'],
+  ['a function outside a condition', { steps: [code('a', { deps: () => ['b'] })] }, "`steps[0].deps`: invalid type: function; only `when`, `loop_condition` and a case's `condition` take functions"],
+  ['both spellings of the batch cap', { steps: [], batchMaxConcurrent: 1, batch_config: { max_concurrent: 2 } }, '`batch_max_concurrent`: give `batch_config.max_concurrent` or `batch_max_concurrent`, not both'],
+]
+
+for (const [name, spec, message] of BAD_SPECS) {
+  test(`a bad flow spec is INVALID_INPUT: ${name}`, () => {
+    assertCode(() => new flow.Flow(spec), 'INVALID_INPUT', message)
+    assertCode(() => flow.readySteps(spec), 'INVALID_INPUT', message)
+    assertCode(() => new flow.Scheduler(spec), 'INVALID_INPUT', message)
+  })
+}
+
+test('bad names and numbers outside a spec throw INVALID_INPUT', () => {
+  assertCode(() => flow.evaluateTriggerRule([], {}, 'sometimes'), 'INVALID_INPUT', /^unknown trigger rule "sometimes"; expected one of: /)
+  assertCode(() => new flow.Scheduler({ steps: [code('a', { loopMaxIterations: -1 })] }), 'INVALID_INPUT', '`steps[0].loop_max_iterations`: must be an integer from 0 to 4294967295, got -1')
+  // A step argument's paths start at the step.
+  assertCode(() => flow.resolveSwitch(router([{ label: 'x', steps: [], condition: 'yes' }]), {}), 'INVALID_INPUT', '`cases[0].condition`: a condition must be a function (ctx) => boolean, got a string')
+  assertCode(() => flow.isLoopTerminated({ id: 'l', kind: 'loop' }, {}, 1), 'INVALID_INPUT', /^`kind`: unknown step kind "loop"/)
 })
 
 test('Scheduler runs a small DAG with a failure, a switch and its join to completion', () => {
@@ -347,7 +379,7 @@ test('Scheduler runs a small DAG with a failure, a switch and its join to comple
   assert.deepEqual(s.fail('lint'), [])
   assert.deepEqual(s.takeSkipped(), [{ id: 'notify', reason: 'upstream_failed' }])
   assert.deepEqual(s.complete('test'), ['router', 'cleanup'])
-  assertCode(() => s.complete('router'), 'FLOW_ERROR', 'switch_outcome_required', /complete_switch/)
+  assertFlowError(() => s.complete('router'), 'INVALID_INPUT', 'switch_outcome_required', /complete_switch/)
   assert.deepEqual(s.completeSwitchWith('router', { failed: false }), ['ship'])
   assert.deepEqual(s.takeSkipped(), [{ id: 'fix', reason: 'branch_not_taken' }])
   assert.deepEqual(s.outcome('fix'), { status: 'skipped', reason: 'branch_not_taken' })
@@ -360,19 +392,25 @@ test('Scheduler runs a small DAG with a failure, a switch and its join to comple
   assert.deepEqual(s.complete('cleanup'), [])
   assert.equal(s.isComplete(), true)
   const st = s.state()
-  assert.deepEqual(st, {
+  assert.ok(st instanceof flow.State)
+  // The core's JSON form, as the server and Python give it.
+  assert.deepEqual(st.toJSON(), {
     done: ['cleanup', 'fetch', 'join', 'router', 'ship', 'test'],
     skipped: { fix: 'branch_not_taken', notify: 'upstream_failed' },
     failed: ['lint'],
-    inFlight: [],
+    in_flight: [],
     excluded: [],
-    timedOut: [],
-    switchResults: { router: ['ship', ['fix']] },
-    loopIterations: {},
+    timed_out: [],
+    switch_results: { router: { chosen: 'ship', excluded: ['fix'] } },
+    loop_iterations: {},
   })
-  // The snapshot is a valid flow.State, and the pure decisions agree.
+  assert.deepEqual([st.done, st.failed, st.inFlight, st.skipped], [['cleanup', 'fetch', 'join', 'router', 'ship', 'test'], ['lint'], [], { fix: 'branch_not_taken', notify: 'upstream_failed' }])
+  assert.deepEqual(st.switchResults, { router: { chosen: 'ship', excluded: ['fix'] } })
+  // The snapshot is a state handle the pure decisions take as it is, and
+  // its JSON form decodes back to the same state.
   assert.equal(flow.isRunComplete(f, st), true)
   assert.deepEqual(flow.readySteps(f, st), [])
+  assert.deepEqual(flow.State.fromJSON(JSON.parse(JSON.stringify(st))).toJSON(), st.toJSON())
 })
 
 test('Scheduler: completeSwitch by label, a throwing condition leaves the switch in flight', () => {
@@ -387,7 +425,7 @@ test('Scheduler: completeSwitch by label, a throwing condition leaves the switch
   assert.deepEqual(s.start(), ['router'])
   assert.throws(() => s.completeSwitchWith('router', {}), /bad ctx/)
   assert.deepEqual(s.outcome('router'), { status: 'in_flight', reason: null })
-  assertCode(() => s.completeSwitch('router', 'nope'), 'FLOW_ERROR', 'unknown_case', /no case "nope"/)
+  assertFlowError(() => s.completeSwitch('router', 'nope'), 'INVALID_INPUT', 'unknown_case', /no case "nope"/)
   assert.deepEqual(s.completeSwitch('router', null), ['d1'])
   assert.deepEqual(s.takeSkipped(), [{ id: 'a1', reason: 'branch_not_taken' }])
 })
@@ -411,14 +449,14 @@ test('Scheduler: a do-while runs its body per iteration, then what follows', () 
   let runs = 1
   while (!flow.isLoopTerminated(loop, { n: runs }, runs)) {
     assert.deepEqual(s.nextIteration('loop'), ['body'])
-    assertCode(() => s.nextIteration('loop'), 'FLOW_ERROR', 'loop_body_busy')
+    assertFlowError(() => s.nextIteration('loop'), 'CONFLICT', 'loop_body_busy')
     assert.deepEqual(s.complete('body'), [])
     runs += 1
   }
   assert.equal(runs, 2)
   assert.equal(s.loopIterations('loop'), 1)
   assert.deepEqual(s.complete('loop'), ['after'])
-  assertCode(() => s.nextIteration('after'), 'FLOW_ERROR', 'not_a_loop')
+  assertFlowError(() => s.nextIteration('after'), 'INVALID_INPUT', 'not_a_loop')
   assert.deepEqual(s.complete('after'), [])
   assert.equal(s.isComplete(), true)
 })
@@ -436,29 +474,113 @@ test('Scheduler: launch exclusions, deliberate skips, timeouts', () => {
   assert.equal(s.isComplete(), true)
 })
 
-test('Scheduler errors carry code FLOW_ERROR and a kind; a refused event changes nothing', () => {
-  assert.throws(() => new flow.Scheduler({ steps: [code('a', { deps: ['ghost'] }), code('a')] }), (error) => {
-    assert.equal(error.code, 'FLOW_ERROR')
-    assert.equal(error.kind, 'invalid_flow')
-    assert.deepEqual(error.errors.map((e) => e.code), ['duplicate_id', 'unknown_dependency'])
-    assert.equal(error.errors[1].dep, 'ghost')
-    return true
-  })
-  assertCode(() => new flow.Scheduler({ steps: [code('a')] }, ['ghost']), 'FLOW_ERROR', 'unknown_step')
+test('Scheduler refusals are the core\'s errors with the FlowError reason; a refused event changes nothing', () => {
+  const invalid = assertFlowError(() => new flow.Scheduler({ steps: [code('a', { deps: ['ghost'] }), code('a')] }), 'INVALID_INPUT', 'invalid')
+  assert.deepEqual(invalid.errors.map((e) => e.code), ['duplicate_id', 'unknown_dependency'])
+  assert.equal(invalid.errors[1].dep, 'ghost')
+  assert.deepEqual(invalid.details.errors, invalid.errors)
+  assertFlowError(() => new flow.Scheduler({ steps: [code('a')] }, ['ghost']), 'NOT_FOUND_ID', 'unknown_step')
   const s = new flow.Scheduler({ steps: [code('a'), code('b', { deps: ['a'] })] })
-  assertCode(() => s.complete('a'), 'FLOW_ERROR', 'not_started')
+  assertFlowError(() => s.complete('a'), 'CONFLICT', 'not_started')
   assert.deepEqual(s.start(), ['a'])
-  assertCode(() => s.start(), 'FLOW_ERROR', 'already_started')
-  assert.throws(() => s.complete('b'), (error) => {
-    assert.equal(error.code, 'FLOW_ERROR')
-    assert.equal(error.kind, 'invalid_transition')
-    assert.deepEqual([error.step, error.event, error.state], ['b', 'complete', 'pending'])
-    return true
-  })
-  assertCode(() => s.fail('ghost'), 'FLOW_ERROR', 'unknown_step', /unknown step "ghost"/)
-  assertCode(() => s.completeSwitch('a', null), 'FLOW_ERROR', 'not_a_switch')
-  assertCode(() => s.outcome('ghost'), 'FLOW_ERROR', 'unknown_step')
-  assertCode(() => s.skipReason('ghost'), 'FLOW_ERROR', 'unknown_step')
+  assertFlowError(() => s.start(), 'CONFLICT', 'already_started')
+  const transition = assertFlowError(() => s.complete('b'), 'CONFLICT', 'invalid_transition')
+  assert.deepEqual([transition.step, transition.event, transition.state], ['b', 'complete', 'pending'])
+  assertFlowError(() => s.fail('ghost'), 'NOT_FOUND_ID', 'unknown_step', 'unknown step "ghost"')
+  assertFlowError(() => s.completeSwitch('a', null), 'INVALID_INPUT', 'not_a_switch')
+  assertFlowError(() => s.outcome('ghost'), 'NOT_FOUND_ID', 'unknown_step')
+  assertFlowError(() => s.skipReason('ghost'), 'NOT_FOUND_ID', 'unknown_step')
+  assertCode(() => s.complete(7), 'INVALID_INPUT', '`id`: invalid type: integer `7`, expected a string')
   assert.deepEqual(s.inFlight(), ['a'], 'unchanged')
   assert.deepEqual(s.complete('a'), ['b'])
+})
+
+// ------------------------------------------------------------ handles
+
+test('flow.Flow decodes its spec once: later calls do not read it again', () => {
+  let reads = 0
+  const calls = []
+  const spec = {
+    steps: [
+      code('a'),
+      { get id() { reads += 1; return 'b' }, kind: 'code', deps: ['a'], when: (ctx) => { calls.push(ctx.input); return ctx.input.go } },
+    ],
+  }
+  const f = new flow.Flow(spec)
+  assert.equal(reads, 1)
+  for (let i = 0; i < 10; i += 1) {
+    assert.deepEqual(flow.readySteps(f, { done: ['a'] }), ['b'])
+    assert.equal(flow.isRunComplete(f, { done: ['a', 'b'] }), true)
+  }
+  // The JS condition was attached once and still runs, on the JS thread, during the call.
+  assert.deepEqual(flow.manifestSteps(f, { input: { go: false } }), ['b'])
+  assert.deepEqual(flow.manifestSteps(f, { input: { go: true } }), [])
+  assert.equal(reads, 1, 'the spec was read once')
+  assert.deepEqual(calls, [{ go: false }, { go: true }])
+  assert.deepEqual(f.stepIds, ['a', 'b'])
+  // A scheduler takes the handle; the condition travels with it.
+  const s = new flow.Scheduler(f)
+  assert.deepEqual(s.start(), ['a'])
+})
+
+test('flow.Flow.fromSpec decodes the core\'s JSON form exactly, as the server does', () => {
+  const json = { steps: [{ id: 'a', kind: 'code' }, { id: 'b', kind: 'agent', deps: ['a'], trigger_rule: 'all_done' }], batch_config: { max_concurrent: 2 } }
+  for (const spec of [json, JSON.stringify(json)]) {
+    const f = flow.Flow.fromSpec(spec)
+    assert.deepEqual(f.stepIds, ['a', 'b'])
+    assert.deepEqual(flow.readySteps(f, { failed: ['a'] }), ['b'])
+  }
+  // toJSON is the core's form, and it decodes back to the same flow.
+  const f = flow.Flow.fromSpec(json)
+  assert.deepEqual(flow.Flow.fromSpec(JSON.stringify(f)).toJSON(), f.toJSON())
+  assert.equal(f.toJSON().batch_config.max_concurrent, 2)
+  assert.equal(f.toJSON().steps[1].trigger_rule, 'all_done')
+  // Strict: camelCase is not the JSON form; conditions have none.
+  assertCode(() => flow.Flow.fromSpec({ steps: [{ id: 'a', kind: 'code', triggerRule: 'always' }] }), 'INVALID_INPUT', /^`steps\[0\]\.triggerRule`: unknown field `triggerRule`/)
+  assertCode(() => flow.Flow.fromSpec({ steps: [{ id: 'a', kind: 'code', when: 'x' }] }), 'INVALID_INPUT', '`steps[0].when`: a condition has no JSON form; give it as a function to `new flow.Flow(spec)`')
+  assertCode(() => flow.Flow.fromSpec({ steps: [code('a', { when: () => true })] }), 'INVALID_INPUT', '`steps[0].when`: invalid type: function, expected a JSON value')
+  assertCode(() => flow.Flow.fromSpec('{"steps": ['), 'INVALID_INPUT', /^the spec is not valid JSON: /)
+})
+
+test('flow.State holds a decoded state; getters return fresh copies', () => {
+  const st = new flow.State({ done: new Set(['a']), skipped: ['b'], inFlight: ['c'], switchResults: { sw: [null, ['x']] }, loopIterations: { l: 2 } })
+  assert.deepEqual(st.toJSON(), {
+    done: ['a'], skipped: { b: 'condition_false' }, failed: [], in_flight: ['c'], excluded: [], timed_out: [],
+    switch_results: { sw: { chosen: null, excluded: ['x'] } }, loop_iterations: { l: 2 },
+  })
+  st.done.push('zzz')
+  st.skipped.zzz = 'excluded'
+  assert.deepEqual([st.done, st.skipped], [['a'], { b: 'condition_false' }], 'the handle is unchanged')
+  assert.deepEqual(new flow.State().toJSON().done, [])
+  const f = new flow.Flow({ steps: [code('a'), code('b'), code('d', { deps: ['a', 'b'] })] })
+  assert.deepEqual(flow.readySteps(f, st), ['d'])
+  assert.equal(flow.evaluateTriggerRule(['a', 'b'], st, 'all_success'), true)
+  // fromJSON is the core's form exactly.
+  assert.deepEqual(flow.State.fromJSON({ in_flight: ['q'] }).inFlight, ['q'])
+  assertCode(() => flow.State.fromJSON({ inFlight: ['q'] }), 'INVALID_INPUT', /^`inFlight`: unknown field `inFlight`/)
+  assertCode(() => new flow.State({ loopIterations: { l: -1 } }), 'INVALID_INPUT', '`loop_iterations.l`: must be an integer from 0 to 4294967295, got -1')
+})
+
+test('handles and plain objects give the same decisions', () => {
+  const spec = { steps: [code('a'), code('b', { deps: ['a'], triggerRule: 'all_failed' }), code('c', { deps: ['a'], batch: 'g' })], batchMaxConcurrent: 1 }
+  const plain = { failed: ['a'] }
+  const [f, st] = [new flow.Flow(spec), new flow.State(plain)]
+  for (const [fa, sa] of [[spec, plain], [f, plain], [spec, st], [f, st]]) {
+    assert.deepEqual(flow.readySteps(fa, sa), ['b'])
+    assert.deepEqual(flow.propagateSkips(fa, sa), [{ id: 'c', reason: 'upstream_failed' }])
+    assert.equal(flow.isStuck(fa, sa), false)
+    assert.deepEqual(flow.readyInBatch(fa, sa, ['b']), ['b'])
+    assert.equal(flow.isBatchJoined(fa, sa, 'g'), false)
+  }
+  assert.deepEqual(flow.validate(f), [])
+  assert.deepEqual(flow.buildBatchState(f, ['c']), { g: { running: ['c'], maxConcurrent: 1, joinRule: 'all_success' } })
+})
+
+test('a handle where a plain value belongs reads as its JSON form (toJSON, as JSON.stringify)', () => {
+  const f = new flow.Flow({ steps: [code('a')] })
+  assert.deepEqual(flow.Flow.fromSpec(f).stepIds, ['a'])
+  assert.deepEqual(flow.State.fromJSON(new flow.State({ done: ['a'] })).done, ['a'])
+  // The wrong kind of handle is refused by the decoder of the right one.
+  assertCode(() => flow.readySteps(f, f), 'INVALID_INPUT', /^`batch_config`: unknown field `batch_config`, expected one of `done`/)
+  assertCode(() => flow.readySteps(new flow.State(), {}), 'INVALID_INPUT', /^`done`: unknown field `done`, expected `steps` or `batch_config`/)
 })

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createRequire } from 'node:module'
+import { throwsCode } from './helpers.mjs'
 
 const { hashline } = createRequire(import.meta.url)('../index.js')
 
@@ -18,17 +19,8 @@ function staleRef(content, line) {
   throw new Error('unreachable: two hashes cannot take all 256')
 }
 
-/** Asserts that `fn` throws an Error with `code`; returns the error. */
-function thrown(fn, code) {
-  let caught
-  assert.throws(fn, (error) => {
-    assert.ok(error instanceof Error, 'a real Error')
-    assert.equal(error.code, code, error.message)
-    caught = error
-    return true
-  })
-  return caught
-}
+/** Asserts that `fn` throws the core's Error with `code`; returns the error. */
+const thrown = (fn, code, expect) => throwsCode(fn, code, expect)
 
 // ------------------------------------------------------------- refs
 
@@ -56,10 +48,11 @@ for (const input of ['', '#VK', '12VK', '12#', '12#VA', '12#VKX', '0#VK', '12#VK
   })
 }
 
-for (const lineNo of [0, -1, 1.5, 2 ** 32, Number.NaN, Number.POSITIVE_INFINITY]) {
+for (const [lineNo, got] of [[0, 'an integer from 1 to 4294967295, got 0'], [-1, 'an integer from 1 to 4294967295, got -1'], [1.5, 'an integer from 1 to 4294967295, got 1.5'], [2 ** 32, 'an integer from 1 to 4294967295, got 4294967296'], [Number.NaN, 'a finite number, got NaN'], [Number.POSITIVE_INFINITY, 'a finite number, got Infinity']]) {
   test(`lineHash / legacyLineHash refuse lineNo ${lineNo}`, () => {
-    assert.match(thrown(() => hashline.lineHash(lineNo, 'x'), 'INVALID_INPUT').message, /lineNo must be an integer/)
-    thrown(() => hashline.legacyLineHash(lineNo, 'x'), 'INVALID_INPUT')
+    const expect = { message: `\`line_no\`: must be ${got}`, details: { path: 'line_no' } }
+    thrown(() => hashline.lineHash(lineNo, 'x'), 'INVALID_INPUT', expect)
+    thrown(() => hashline.legacyLineHash(lineNo, 'x'), 'INVALID_INPUT', expect)
   })
 }
 
@@ -99,7 +92,9 @@ test('validate: malformed or out-of-range refs are INVALID_INPUT, with a did-you
   assert.match(error.message, /line 20 does not exist/)
   assert.match(error.message, /did you mean/)
   assert.ok(error.message.includes(`7#${h7}`), error.message)
-  assert.throws(() => hashline.validate(FILE, [2]), { code: 'StringExpected' })
+  // A wrong type is the core's refusal of the request body of POST /api/hashline/validate.
+  thrown(() => hashline.validate(FILE, [2]), 'INVALID_INPUT', { message: '`refs[0]`: invalid type: integer `2`, expected a string' })
+  thrown(() => hashline.validate(FILE, '2#VK'), 'INVALID_INPUT', { message: '`refs`: invalid type: string "2#VK", expected an array' })
 })
 
 // ----------------------------------------------------------- apply
@@ -157,28 +152,34 @@ test('hashline.apply: stale refs throw HASHLINE_MISMATCH with remaps, nothing ap
   assert.equal(hashline.apply(F, [{ op: 'replace', pos: error.remaps[stale], lines: 'Y' }]), 'l1\nl2\nl3\nY\nl5\n')
 })
 
-/** `[name, edits, code, message pattern]` */
+/** `[name, edits, code, message]`: malformed edits get the core's messages, paths 0-based. */
 const REFUSALS = [
   ['overlapping ranges', [{ op: 'replace', pos: r(1), end: r(3), lines: 'X' }, { op: 'replace', pos: r(3), lines: 'Y' }], 'INVALID_INPUT', /overlap/],
   ['end before pos', [{ op: 'replace', pos: r(3), end: r(1), lines: 'X' }], 'INVALID_INPUT', undefined],
-  ['a malformed ref', [{ op: 'replace', pos: 'two', lines: 'X' }], 'INVALID_INPUT', /edit 1, pos: malformed line ref/],
+  ['a malformed ref', [{ op: 'replace', pos: 'two', lines: 'X' }], 'INVALID_INPUT', /^`edits\[0\]\.pos`: malformed line ref "two"/],
   ['a no-op', [{ op: 'replace', pos: r(2), lines: 'l2' }], 'NO_OP', undefined],
-  ['not an array', { op: 'replace', pos: '1#ZZ', lines: 'X' }, 'INVALID_INPUT', /hashline edits must be an array/],
-  ['an edit that is not an object', ['1#ZZ'], 'INVALID_INPUT', /edit 1: must be an object/],
-  ['missing op', [{ pos: r(1), lines: 'X' }], 'INVALID_INPUT', /edit 1, op: missing/],
-  ['unknown op', [{ op: 'insert', lines: 'X' }], 'INVALID_INPUT', /edit 1, op: must be 'replace', 'append' or 'prepend', got "insert"/],
-  ['replace without pos', [{ op: 'append', lines: 'X' }, { op: 'replace', lines: 'X' }], 'INVALID_INPUT', /edit 2, pos: missing/],
-  ['pos not a string', [{ op: 'replace', pos: 2, lines: 'X' }], 'INVALID_INPUT', /edit 1, pos: must be a LINE#HH ref string such as "12#VK", got a number/],
-  ['end on an append', [{ op: 'append', pos: r(1), end: r(2), lines: 'X' }], 'INVALID_INPUT', /edit 1, end: unknown field/],
-  ['a typo in a field name', [{ op: 'replace', pos: r(1), line: 'X' }], 'INVALID_INPUT', /edit 1, line: unknown field/],
-  ['missing lines', [{ op: 'prepend' }], 'INVALID_INPUT', /edit 1, lines: missing/],
-  ['lines of the wrong type', [{ op: 'prepend', lines: 3 }], 'INVALID_INPUT', /edit 1, lines: must be an array of strings or one string, got a number/],
-  ['a non-string line', [{ op: 'prepend', lines: ['a', null] }], 'INVALID_INPUT', /edit 1, lines\[1\]: must be a string, got null/],
+  ['not an array', { op: 'replace', pos: '1#ZZ', lines: 'X' }, 'INVALID_INPUT', '`edits`: invalid type: object, expected an array'],
+  ['missing', null, 'INVALID_INPUT', '`edits`: invalid type: null, expected an array'],
+  ['missing op', [{ pos: r(1), lines: 'X' }], 'INVALID_INPUT', '`edits[0]`: missing field `op`'],
+  ['unknown op', [{ op: 'insert', lines: 'X' }], 'INVALID_INPUT', '`edits[0].op`: unknown hashline op "insert"; expected one of: replace, append, prepend'],
+  ['replace without pos', [{ op: 'append', lines: 'X' }, { op: 'replace', lines: 'X' }], 'INVALID_INPUT', '`edits[1].pos`: a replace edit needs `pos`, the first line it replaces'],
+  ['pos not a string', [{ op: 'replace', pos: 2, lines: 'X' }], 'INVALID_INPUT', '`edits[0].pos`: invalid type: integer `2`, expected a string'],
+  ['end on an append', [{ op: 'append', pos: r(1), end: r(2), lines: 'X' }], 'INVALID_INPUT', '`edits[0].end`: `end` belongs to replace edits only; an append edit inserts at `pos`'],
+  ['a typo in a field name', [{ op: 'replace', pos: r(1), line: 'X' }], 'INVALID_INPUT', '`edits[0].line`: unknown field `line`, expected one of `op`, `pos`, `end`, `lines`'],
+  ['missing lines', [{ op: 'prepend' }], 'INVALID_INPUT', '`edits[0]`: missing field `lines`'],
+  ['lines of the wrong type', [{ op: 'prepend', lines: 3 }], 'INVALID_INPUT', '`edits[0].lines`: invalid type: integer `3`, expected a string or a list of strings'],
+  ['a non-string line', [{ op: 'prepend', lines: ['a', null] }], 'INVALID_INPUT', '`edits[0].lines[1]`: invalid type: null, expected a string'],
 ]
 
 for (const [name, edits, code, message] of REFUSALS) {
   test(`hashline.apply refuses: ${name}`, () => {
-    const error = thrown(() => hashline.apply(F, edits), code)
-    if (message) assert.match(error.message, message)
+    thrown(() => hashline.apply(F, edits), code, { message })
   })
 }
+
+test('an edit that is not an object is INVALID_INPUT at its path', () => {
+  thrown(() => hashline.apply(F, ['1#ZZ']), 'INVALID_INPUT', {
+    message: '`edits[0]`: invalid type: string "1#ZZ", expected a hashline edit: {"op", "pos"?, "end"?, "lines"}',
+    details: { path: 'edits[0]' },
+  })
+})

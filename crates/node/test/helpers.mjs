@@ -2,14 +2,53 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** The shared test vectors, found by walking up from this file to the repo root. */
-export function loadVectors() {
+/** The repository's tests/vectors directory, found by walking up from this file. */
+export function vectorsDir() {
   let dir = dirname(fileURLToPath(import.meta.url))
   for (;;) {
-    const candidate = join(dir, 'tests', 'vectors', 'hashline.json')
-    if (existsSync(candidate)) return JSON.parse(readFileSync(candidate, 'utf8'))
+    const candidate = join(dir, 'tests', 'vectors')
+    if (existsSync(join(candidate, 'hashline.json'))) return candidate
     const parent = dirname(dir)
     if (parent === dir) throw new Error('cannot find tests/vectors/hashline.json above ' + import.meta.url)
     dir = parent
   }
+}
+
+/** The shared hashline vectors (tests/vectors/hashline.json). */
+export function loadVectors() {
+  return JSON.parse(readFileSync(join(vectorsDir(), 'hashline.json'), 'utf8'))
+}
+
+/**
+ * Calls `fn`, which must throw a JS `Error` of the core's taxonomy with
+ * `code` (and `kind` its snake_case twin, `details` an object). `expect`
+ * may pin `message` (a string: exactly; a RegExp: a match), `details`
+ * (compared key by key) and other own properties (`props`, deep-equal).
+ * Returns the error.
+ */
+export function throwsCode(fn, code, expect = {}) {
+  let caught
+  try {
+    fn()
+  } catch (error) {
+    caught = error
+  }
+  if (caught === undefined) throw new Error(`expected a throw with code ${code}`)
+  if (!(caught instanceof Error)) throw new Error(`expected an Error, got ${caught}`)
+  const fail = (what) => {
+    throw new Error(`${what}\n  error: ${caught.code} ${caught.message} ${JSON.stringify(caught.details)}`)
+  }
+  if (caught.code !== code) fail(`expected code ${code}, got ${caught.code}`)
+  if (caught.kind !== code.toLowerCase()) fail(`kind ${caught.kind} is not the snake_case of ${code}`)
+  if (typeof caught.details !== 'object' || caught.details === null) fail('details is not an object')
+  const { message, details = {}, props = {} } = expect
+  if (typeof message === 'string' && caught.message !== message) fail(`expected message ${JSON.stringify(message)}`)
+  if (message instanceof RegExp && !message.test(caught.message)) fail(`expected message matching ${message}`)
+  for (const [key, value] of Object.entries(details)) {
+    if (JSON.stringify(caught.details[key]) !== JSON.stringify(value)) fail(`details.${key}: expected ${JSON.stringify(value)}`)
+  }
+  for (const [key, value] of Object.entries(props)) {
+    if (JSON.stringify(caught[key]) !== JSON.stringify(value)) fail(`${key}: expected ${JSON.stringify(value)}, got ${JSON.stringify(caught[key])}`)
+  }
+  return caught
 }

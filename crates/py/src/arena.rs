@@ -7,7 +7,7 @@
 //! message lists the valid names. Contestant ids are returned as the very
 //! objects the caller passed (any type).
 
-use crate::convert::{invalid, parse, Items};
+use crate::helpers::{name, to_py_err, Items};
 use coderig::arena::{self, BattleType, Benchmark, ContestantStatus, Lane, TaskState};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -52,7 +52,7 @@ fn contestant_rows<'py>(
 ) -> PyResult<ContestantRows<'py>> {
     rows.0
         .into_iter()
-        .map(|(id, lane, status)| Ok((id, parse(&lane)?, parse(&status)?)))
+        .map(|(id, lane, status)| Ok((id, name(&lane)?, name(&status)?)))
         .collect()
 }
 
@@ -66,7 +66,7 @@ fn classify_lane(
     model: &str,
     local_models: Items<String>,
 ) -> PyResult<&'static str> {
-    let battle_type: BattleType = parse(battle_type)?;
+    let battle_type: BattleType = name(battle_type)?;
     Ok(arena::classify_lane(battle_type, identity, model, &local_models.0).as_str())
 }
 
@@ -100,7 +100,7 @@ fn is_battle_complete(statuses: Items<String>) -> PyResult<bool> {
     let statuses = statuses
         .0
         .iter()
-        .map(|s| parse(s))
+        .map(|s| name(s))
         .collect::<PyResult<Vec<ContestantStatus>>>()?;
     Ok(arena::is_battle_complete(&statuses))
 }
@@ -114,7 +114,7 @@ fn compute_benchmark(
     cost_tokens: Option<u64>,
     lane: &str,
 ) -> PyResult<(u64, Option<f64>)> {
-    let b = arena::compute_benchmark(started_ms, ended_ms, cost_tokens, parse(lane)?);
+    let b = arena::compute_benchmark(started_ms, ended_ms, cost_tokens, name(lane)?);
     Ok((b.duration_ms, b.tokens_per_sec))
 }
 
@@ -131,7 +131,7 @@ fn benchmark_line(
         duration_ms,
         tokens_per_sec,
     };
-    Ok(arena::benchmark_line(&b, cost_tokens, parse(lane)?))
+    Ok(arena::benchmark_line(&b, cost_tokens, name(lane)?))
 }
 
 /// Lowercase ASCII slug: runs of other characters become one `-`, trimmed,
@@ -197,15 +197,15 @@ fn battle_slug(
     battle_type: &str,
     created_at: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
-    let battle_type: BattleType = parse(battle_type)?;
-    arena::battle_slug(battle_id, battle_type, unix_ms(created_at)?).map_err(invalid)
+    let battle_type: BattleType = name(battle_type)?;
+    arena::battle_slug(battle_id, battle_type, unix_ms(created_at)?).map_err(to_py_err)
 }
 
 /// The contestant's folder name, `sanitize_slug("<identity>-<model>")`;
 /// InvalidInputError when that is empty.
 #[pyfunction]
 fn contestant_dir(identity: &str, model: &str) -> PyResult<String> {
-    arena::contestant_dir(identity, model).map_err(invalid)
+    arena::contestant_dir(identity, model).map_err(to_py_err)
 }
 
 /// The resume action of one contestant: `"keep"`, `"re-dispatch"`,
@@ -218,8 +218,8 @@ fn reconcile_contestant_resume(
     task_id: Option<&str>,
     task_state: Option<&str>,
 ) -> PyResult<&'static str> {
-    let task_state = task_state.map(parse::<TaskState>).transpose()?;
-    Ok(arena::reconcile_contestant_resume(parse(status)?, task_id, task_state).as_str())
+    let task_state = task_state.map(name::<TaskState>).transpose()?;
+    Ok(arena::reconcile_contestant_resume(name(status)?, task_id, task_state).as_str())
 }
 
 /// `[(contestant_id, action)]` in row order for rows
@@ -233,11 +233,11 @@ fn reconcile_contestants<'py>(
     let rows = rows
         .0
         .into_iter()
-        .map(|(id, task_id, status)| Ok((id, task_id, parse(&status)?)))
+        .map(|(id, task_id, status)| Ok((id, task_id, name(&status)?)))
         .collect::<PyResult<Vec<(Bound<'py, PyAny>, Option<String>, ContestantStatus)>>>()?;
     let task_states = task_states
         .into_iter()
-        .map(|(task, state)| Ok((task, parse(&state)?)))
+        .map(|(task, state)| Ok((task, name(&state)?)))
         .collect::<PyResult<HashMap<String, TaskState>>>()?;
     Ok(arena::reconcile_contestants(&rows, &task_states)
         .into_iter()
@@ -283,21 +283,26 @@ fn extract_winner(judge_output: &str) -> Option<(String, String)> {
 }
 
 /// `(system, user)` asking `examiner_identity/examiner_model` to check the
-/// judge's analysis and `proposed_winner` `(identity, model)`.
+/// judge's analysis and `proposed_winner` `(identity, model)`; with
+/// `proposed_winner=None` (the judge named none) the examiner is asked for
+/// an independent verdict.
 #[pyfunction]
 fn build_cross_exam_prompt(
     original_prompt: &str,
     digests: Digests,
     analysis: &str,
-    proposed_winner: (String, String),
+    proposed_winner: Option<(String, String)>,
     examiner_identity: &str,
     examiner_model: &str,
 ) -> (String, String) {
+    let proposed_winner = proposed_winner
+        .as_ref()
+        .map(|(identity, model)| (identity.as_str(), model.as_str()));
     arena::build_cross_exam_prompt(
         original_prompt,
         &digests.0,
         analysis,
-        Some((proposed_winner.0.as_str(), proposed_winner.1.as_str())),
+        proposed_winner,
         examiner_identity,
         examiner_model,
     )

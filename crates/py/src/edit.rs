@@ -1,18 +1,20 @@
-//! `coderig.locate`, `apply_edit`, `apply_edits`, `check_guards` and the
-//! file helpers `edit_file`, `edits_file`, `hashline_edit_file`.
+//! `coderig.locate`, `apply_edit`, `apply_edits`, `check_guards`,
+//! `xxhash32` and the file helpers `edit_file`, `edits_file`,
+//! `hashline_edit_file`.
 //!
-//! Conventions: offsets handed to Python are code-point indices into the
-//! caller's `str` (the core works in bytes); a request of the wrong shape is
-//! an `InvalidInputError` naming the offending item and field; the core
-//! runs with the GIL released.
+//! Conventions: the arguments of a function with an HTTP route are decoded
+//! as that route's body by the core (`apply_edit(content, old, new, ...)`
+//! is `POST /api/edit {"content", "old", "new", ...}`), so a bad argument
+//! gets the server's message; offsets handed to Python are code-point
+//! indices into the caller's `str` (the core works in bytes); the core runs
+//! with the GIL released.
 
-use crate::errors::{to_py_err, violation_to_py};
-use crate::hashline::hashline_edits;
-use coderig::{ApplyOptions, Edit, EditError};
-use pyo3::exceptions::PyRuntimeError;
+use crate::helpers::{decode, fspath, request, to_json, to_py_err, violation};
+use coderig::json::{self, EditRequest, EditResponse, LocateRequest, XxhashRequest};
+use coderig::{ApplyOptions, Error, MatchKind, Nearest, Tier};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyList, PyMapping, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use std::path::PathBuf;
 
 /// Registers the classes and functions of this file.
@@ -23,6 +25,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apply_edit, m)?)?;
     m.add_function(wrap_pyfunction!(apply_edits, m)?)?;
     m.add_function(wrap_pyfunction!(check_guards, m)?)?;
+    m.add_function(wrap_pyfunction!(xxhash32, m)?)?;
     m.add_function(wrap_pyfunction!(edit_file, m)?)?;
     m.add_function(wrap_pyfunction!(edits_file, m)?)?;
     m.add_function(wrap_pyfunction!(hashline_edit_file, m)?)?;
@@ -35,12 +38,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// matched text) and, like `score`, are `None` unless a tier found it.
 #[pyclass(frozen, module = "coderig", name = "Match")]
 pub struct Match {
-    kind: &'static str,
+    kind: MatchKind,
     span: Option<(usize, usize)>,
     score: Option<f64>,
     count: usize,
     candidates: Vec<(usize, usize)>,
-    nearest: Option<(usize, usize, f64)>,
+    nearest: Option<Nearest>,
 }
 
 #[pymethods]
@@ -48,7 +51,7 @@ impl Match {
     /// `"exact"`, `"whitespace"`, `"unicode"`, `"fuzzy"`, `"ambiguous"` or `"not_found"`.
     #[getter]
     fn kind(&self) -> &'static str {
-        self.kind
+        self.kind.as_str()
     }
 
     /// Code-point offset of the first matched character, or `None`.
@@ -84,26 +87,24 @@ impl Match {
     /// `(first_line, last_line, score)` of the closest window, when not found.
     #[getter]
     fn nearest(&self) -> Option<(usize, usize, f64)> {
-        self.nearest
+        self.nearest.map(|n| (n.first_line, n.last_line, n.score))
     }
 
     fn __repr__(&self) -> String {
-        match (self.span, self.score) {
-            (Some((start, end)), Some(score)) => format!(
-                "Match(kind='{}', start={start}, end={end}, score={score:.3})",
-                self.kind
-            ),
-            _ if self.kind == "ambiguous" => format!(
-                "Match(kind='ambiguous', count={}, candidates={:?})",
+        let kind = self.kind.as_str();
+        match (self.span, self.score, self.nearest) {
+            (Some((start, end)), Some(score), _) => {
+                format!("Match(kind='{kind}', start={start}, end={end}, score={score:.3})")
+            }
+            _ if self.kind == MatchKind::Ambiguous => format!(
+                "Match(kind='{kind}', count={}, candidates={:?})",
                 self.count, self.candidates
             ),
-            _ => match self.nearest {
-                Some((first, last, score)) => format!(
-                    "Match(kind='{}', nearest=({first}, {last}, {score:.3}))",
-                    self.kind
-                ),
-                None => format!("Match(kind='{}', nearest=None)", self.kind),
-            },
+            (_, _, Some(n)) => format!(
+                "Match(kind='{kind}', nearest=({}, {}, {:.3}))",
+                n.first_line, n.last_line, n.score
+            ),
+            _ => format!("Match(kind='{kind}', nearest=None)"),
         }
     }
 }
@@ -112,17 +113,23 @@ impl Match {
 #[pyclass(frozen, module = "coderig", name = "Applied")]
 pub struct Applied {
     content: String,
-    tier: &'static str,
+    tier: Tier,
     replacements: usize,
+}
+
+impl From<EditResponse> for Applied {
+    fn from(r: EditResponse) -> Self {
+        Applied {
+            content: r.content,
+            tier: r.tier,
+            replacements: r.replacements,
+        }
+    }
 }
 
 impl From<coderig::Applied> for Applied {
     fn from(a: coderig::Applied) -> Self {
-        Applied {
-            content: a.content,
-            tier: a.tier.as_str(),
-            replacements: a.replacements,
-        }
+        EditResponse::from(a).into()
     }
 }
 
@@ -137,7 +144,7 @@ impl Applied {
     /// The weakest tier any edit needed: `"exact"`, `"whitespace"`, `"unicode"` or `"fuzzy"`.
     #[getter]
     fn tier(&self) -> &'static str {
-        self.tier
+        self.tier.as_str()
     }
 
     /// Number of spans replaced.
@@ -149,7 +156,7 @@ impl Applied {
     fn __repr__(&self) -> String {
         format!(
             "Applied(tier='{}', replacements={}, content=<{} chars>)",
-            self.tier,
+            self.tier.as_str(),
             self.replacements,
             self.content.chars().count()
         )
@@ -157,94 +164,115 @@ impl Applied {
 }
 
 /// The code-point offsets of the byte span `start..end` of `content`.
-fn code_point_span(content: &str, start: usize, end: usize) -> PyResult<(usize, usize)> {
+fn code_point_span(content: &str, start: usize, end: usize) -> Result<(usize, usize), Error> {
     match (content.get(..start), content.get(start..end)) {
         (Some(before), Some(matched)) => {
             let first = before.chars().count();
             Ok((first, first + matched.chars().count()))
         }
-        _ => Err(PyRuntimeError::new_err(format!(
-            "coderig core returned the span {start}..{end}, not on character boundaries"
+        _ => Err(Error::internal(format!(
+            "the core returned the span {start}..{end}, not on character boundaries"
         ))),
     }
 }
 
 /// Finds `needle` in `content` (see DESIGN.md: exact → whitespace → unicode
-/// → fuzzy, refusing as ambiguous when two locations qualify). Never raises
-/// for any pair of strings; an empty needle is `not_found`.
+/// → fuzzy, refusing as ambiguous when two locations qualify). An empty
+/// needle is `InvalidInputError`; any other pair of strings gets a `Match`.
 #[pyfunction]
-fn locate(py: Python<'_>, content: PyBackedStr, needle: PyBackedStr) -> PyResult<Match> {
-    let (found, span) = py.detach(|| {
-        let found = coderig::locate(&content, &needle);
-        let span = found
-            .span
-            .clone()
-            .map(|s| code_point_span(&content, s.start, s.end));
-        (found, span)
-    });
-    Ok(Match {
-        kind: match found.kind {
-            coderig::MatchKind::Exact => "exact",
-            coderig::MatchKind::Whitespace => "whitespace",
-            coderig::MatchKind::Unicode => "unicode",
-            coderig::MatchKind::Fuzzy => "fuzzy",
-            coderig::MatchKind::Ambiguous => "ambiguous",
-            coderig::MatchKind::NotFound => "not_found",
-        },
-        span: span.transpose()?,
-        score: found.score,
-        count: found.count,
-        candidates: found.candidates,
-        nearest: found.nearest.map(|n| (n.first_line, n.last_line, n.score)),
-    })
-}
-
-/// A guard's path: `str` or `os.PathLike`, used only to pick the language.
-fn options(path: Option<PathBuf>, guards: bool) -> ApplyOptions {
-    ApplyOptions {
-        path: path.map(|p| p.to_string_lossy().into_owned()),
-        guards,
-    }
-}
-
-/// Replaces `old` by `new` in `content`; raises `NotFoundError`,
-/// `AmbiguousError`, `GuardError`, `NoOpError` or `InvalidInputError`.
-#[pyfunction]
-#[pyo3(signature = (content, old, new, replace_all = false, path = None, guards = true))]
-fn apply_edit(
+fn locate(
     py: Python<'_>,
-    content: PyBackedStr,
-    old: String,
-    new: String,
-    replace_all: bool,
-    path: Option<PathBuf>,
-    guards: bool,
-) -> PyResult<Applied> {
-    let edit = Edit {
-        old,
-        new,
-        replace_all,
-    };
-    let opts = options(path, guards);
-    py.detach(|| coderig::apply_edit_with(&content, &edit, &opts))
+    content: &Bound<'_, PyAny>,
+    needle: &Bound<'_, PyAny>,
+) -> PyResult<Match> {
+    let req: LocateRequest = request(&[("content", Some(content)), ("needle", Some(needle))])?;
+    py.detach(|| {
+        let found = coderig::try_locate(&req.content, &req.needle)?;
+        let span = match &found.span {
+            Some(s) => Some(code_point_span(&req.content, s.start, s.end)?),
+            None => None,
+        };
+        Ok::<_, Error>(Match {
+            kind: found.kind,
+            span,
+            score: found.score,
+            count: found.count,
+            candidates: found.candidates,
+            nearest: found.nearest,
+        })
+    })
+    .map_err(to_py_err)
+}
+
+/// Applies a decoded `POST /api/edit` body with the GIL released.
+fn apply_request(py: Python<'_>, req: EditRequest) -> PyResult<Applied> {
+    py.detach(|| req.apply())
         .map(Applied::from)
         .map_err(to_py_err)
 }
 
-/// Applies several edits atomically (all located in the one original
-/// content, overlaps refused, all or nothing).
+/// Replaces `old` by `new` in `content`; raises `NotFoundError`,
+/// `AmbiguousError`, `GuardError`, `NoOpError` or `InvalidInputError`.
+/// `None` for `replace_all`, `path` or `guards` means the default.
 #[pyfunction]
-#[pyo3(signature = (content, edits, path = None, guards = true))]
+#[pyo3(
+    signature = (content, old, new, replace_all = None, path = None, guards = None),
+    text_signature = "(content, old, new, replace_all=False, path=None, guards=True)"
+)]
+fn apply_edit(
+    py: Python<'_>,
+    content: &Bound<'_, PyAny>,
+    old: &Bound<'_, PyAny>,
+    new: &Bound<'_, PyAny>,
+    replace_all: Option<&Bound<'_, PyAny>>,
+    path: Option<&Bound<'_, PyAny>>,
+    guards: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Applied> {
+    let path = path.map(fspath);
+    let req: EditRequest = request(&[
+        ("content", Some(content)),
+        ("old", Some(old)),
+        ("new", Some(new)),
+        ("replace_all", replace_all),
+        ("path", path.as_ref()),
+        ("guards", guards),
+    ])?;
+    apply_request(py, req)
+}
+
+/// Applies several edits atomically (all located in the one original
+/// content, overlaps refused, all or nothing). Each edit is `(old, new)`,
+/// `(old, new, replace_all)` or `{"old", "new", "replace_all"?}`; the list
+/// is decoded by `json::edits` (paths `edits[1].old`), the other arguments
+/// as the fields of `POST /api/edit`.
+#[pyfunction]
+#[pyo3(
+    signature = (content, edits, path = None, guards = None),
+    text_signature = "(content, edits, path=None, guards=True)"
+)]
 fn apply_edits(
     py: Python<'_>,
-    content: PyBackedStr,
+    content: &Bound<'_, PyAny>,
     edits: &Bound<'_, PyAny>,
-    path: Option<PathBuf>,
-    guards: bool,
+    path: Option<&Bound<'_, PyAny>>,
+    guards: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Applied> {
-    let edits = search_replace_edits(edits)?;
-    let opts = options(path, guards);
-    py.detach(|| coderig::apply_edits(&content, &edits, &opts))
+    let path = path.map(fspath);
+    // An empty batch stands in for `edits` so that the request decodes the
+    // other fields; the edits themselves go through `json::edits`.
+    let no_edits = PyList::empty(py);
+    let req: EditRequest = request(&[
+        ("content", Some(content)),
+        ("edits", Some(no_edits.as_any())),
+        ("path", path.as_ref()),
+        ("guards", guards),
+    ])?;
+    let edits = decode(to_json(edits, "edits")?, json::edits)?;
+    let opts = ApplyOptions {
+        path: req.path,
+        guards: req.guards,
+    };
+    py.detach(|| coderig::apply_edits(&req.content, &edits, &opts))
         .map(Applied::from)
         .map_err(to_py_err)
 }
@@ -261,28 +289,66 @@ fn check_guards<'py>(
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let path = path.map(|p| p.to_string_lossy().into_owned());
     let violations = py.detach(|| coderig::check_guards(&original, &updated, path.as_deref()));
-    violations.iter().map(|v| violation_to_py(py, v)).collect()
+    violations.iter().map(|v| violation(py, v)).collect()
+}
+
+/// xxHash32 of `data` (a `str` is hashed as UTF-8, `bytes` as is) with
+/// `seed` in `0..=4294967295` (default 0), both decoded as the body of
+/// `POST /api/xxhash32` (bytes aside, which JSON lacks).
+#[pyfunction]
+#[pyo3(signature = (data, seed = None), text_signature = "(data, seed=0)")]
+fn xxhash32(data: &Bound<'_, PyAny>, seed: Option<&Bound<'_, PyAny>>) -> PyResult<u32> {
+    let bytes = data.cast::<PyBytes>().ok();
+    let empty = PyString::new(data.py(), "");
+    let text = if bytes.is_some() {
+        empty.as_any()
+    } else {
+        data
+    };
+    let req: XxhashRequest = request(&[("data", Some(text)), ("seed", seed)])?;
+    let seed = req.seed.unwrap_or(0);
+    Ok(match bytes {
+        Some(bytes) => coderig::xxhash32(bytes.as_bytes(), seed),
+        None => coderig::xxhash32(req.data.as_bytes(), seed),
+    })
+}
+
+/// `{"old", "new", "replace_all"}` decoded as one edit by the core.
+fn one_edit(
+    old: &Bound<'_, PyAny>,
+    new: &Bound<'_, PyAny>,
+    replace_all: Option<&Bound<'_, PyAny>>,
+) -> PyResult<coderig::Edit> {
+    let fields = PyDict::new(old.py());
+    fields.set_item("old", old)?;
+    fields.set_item("new", new)?;
+    if let Some(replace_all) = replace_all {
+        fields.set_item("replace_all", replace_all)?;
+    }
+    decode(to_json(fields.as_any(), "")?, json::edit)
+}
+
+fn options(guards: bool) -> ApplyOptions {
+    ApplyOptions { path: None, guards }
 }
 
 /// Applies one edit to the file at `path` and writes it back atomically; on
-/// any error the file is untouched (`EditIOError` for IO failures).
+/// any error the file is untouched (`IoError` for IO failures).
 #[pyfunction]
-#[pyo3(signature = (path, old, new, replace_all = false, guards = true))]
+#[pyo3(
+    signature = (path, old, new, replace_all = None, guards = true),
+    text_signature = "(path, old, new, replace_all=False, guards=True)"
+)]
 fn edit_file(
     py: Python<'_>,
     path: PathBuf,
-    old: String,
-    new: String,
-    replace_all: bool,
+    old: &Bound<'_, PyAny>,
+    new: &Bound<'_, PyAny>,
+    replace_all: Option<&Bound<'_, PyAny>>,
     guards: bool,
 ) -> PyResult<Applied> {
-    let edit = Edit {
-        old,
-        new,
-        replace_all,
-    };
-    let opts = options(None, guards);
-    py.detach(|| coderig::edit_file(&path, &edit, &opts))
+    let edit = one_edit(old, new, replace_all)?;
+    py.detach(|| coderig::edit_file(&path, &edit, &options(guards)))
         .map(Applied::from)
         .map_err(to_py_err)
 }
@@ -297,9 +363,8 @@ fn edits_file(
     edits: &Bound<'_, PyAny>,
     guards: bool,
 ) -> PyResult<Applied> {
-    let edits = search_replace_edits(edits)?;
-    let opts = options(None, guards);
-    py.detach(|| coderig::edits_file(&path, &edits, &opts))
+    let edits = decode(to_json(edits, "edits")?, json::edits)?;
+    py.detach(|| coderig::edits_file(&path, &edits, &options(guards)))
         .map(Applied::from)
         .map_err(to_py_err)
 }
@@ -308,118 +373,7 @@ fn edits_file(
 /// `path`, writes it back atomically and returns the new content.
 #[pyfunction]
 fn hashline_edit_file(py: Python<'_>, path: PathBuf, edits: &Bound<'_, PyAny>) -> PyResult<String> {
-    let edits = hashline_edits(edits)?;
+    let edits = decode(to_json(edits, "edits")?, json::hashline_edits)?;
     py.detach(|| coderig::hashline_edit_file(&path, &edits))
         .map_err(to_py_err)
-}
-
-/// An `InvalidInputError` with `message`.
-pub(crate) fn invalid(message: String) -> PyErr {
-    to_py_err(EditError::invalid(message))
-}
-
-/// The Python type name of `value`, for error messages.
-pub(crate) fn type_name(value: &Bound<'_, PyAny>) -> String {
-    value
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".to_owned())
-}
-
-/// The items of a list of edits: any iterable except a string, bytes or a
-/// single mapping (which would silently iterate characters or keys).
-pub(crate) fn edit_items<'py>(edits: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let not_a_list = edits.is_instance_of::<PyString>()
-        || edits.is_instance_of::<PyBytes>()
-        || edits.cast::<PyMapping>().is_ok();
-    let iter = match edits.try_iter() {
-        Ok(iter) if !not_a_list => iter,
-        _ => {
-            return Err(invalid(format!(
-                "edits must be a list of edits (wrap a single edit in a list), got {}",
-                type_name(edits)
-            )))
-        }
-    };
-    iter.collect()
-}
-
-/// A required or optional `str` field of an edit.
-pub(crate) fn str_field(value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
-    value
-        .extract::<String>()
-        .map_err(|_| invalid(format!("{name} must be a str, got {}", type_name(value))))
-}
-
-/// `(old, new)`, `(old, new, replace_all)` or `{"old", "new", "replace_all"?}`.
-fn search_replace_edit(item: &Bound<'_, PyAny>, index: usize) -> PyResult<Edit> {
-    let at = format!("edits[{index}]");
-    let (old, new, replace_all) = if let Ok(map) = item.cast::<PyMapping>() {
-        let (mut old, mut new, mut replace_all) = (None, None, None);
-        for pair in map.items()?.iter() {
-            let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair.extract()?;
-            let slot = match key.extract::<String>().as_deref() {
-                Ok("old") => &mut old,
-                Ok("new") => &mut new,
-                Ok("replace_all") => &mut replace_all,
-                _ => {
-                    return Err(invalid(format!(
-                        "{at} has an unknown field {}; allowed: \"old\", \"new\", \"replace_all\"",
-                        key.repr()?
-                    )))
-                }
-            };
-            *slot = Some(value);
-        }
-        let lacks = |name: &str| invalid(format!("{at} lacks the required field \"{name}\""));
-        (
-            old.ok_or_else(|| lacks("old"))?,
-            new.ok_or_else(|| lacks("new"))?,
-            replace_all,
-        )
-    } else if item.is_instance_of::<PyTuple>() || item.is_instance_of::<PyList>() {
-        let fields: Vec<Bound<'_, PyAny>> = item.try_iter()?.collect::<PyResult<_>>()?;
-        match <[_; 3]>::try_from(fields) {
-            Ok([old, new, replace_all]) => (old, new, Some(replace_all)),
-            Err(fields) => match <[_; 2]>::try_from(fields) {
-                Ok([old, new]) => (old, new, None),
-                Err(fields) => {
-                    return Err(invalid(format!(
-                        "{at} must be (old, new) or (old, new, replace_all), got {} items",
-                        fields.len()
-                    )))
-                }
-            },
-        }
-    } else {
-        return Err(invalid(format!(
-            "{at} must be an (old, new[, replace_all]) tuple or a {{\"old\", \"new\", \
-             \"replace_all\"}} dict, got {}",
-            type_name(item)
-        )));
-    };
-    let replace_all = match replace_all {
-        None => false,
-        Some(value) => value.extract::<bool>().map_err(|_| {
-            invalid(format!(
-                "{at}.replace_all must be a bool, got {}",
-                type_name(&value)
-            ))
-        })?,
-    };
-    Ok(Edit {
-        old: str_field(&old, &format!("{at}.old"))?,
-        new: str_field(&new, &format!("{at}.new"))?,
-        replace_all,
-    })
-}
-
-/// Every edit of a Python list of search/replace edits.
-fn search_replace_edits(edits: &Bound<'_, PyAny>) -> PyResult<Vec<Edit>> {
-    edit_items(edits)?
-        .iter()
-        .enumerate()
-        .map(|(index, item)| search_replace_edit(item, index))
-        .collect()
 }

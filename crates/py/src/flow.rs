@@ -3,34 +3,39 @@
 //!
 //! Conventions (the Python docs in `flow.pyi` say the same):
 //!
+//! - `Step`, `Case`, `Flow` and `State` are handles: each holds the core's
+//!   value, built once by the core's decoders (`json::step`, `json::flow`,
+//!   `json::state`) from the constructor's arguments or from the JSON forms
+//!   (`Flow.from_spec`, `State.from_dict`). A decision converts only its own
+//!   arguments, never a whole flow or state again.
 //! - Names (step kind, trigger rule, skip reason, step status, task state,
 //!   failure kind) are the core's snake_case strings; an unknown one raises
-//!   `coderig.InvalidInputError` listing the valid names. So does every
-//!   refusal of the core (an invalid flow given to `Scheduler`, an event that
-//!   does not apply to a step).
+//!   `coderig.InvalidInputError` listing the valid names. A scheduler event
+//!   that does not apply raises `ConflictError`, an unknown step id
+//!   `NotFoundIdError`, an invalid flow `InvalidInputError` (details: every
+//!   problem).
 //! - Conditions are Python callables `condition(ctx) -> truthy`. The core
 //!   calls them through a [`Condition`] closure that re-acquires the GIL. The
-//!   `ctx` must be JSON-like (dict with str keys, list, tuple, str, int,
-//!   float, bool, None; tuples and sets arrive as lists, NaN and infinities
-//!   as None, JSON having neither); each call receives a fresh copy of it. If a
+//!   `ctx` must be JSON-like (dict with str keys, list, tuple, set, str,
+//!   int, float, bool, None; tuples and sets arrive as lists, NaN and
+//!   infinities as None); each call receives a fresh copy of it. If a
 //!   condition raises, no further condition is called during that core call
 //!   (the failing one counts as false) and the exception is re-raised once
-//!   the core call returns: an exception is never swallowed.
-//!   The core's closures own their callables out of the GC's sight, so a
-//!   reference cycle through a condition (a lambda that refers to its own
-//!   `Flow`) is not collected by Python's cycle collector.
-//! - `State` holds plain Python containers, so `st.done.add("a")` works; the
-//!   containers are converted to the core's state on every call.
+//!   the core call returns: an exception is never swallowed. The core's
+//!   closures own their callables out of the GC's sight, so a reference
+//!   cycle through a condition (a lambda that refers to its own `Flow`) is
+//!   not collected by Python's cycle collector.
 
-use crate::convert::{invalid, parse, Items};
+use crate::helpers::{decode, name, object, to_json, to_py, to_py_err, Items};
 use coderig::flow::{
-    self, BatchConfig, Case, Condition, FailureKind, Flow, ResumeRow, Scheduler, SchedulerState,
-    SkipReason, Step, StepKind, StepOutcome, StepStatus, SwitchResult, TaskState, TriggerRule,
+    self, Case, Condition, FailureKind, Flow, ResumeRow, Scheduler, SchedulerState, SkipReason,
+    Step, StepStatus, TaskState, TriggerRule,
 };
+use coderig::json;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PySet};
 use pyo3::IntoPyObjectExt;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -77,14 +82,14 @@ thread_local! {
 
 /// A [`Condition`] calling `callable(ctx)` under the GIL. Once a condition
 /// has raised in the current core call, later ones are not called (false).
-fn py_condition(callable: Py<PyAny>) -> Condition {
+fn py_condition(callable: &Bound<'_, PyAny>) -> Condition {
+    let callable = callable.clone().unbind();
     Condition::new(move |ctx: &Value| {
         if CONDITION_ERROR.with(|slot| slot.borrow().is_some()) {
             return false;
         }
         Python::attach(|py| {
-            let verdict = pythonize::pythonize(py, ctx)
-                .map_err(PyErr::from)
+            let verdict = to_py(py, ctx)
                 .and_then(|arg| callable.bind(py).call1((arg,)))
                 .and_then(|result| result.is_truthy());
             verdict.unwrap_or_else(|e| {
@@ -104,15 +109,6 @@ fn with_conditions<T>(call: impl FnOnce() -> T) -> PyResult<T> {
         Some(e) => Err(e),
         None => Ok(result),
     }
-}
-
-/// A JSON-like Python value as the core's context.
-fn ctx_value(ctx: &Bound<'_, PyAny>) -> PyResult<Value> {
-    pythonize::depythonize(ctx).map_err(|e| {
-        invalid(format!(
-            "ctx must be JSON-like (dict with str keys, list, tuple, str, int, float, bool, None): {e}"
-        ))
-    })
 }
 
 /// A condition argument: None or a callable (checked now, not at first use).
@@ -147,17 +143,16 @@ impl PyCase {
     #[new]
     #[pyo3(signature = (label, steps, condition = None))]
     fn new(
-        label: String,
-        steps: Items<String>,
+        label: &Bound<'_, PyAny>,
+        steps: &Bound<'_, PyAny>,
         condition: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let condition = callable_arg(condition, "condition")?;
+        let fields = object(&[("label", Some(label)), ("steps", Some(steps))])?;
+        let mut inner: Case = decode(fields, json::decode_object)?;
+        inner.condition = condition.as_ref().map(py_condition);
         Ok(PyCase {
-            inner: Case {
-                label,
-                steps: steps.0,
-                condition: condition.as_ref().map(|c| py_condition(c.clone().unbind())),
-            },
+            inner,
             condition: condition.map(Bound::unbind),
         })
     }
@@ -200,50 +195,87 @@ pub struct PyStep {
     when: Option<Py<PyAny>>,
 }
 
+impl PyStep {
+    /// A handle on a core step without conditions (decoded from JSON).
+    fn from_core(py: Python<'_>, inner: Step) -> PyResult<Py<PyStep>> {
+        let cases = inner
+            .cases
+            .iter()
+            .map(|case| {
+                let inner = case.clone();
+                Py::new(
+                    py,
+                    PyCase {
+                        inner,
+                        condition: None,
+                    },
+                )
+            })
+            .collect::<PyResult<_>>()?;
+        Py::new(
+            py,
+            PyStep {
+                inner,
+                cases,
+                loop_condition: None,
+                when: None,
+            },
+        )
+    }
+}
+
 #[pymethods]
 impl PyStep {
     #[new]
-    #[pyo3(signature = (
-        id, kind = "code", deps = None, trigger_rule = "all_success", batch = None,
-        max_retries = 0, cases = None, default_branch = None, loop_body = None,
-        loop_condition = None, loop_max_iterations = 100, *, timeout = None, when = None
-    ))]
+    #[pyo3(
+        signature = (
+            id, kind = None, deps = None, trigger_rule = None, batch = None, max_retries = None,
+            cases = None, default_branch = None, loop_body = None, loop_condition = None,
+            loop_max_iterations = None, *, timeout = None, when = None
+        ),
+        text_signature = "(id, kind='code', deps=None, trigger_rule='all_success', batch=None, \
+            max_retries=0, cases=None, default_branch=None, loop_body=None, loop_condition=None, \
+            loop_max_iterations=100, *, timeout=None, when=None)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        id: String,
-        kind: &str,
-        deps: Option<Items<String>>,
-        trigger_rule: &str,
-        batch: Option<String>,
-        max_retries: u32,
+        py: Python<'_>,
+        id: &Bound<'_, PyAny>,
+        kind: Option<&Bound<'_, PyAny>>,
+        deps: Option<&Bound<'_, PyAny>>,
+        trigger_rule: Option<&Bound<'_, PyAny>>,
+        batch: Option<&Bound<'_, PyAny>>,
+        max_retries: Option<&Bound<'_, PyAny>>,
         cases: Option<Items<Bound<'_, PyCase>>>,
-        default_branch: Option<Items<String>>,
-        loop_body: Option<Items<String>>,
+        default_branch: Option<&Bound<'_, PyAny>>,
+        loop_body: Option<&Bound<'_, PyAny>>,
         loop_condition: Option<Bound<'_, PyAny>>,
-        loop_max_iterations: u32,
-        timeout: Option<u64>,
+        loop_max_iterations: Option<&Bound<'_, PyAny>>,
+        timeout: Option<&Bound<'_, PyAny>>,
         when: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let cases = cases.map(|c| c.0).unwrap_or_default();
         let loop_condition = callable_arg(loop_condition, "loop_condition")?;
         let when = callable_arg(when, "when")?;
-        let inner = Step {
-            id,
-            kind: parse::<StepKind>(kind)?,
-            deps: deps.map(|d| d.0).unwrap_or_default(),
-            trigger_rule: parse::<TriggerRule>(trigger_rule)?,
-            batch,
-            max_retries,
-            timeout,
-            cases: cases.iter().map(|c| c.get().inner.clone()).collect(),
-            default_branch: default_branch.map(|d| d.0).unwrap_or_default(),
-            loop_body: loop_body.map(|b| b.0).unwrap_or_default(),
-            loop_condition: loop_condition
-                .as_ref()
-                .map(|c| py_condition(c.clone().unbind())),
-            loop_max_iterations,
-            when: when.as_ref().map(|c| py_condition(c.clone().unbind())),
-        };
+        let code = "code".into_bound_py_any(py)?;
+        let mut inner = decode(
+            object(&[
+                ("id", Some(id)),
+                ("kind", Some(kind.unwrap_or(&code))),
+                ("deps", deps),
+                ("trigger_rule", trigger_rule),
+                ("batch", batch),
+                ("max_retries", max_retries),
+                ("timeout", timeout),
+                ("default_branch", default_branch),
+                ("loop_body", loop_body),
+                ("loop_max_iterations", loop_max_iterations),
+            ])?,
+            json::step,
+        )?;
+        let cases = cases.map(|c| c.0).unwrap_or_default();
+        inner.cases = cases.iter().map(|c| c.get().inner.clone()).collect();
+        inner.loop_condition = loop_condition.as_ref().map(py_condition);
+        inner.when = when.as_ref().map(py_condition);
         Ok(PyStep {
             inner,
             cases: cases.into_iter().map(Bound::unbind).collect(),
@@ -370,8 +402,9 @@ impl PyStep {
     }
 }
 
-/// A flow: `Flow(steps, batch_max_concurrent=None, batch_join_rule="all_success")`.
-/// Not validated on construction (see `validate`); `Scheduler` validates.
+/// A flow: `Flow(steps, batch_max_concurrent=None, batch_join_rule="all_success")`
+/// or `Flow.from_spec(spec)`. Not validated on construction (see
+/// `validate`); `Scheduler` validates.
 #[pyclass(module = "coderig.flow", name = "Flow", frozen)]
 pub struct PyFlow {
     inner: Flow,
@@ -381,21 +414,43 @@ pub struct PyFlow {
 #[pymethods]
 impl PyFlow {
     #[new]
-    #[pyo3(signature = (steps, batch_max_concurrent = None, batch_join_rule = "all_success"))]
+    #[pyo3(
+        signature = (steps, batch_max_concurrent = None, batch_join_rule = None),
+        text_signature = "(steps, batch_max_concurrent=None, batch_join_rule='all_success')"
+    )]
     fn new(
         steps: Items<Bound<'_, PyStep>>,
-        batch_max_concurrent: Option<usize>,
-        batch_join_rule: &str,
+        batch_max_concurrent: Option<&Bound<'_, PyAny>>,
+        batch_join_rule: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let config = object(&[
+            ("max_concurrent", batch_max_concurrent),
+            ("join_rule", batch_join_rule),
+        ])?;
+        let spec = serde_json::json!({"steps": [], "batch_config": config});
+        let config = decode(spec, json::flow)?.flow.batch_config;
         let inner = Flow::new(steps.0.iter().map(|s| s.get().inner.clone()).collect())
-            .with_batch_config(BatchConfig {
-                max_concurrent: batch_max_concurrent,
-                join_rule: parse(batch_join_rule)?,
-            });
+            .with_batch_config(config);
         Ok(PyFlow {
             inner,
             steps: steps.0.into_iter().map(Bound::unbind).collect(),
         })
+    }
+
+    /// A flow from its JSON form `{"steps": [...], "batch_config"?}`,
+    /// decoded strictly by the core as the server decodes one (the same
+    /// message for the same mistake). Conditions have no JSON form: fields
+    /// holding them are set aside, so such a case never matches, such a
+    /// do-while runs once and such a `when` excludes nothing.
+    #[staticmethod]
+    fn from_spec(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let inner = decode(to_json(spec, "")?, json::flow)?.flow;
+        let steps = inner
+            .steps
+            .iter()
+            .map(|s| PyStep::from_core(py, s.clone()))
+            .collect::<PyResult<_>>()?;
+        Ok(PyFlow { inner, steps })
     }
 
     /// The steps, in flow order.
@@ -443,142 +498,75 @@ impl PyFlow {
 // ---------------------------------------------------------------------------
 // State.
 
-/// The state of one run, as plain, mutable Python containers:
-/// `done`, `failed`, `in_flight`, `excluded`, `timed_out` are sets of ids;
-/// `skipped` is a dict `{id: reason}`; `switch_results` is
-/// `{switch_id: (chosen_label or None, set of excluded ids)}`;
-/// `loop_iterations` is `{do_while_id: completed iterations}`.
+/// The state of one run, holding the core's state: `State(done=..., ...)`
+/// or `State.from_dict(d)`, both decoded by the core (`skipped` given as a
+/// collection of ids means reason `"condition_false"`).
 ///
-/// `skipped` may be given as a dict or as any collection of ids, which are
-/// then deliberate skips with reason `"condition_false"` (what
-/// `Scheduler.skip` records).
+/// The attributes return fresh copies (sets, dicts); assigning one
+/// replaces that field (decoded as the constructor decodes it).
 #[pyclass(module = "coderig.flow", name = "State")]
 pub struct PyState {
-    done: Py<PySet>,
-    skipped: Py<PyDict>,
-    failed: Py<PySet>,
-    in_flight: Py<PySet>,
-    excluded: Py<PySet>,
-    timed_out: Py<PySet>,
-    switch_results: Py<PyDict>,
-    loop_iterations: Py<PyDict>,
+    inner: SchedulerState,
 }
 
-/// A fresh set of the ids of `items` (None: empty).
-fn id_set(py: Python<'_>, items: Option<Items<String>>) -> PyResult<Py<PySet>> {
-    Ok(PySet::new(py, items.map(|i| i.0).unwrap_or_default())?.unbind())
-}
-
-/// `{id: reason}` from a dict (reasons checked) or from a collection of ids
-/// (reason `condition_false`).
-fn skipped_dict(py: Python<'_>, skipped: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyDict>> {
-    let out = PyDict::new(py);
-    match skipped {
-        None => {}
-        Some(obj) if obj.is_none() => {}
-        Some(obj) => {
-            if let Ok(dict) = obj.cast::<PyDict>() {
-                for (id, reason) in dict.iter() {
-                    let reason: SkipReason = parse(&reason.extract::<String>()?)?;
-                    out.set_item(id.extract::<String>()?, reason.as_str())?;
-                }
-            } else {
-                for id in obj.extract::<Items<String>>()?.0 {
-                    out.set_item(id, SkipReason::ConditionFalse.as_str())?;
-                }
-            }
-        }
-    }
-    Ok(out.unbind())
-}
-
-/// `{switch: (chosen or None, set of excluded)}` from any such mapping.
-fn switch_results_dict(py: Python<'_>, results: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyDict>> {
-    let out = PyDict::new(py);
-    if let Some(obj) = results.filter(|o| !o.is_none()) {
-        let parsed: HashMap<String, (Option<String>, Items<String>)> = obj.extract()?;
-        for (id, (chosen, excluded)) in parsed {
-            out.set_item(id, (chosen, PySet::new(py, excluded.0)?))?;
-        }
-    }
-    Ok(out.unbind())
-}
-
-/// `{do_while: iterations}` from any such mapping.
-fn loop_iterations_dict(
-    py: Python<'_>,
-    iterations: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Py<PyDict>> {
-    let out = PyDict::new(py);
-    if let Some(obj) = iterations.filter(|o| !o.is_none()) {
-        let parsed: HashMap<String, u32> = obj.extract()?;
-        for (id, n) in parsed {
-            out.set_item(id, n)?;
-        }
-    }
-    Ok(out.unbind())
-}
+/// The field names of a state, in the order `repr` shows them.
+const STATE_FIELDS: [&str; 8] = [
+    "done",
+    "skipped",
+    "failed",
+    "in_flight",
+    "excluded",
+    "timed_out",
+    "switch_results",
+    "loop_iterations",
+];
 
 impl PyState {
-    /// The core's state, read from the current contents of the containers.
-    fn to_core(&self, py: Python<'_>) -> PyResult<SchedulerState> {
-        let ids = |set: &Py<PySet>| -> PyResult<BTreeSet<String>> {
-            Ok(set
-                .bind(py)
-                .extract::<Items<String>>()?
-                .0
-                .into_iter()
-                .collect())
-        };
-        let mut skipped = BTreeMap::new();
-        for (id, reason) in self.skipped.bind(py).iter() {
-            skipped.insert(
-                id.extract::<String>()?,
-                parse(&reason.extract::<String>()?)?,
-            );
+    /// Replaces one field by `value`, decoded as the field of a state.
+    fn replace(&mut self, field: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut one = Map::new();
+        one.insert(field.to_owned(), to_json(value, field)?);
+        let new = decode(Value::Object(one), json::state)?;
+        let st = &mut self.inner;
+        match field {
+            "done" => st.done = new.done,
+            "skipped" => st.skipped = new.skipped,
+            "failed" => st.failed = new.failed,
+            "in_flight" => st.in_flight = new.in_flight,
+            "excluded" => st.excluded = new.excluded,
+            "timed_out" => st.timed_out = new.timed_out,
+            "switch_results" => st.switch_results = new.switch_results,
+            _ => st.loop_iterations = new.loop_iterations,
         }
-        let switch_results: HashMap<String, (Option<String>, Items<String>)> =
-            self.switch_results.bind(py).extract()?;
-        Ok(SchedulerState {
-            done: ids(&self.done)?,
-            skipped,
-            failed: ids(&self.failed)?,
-            in_flight: ids(&self.in_flight)?,
-            excluded: ids(&self.excluded)?,
-            timed_out: ids(&self.timed_out)?,
-            switch_results: switch_results
-                .into_iter()
-                .map(|(id, (chosen, excluded))| {
-                    let excluded = excluded.0.into_iter().collect();
-                    (id, SwitchResult { chosen, excluded })
-                })
-                .collect(),
-            loop_iterations: self.loop_iterations.bind(py).extract()?,
-        })
+        Ok(())
     }
 
-    /// Python containers holding a copy of the core's state.
-    fn from_core(py: Python<'_>, st: &SchedulerState) -> PyResult<Self> {
-        let set =
-            |ids: &BTreeSet<String>| -> PyResult<Py<PySet>> { Ok(PySet::new(py, ids)?.unbind()) };
-        let skipped = PyDict::new(py);
-        for (id, reason) in &st.skipped {
-            skipped.set_item(id, reason.as_str())?;
+    /// A fresh Python copy of one field.
+    fn field<'py>(&self, py: Python<'py>, field: &str) -> PyResult<Bound<'py, PyAny>> {
+        let st = &self.inner;
+        let set = |ids: &BTreeSet<String>| Ok(PySet::new(py, ids)?.into_any());
+        match field {
+            "done" => set(&st.done),
+            "failed" => set(&st.failed),
+            "in_flight" => set(&st.in_flight),
+            "excluded" => set(&st.excluded),
+            "timed_out" => set(&st.timed_out),
+            "skipped" => {
+                let out = PyDict::new(py);
+                for (id, reason) in &st.skipped {
+                    out.set_item(id, reason.as_str())?;
+                }
+                Ok(out.into_any())
+            }
+            "switch_results" => {
+                let out = PyDict::new(py);
+                for (id, r) in &st.switch_results {
+                    out.set_item(id, (r.chosen.as_deref(), PySet::new(py, &r.excluded)?))?;
+                }
+                Ok(out.into_any())
+            }
+            _ => st.loop_iterations.clone().into_bound_py_any(py),
         }
-        let switch_results = PyDict::new(py);
-        for (id, r) in &st.switch_results {
-            switch_results.set_item(id, (r.chosen.as_deref(), PySet::new(py, &r.excluded)?))?;
-        }
-        Ok(PyState {
-            done: set(&st.done)?,
-            skipped: skipped.unbind(),
-            failed: set(&st.failed)?,
-            in_flight: set(&st.in_flight)?,
-            excluded: set(&st.excluded)?,
-            timed_out: set(&st.timed_out)?,
-            switch_results: switch_results.unbind(),
-            loop_iterations: st.loop_iterations.clone().into_pyobject(py)?.unbind(),
-        })
     }
 }
 
@@ -591,159 +579,155 @@ impl PyState {
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        py: Python<'_>,
-        done: Option<Items<String>>,
-        skipped: Option<Bound<'_, PyAny>>,
-        failed: Option<Items<String>>,
-        in_flight: Option<Items<String>>,
-        excluded: Option<Items<String>>,
-        timed_out: Option<Items<String>>,
-        switch_results: Option<Bound<'_, PyAny>>,
-        loop_iterations: Option<Bound<'_, PyAny>>,
+        done: Option<&Bound<'_, PyAny>>,
+        skipped: Option<&Bound<'_, PyAny>>,
+        failed: Option<&Bound<'_, PyAny>>,
+        in_flight: Option<&Bound<'_, PyAny>>,
+        excluded: Option<&Bound<'_, PyAny>>,
+        timed_out: Option<&Bound<'_, PyAny>>,
+        switch_results: Option<&Bound<'_, PyAny>>,
+        loop_iterations: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        Ok(PyState {
-            done: id_set(py, done)?,
-            skipped: skipped_dict(py, skipped.as_ref())?,
-            failed: id_set(py, failed)?,
-            in_flight: id_set(py, in_flight)?,
-            excluded: id_set(py, excluded)?,
-            timed_out: id_set(py, timed_out)?,
-            switch_results: switch_results_dict(py, switch_results.as_ref())?,
-            loop_iterations: loop_iterations_dict(py, loop_iterations.as_ref())?,
-        })
+        let values = [
+            done,
+            skipped,
+            failed,
+            in_flight,
+            excluded,
+            timed_out,
+            switch_results,
+            loop_iterations,
+        ];
+        let fields: Vec<_> = STATE_FIELDS.into_iter().zip(values).collect();
+        let inner = decode(object(&fields)?, json::state)?;
+        Ok(PyState { inner })
     }
 
-    /// Steps that finished successfully (a set, mutable in place).
+    /// A state from its JSON form (every field optional; sets as lists,
+    /// `skipped` as a list of ids or `{id: reason}`, `switch_results` as
+    /// `{id: [chosen, [excluded]]}` or `{id: {"chosen", "excluded"}}`),
+    /// decoded by the core.
+    #[staticmethod]
+    fn from_dict(d: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let inner = decode(to_json(d, "")?, json::state)?;
+        Ok(PyState { inner })
+    }
+
+    /// The JSON form (`from_dict(st.to_dict()) == st`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(pythonize::pythonize(py, &self.inner)?)
+    }
+
+    /// Steps that finished successfully (a copy).
     #[getter]
-    fn done(&self, py: Python<'_>) -> Py<PySet> {
-        self.done.clone_ref(py)
+    fn done<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.field(py, "done")
     }
 
     #[setter]
-    fn set_done(&mut self, py: Python<'_>, ids: Items<String>) -> PyResult<()> {
-        self.done = id_set(py, Some(ids))?;
-        Ok(())
+    fn set_done(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.replace("done", value)
     }
 
-    /// `{id: reason}` of steps that did not run (a dict, mutable in place).
+    /// `{id: reason}` of steps that did not run (a copy).
     #[getter]
-    fn skipped(&self, py: Python<'_>) -> Py<PyDict> {
-        self.skipped.clone_ref(py)
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.field(py, "skipped")
     }
 
     #[setter]
-    fn set_skipped(&mut self, value: Bound<'_, PyAny>) -> PyResult<()> {
-        self.skipped = skipped_dict(value.py(), Some(&value))?;
-        Ok(())
+    fn set_skipped(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.replace("skipped", value)
     }
 
-    /// Steps that failed (a set).
+    /// Steps that failed (a copy).
     #[getter]
-    fn failed(&self, py: Python<'_>) -> Py<PySet> {
-        self.failed.clone_ref(py)
+    fn failed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.field(py, "failed")
     }
 
     #[setter]
-    fn set_failed(&mut self, py: Python<'_>, ids: Items<String>) -> PyResult<()> {
-        self.failed = id_set(py, Some(ids))?;
-        Ok(())
+    fn set_failed(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.replace("failed", value)
     }
 
-    /// Steps dispatched and not finished (a set).
+    /// Steps dispatched and not finished (a copy).
     #[getter]
-    fn in_flight(&self, py: Python<'_>) -> Py<PySet> {
-        self.in_flight.clone_ref(py)
+    fn in_flight<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.field(py, "in_flight")
     }
 
     #[setter]
-    fn set_in_flight(&mut self, py: Python<'_>, ids: Items<String>) -> PyResult<()> {
-        self.in_flight = id_set(py, Some(ids))?;
-        Ok(())
+    fn set_in_flight(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.replace("in_flight", value)
     }
 
-    /// Steps excluded at launch (a set).
+    /// Steps excluded at launch (a copy).
     #[getter]
-    fn excluded(&self, py: Python<'_>) -> Py<PySet> {
-        self.excluded.clone_ref(py)
+    fn excluded<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.field(py, "excluded")
     }
 
     #[setter]
-    fn set_excluded(&mut self, py: Python<'_>, ids: Items<String>) -> PyResult<()> {
-        self.excluded = id_set(py, Some(ids))?;
-        Ok(())
+    fn set_excluded(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.replace("excluded", value)
     }
 
-    /// Steps that timed out (a set; they count as failed).
+    /// Steps that timed out (a copy; they count as failed).
     #[getter]
-    fn timed_out(&self, py: Python<'_>) -> Py<PySet> {
-        self.timed_out.clone_ref(py)
+    fn timed_out<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.field(py, "timed_out")
     }
 
     #[setter]
-    fn set_timed_out(&mut self, py: Python<'_>, ids: Items<String>) -> PyResult<()> {
-        self.timed_out = id_set(py, Some(ids))?;
-        Ok(())
+    fn set_timed_out(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.replace("timed_out", value)
     }
 
-    /// `{switch_id: (chosen_label or None, set of excluded ids)}`.
+    /// `{switch_id: (chosen_label or None, set of excluded ids)}` (a copy).
     #[getter]
-    fn switch_results(&self, py: Python<'_>) -> Py<PyDict> {
-        self.switch_results.clone_ref(py)
+    fn switch_results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.field(py, "switch_results")
     }
 
     #[setter]
-    fn set_switch_results(&mut self, value: Bound<'_, PyAny>) -> PyResult<()> {
-        self.switch_results = switch_results_dict(value.py(), Some(&value))?;
-        Ok(())
+    fn set_switch_results(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.replace("switch_results", value)
     }
 
-    /// `{do_while_id: completed iterations}`.
+    /// `{do_while_id: completed iterations}` (a copy).
     #[getter]
-    fn loop_iterations(&self, py: Python<'_>) -> Py<PyDict> {
-        self.loop_iterations.clone_ref(py)
+    fn loop_iterations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.field(py, "loop_iterations")
     }
 
     #[setter]
-    fn set_loop_iterations(&mut self, value: Bound<'_, PyAny>) -> PyResult<()> {
-        self.loop_iterations = loop_iterations_dict(value.py(), Some(&value))?;
-        Ok(())
+    fn set_loop_iterations(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.replace("loop_iterations", value)
     }
 
     /// How `id` stands: `"pending"`, `"in_flight"`, `"done"`, `"failed"`,
     /// `"timed_out"` or `"skipped"` (precedence as in the core).
-    fn outcome(&self, py: Python<'_>, id: &str) -> PyResult<&'static str> {
-        Ok(outcome_name(self.to_core(py)?.outcome(id)))
+    fn outcome(&self, id: &str) -> &'static str {
+        self.inner.outcome(id).as_str()
     }
 
     /// Why `id` was skipped (`"upstream_failed"`, `"branch_not_taken"`,
     /// `"condition_false"` or `"excluded"`), or `None` when its outcome is
     /// not `"skipped"`.
-    fn skip_reason(&self, py: Python<'_>, id: &str) -> PyResult<Option<&'static str>> {
-        Ok(self
-            .to_core(py)?
-            .outcome(id)
-            .skip_reason()
-            .map(SkipReason::as_str))
+    fn skip_reason(&self, id: &str) -> Option<&'static str> {
+        self.inner.outcome(id).skip_reason().map(SkipReason::as_str)
     }
 
     /// Equal when the core states are equal (another type: NotImplemented).
-    fn __eq__(&self, py: Python<'_>, other: PyRef<'_, PyState>) -> PyResult<bool> {
-        Ok(self.to_core(py)? == other.to_core(py)?)
+    fn __eq__(&self, other: PyRef<'_, PyState>) -> bool {
+        self.inner == other.inner
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let fields: [(&str, &Bound<'_, PyAny>); 8] = [
-            ("done", self.done.bind(py).as_any()),
-            ("skipped", self.skipped.bind(py).as_any()),
-            ("failed", self.failed.bind(py).as_any()),
-            ("in_flight", self.in_flight.bind(py).as_any()),
-            ("excluded", self.excluded.bind(py).as_any()),
-            ("timed_out", self.timed_out.bind(py).as_any()),
-            ("switch_results", self.switch_results.bind(py).as_any()),
-            ("loop_iterations", self.loop_iterations.bind(py).as_any()),
-        ];
         let mut parts = Vec::new();
-        for (name, value) in fields {
+        for name in STATE_FIELDS {
+            let value = self.field(py, name)?;
             if value.len()? > 0 {
                 parts.push(format!("{name}={}", value.repr()?));
             }
@@ -752,55 +736,35 @@ impl PyState {
     }
 }
 
-fn outcome_name(o: StepOutcome) -> &'static str {
-    match o {
-        StepOutcome::Pending => "pending",
-        StepOutcome::InFlight => "in_flight",
-        StepOutcome::Done => "done",
-        StepOutcome::Failed => "failed",
-        StepOutcome::TimedOut => "timed_out",
-        StepOutcome::Skipped(_) => "skipped",
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Pure decisions.
 
 /// Steps that may start now, in flow order (batch caps not applied).
 #[pyfunction]
-fn ready_steps(
-    py: Python<'_>,
-    f: PyRef<'_, PyFlow>,
-    st: PyRef<'_, PyState>,
-) -> PyResult<Vec<String>> {
-    Ok(flow::ready_steps(&f.inner, &st.to_core(py)?))
+fn ready_steps(f: PyRef<'_, PyFlow>, st: PyRef<'_, PyState>) -> Vec<String> {
+    flow::ready_steps(&f.inner, &st.inner)
 }
 
 /// Whether `rule` lets a step with these `deps` run now in `st`.
 #[pyfunction]
 #[pyo3(signature = (deps, st, rule = "all_success"))]
 fn evaluate_trigger_rule(
-    py: Python<'_>,
     deps: Items<String>,
     st: PyRef<'_, PyState>,
     rule: &str,
 ) -> PyResult<bool> {
-    let rule: TriggerRule = parse(rule)?;
-    Ok(flow::evaluate_trigger_rule(&deps.0, &st.to_core(py)?, rule))
+    let rule: TriggerRule = name(rule)?;
+    Ok(flow::evaluate_trigger_rule(&deps.0, &st.inner, rule))
 }
 
 /// `[(id, reason)]` of every not-started step that can never run, in flow
 /// order (transitively), plus launch/switch exclusions not yet recorded.
 #[pyfunction]
-fn propagate_skips(
-    py: Python<'_>,
-    f: PyRef<'_, PyFlow>,
-    st: PyRef<'_, PyState>,
-) -> PyResult<Vec<(String, &'static str)>> {
-    Ok(flow::propagate_skips(&f.inner, &st.to_core(py)?)
+fn propagate_skips(f: PyRef<'_, PyFlow>, st: PyRef<'_, PyState>) -> Vec<(String, &'static str)> {
+    flow::propagate_skips(&f.inner, &st.inner)
         .into_iter()
         .map(|(id, reason)| (id, reason.as_str()))
-        .collect())
+        .collect()
 }
 
 /// `{batch: (running: set, max_concurrent or None, join_rule)}` for every
@@ -821,28 +785,18 @@ fn build_batch_state(
 /// most `max_concurrent - running`; ids that are not steps are dropped.
 #[pyfunction]
 fn ready_in_batch(
-    py: Python<'_>,
     f: PyRef<'_, PyFlow>,
     st: PyRef<'_, PyState>,
     ready_ids: Items<String>,
-) -> PyResult<Vec<String>> {
-    Ok(flow::ready_in_batch(
-        &f.inner,
-        &st.to_core(py)?,
-        &ready_ids.0,
-    ))
+) -> Vec<String> {
+    flow::ready_in_batch(&f.inner, &st.inner, &ready_ids.0)
 }
 
 /// Whether batch group `batch` as a whole satisfies the flow's join rule;
 /// None when no step names that group.
 #[pyfunction]
-fn is_batch_joined(
-    py: Python<'_>,
-    f: PyRef<'_, PyFlow>,
-    st: PyRef<'_, PyState>,
-    batch: &str,
-) -> PyResult<Option<bool>> {
-    Ok(flow::is_batch_joined(&f.inner, &st.to_core(py)?, batch))
+fn is_batch_joined(f: PyRef<'_, PyFlow>, st: PyRef<'_, PyState>, batch: &str) -> Option<bool> {
+    flow::is_batch_joined(&f.inner, &st.inner, batch)
 }
 
 /// `(chosen label or None, [excluded ids])`: the first case whose condition
@@ -852,7 +806,7 @@ fn resolve_switch(
     step: PyRef<'_, PyStep>,
     ctx: &Bound<'_, PyAny>,
 ) -> PyResult<(Option<String>, Vec<String>)> {
-    let ctx = ctx_value(ctx)?;
+    let ctx = to_json(ctx, "ctx")?;
     with_conditions(|| flow::resolve_switch(&step.inner, &ctx))
 }
 
@@ -863,25 +817,26 @@ fn is_loop_terminated(
     ctx: &Bound<'_, PyAny>,
     iterations: u32,
 ) -> PyResult<bool> {
-    let ctx = ctx_value(ctx)?;
+    let ctx = to_json(ctx, "ctx")?;
     with_conditions(|| flow::is_loop_terminated(&step.inner, &ctx, iterations))
 }
 
 /// True when every step is settled and none is in flight.
 #[pyfunction]
-fn is_run_complete(py: Python<'_>, f: PyRef<'_, PyFlow>, st: PyRef<'_, PyState>) -> PyResult<bool> {
-    Ok(flow::is_run_complete(&f.inner, &st.to_core(py)?))
+fn is_run_complete(f: PyRef<'_, PyFlow>, st: PyRef<'_, PyState>) -> bool {
+    flow::is_run_complete(&f.inner, &st.inner)
 }
 
 /// True when the run can make no progress.
 #[pyfunction]
-fn is_stuck(py: Python<'_>, f: PyRef<'_, PyFlow>, st: PyRef<'_, PyState>) -> PyResult<bool> {
-    Ok(flow::is_stuck(&f.inner, &st.to_core(py)?))
+fn is_stuck(f: PyRef<'_, PyFlow>, st: PyRef<'_, PyState>) -> bool {
+    flow::is_stuck(&f.inner, &st.inner)
 }
 
-/// `retry_count < max_retries`.
+/// `retry_count < max_retries`; `max_retries=None` (no retry policy) is
+/// never a retry.
 #[pyfunction]
-fn should_retry(max_retries: u32, retry_count: u32) -> bool {
+fn should_retry(max_retries: Option<u32>, retry_count: u32) -> bool {
     flow::should_retry(max_retries, retry_count)
 }
 
@@ -890,13 +845,13 @@ fn should_retry(max_retries: u32, retry_count: u32) -> bool {
 /// `"permanent"`) may succeed on a new attempt.
 #[pyfunction]
 fn is_retriable(kind: &str) -> PyResult<bool> {
-    Ok(flow::is_retriable(parse::<FailureKind>(kind)?))
+    Ok(flow::is_retriable(name::<FailureKind>(kind)?))
 }
 
 /// The set of steps whose `when` guard is false on the launch `ctx`.
 #[pyfunction]
 fn manifest_steps(f: PyRef<'_, PyFlow>, ctx: &Bound<'_, PyAny>) -> PyResult<BTreeSet<String>> {
-    let ctx = ctx_value(ctx)?;
+    let ctx = to_json(ctx, "ctx")?;
     with_conditions(|| flow::manifest_steps(&f.inner, &ctx))
 }
 
@@ -912,8 +867,8 @@ fn reconcile_resume_step(
     retry_count: u32,
     max_retries: Option<u32>,
 ) -> PyResult<&'static str> {
-    let status: StepStatus = parse(status)?;
-    let task_state = task_state.map(parse::<TaskState>).transpose()?;
+    let status: StepStatus = name(status)?;
+    let task_state = task_state.map(name::<TaskState>).transpose()?;
     Ok(flow::reconcile_resume_step(status, task_id, task_state, retry_count, max_retries).as_str())
 }
 
@@ -934,7 +889,7 @@ fn reconcile_run(
             Ok(ResumeRow {
                 step_id,
                 task_id,
-                status: parse(&status)?,
+                status: name(&status)?,
                 retry_count,
                 max_retries,
             })
@@ -942,7 +897,7 @@ fn reconcile_run(
         .collect::<PyResult<Vec<ResumeRow>>>()?;
     let task_states = task_states
         .into_iter()
-        .map(|(task, state)| Ok((task, parse(&state)?)))
+        .map(|(task, state)| Ok((task, name(&state)?)))
         .collect::<PyResult<HashMap<String, TaskState>>>()?;
     Ok(flow::reconcile_run(&rows, &task_states)
         .into_iter()
@@ -950,18 +905,20 @@ fn reconcile_run(
         .collect())
 }
 
-/// Every problem of the flow spec as dicts `{"code": ..., "message": ...,
-/// <the error's fields>}`; empty when the flow is valid.
+/// Every problem of a flow (a `Flow`, or a spec dict decoded as
+/// `Flow.from_spec` does) as dicts `{"code": ..., "message": ..., <the
+/// problem's fields>}`, as `/api/flows/validate` lists them; empty when
+/// the flow is valid.
 #[pyfunction]
-fn validate<'py>(py: Python<'py>, f: PyRef<'_, PyFlow>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    flow::validate(&f.inner)
-        .iter()
-        .map(|e| {
-            let dict = pythonize::pythonize(py, e)?;
-            dict.set_item("message", e.to_string())?;
-            Ok(dict)
-        })
-        .collect()
+fn validate<'py>(py: Python<'py>, f: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let errors = match f.cast::<PyFlow>() {
+        Ok(f) => flow::validate(&f.get().inner),
+        Err(_) => flow::validate(&decode(to_json(f, "")?, json::flow)?.flow),
+    };
+    to_py(
+        py,
+        &Value::Array(coderig::error::validation_errors_json(&errors)),
+    )
 }
 
 // ---------------------------------------------------------------------------
@@ -983,7 +940,7 @@ impl PyScheduler {
     #[pyo3(signature = (f, excluded = None))]
     fn new(f: Bound<'_, PyFlow>, excluded: Option<Items<String>>) -> PyResult<Self> {
         let excluded = excluded.map(|e| e.0).unwrap_or_default();
-        let inner = Scheduler::with_excluded(f.get().inner.clone(), excluded).map_err(invalid)?;
+        let inner = Scheduler::with_excluded(f.get().inner.clone(), excluded).map_err(to_py_err)?;
         Ok(PyScheduler {
             inner,
             flow: f.unbind(),
@@ -992,26 +949,26 @@ impl PyScheduler {
 
     /// Starts the run; returns the steps ready at once.
     fn start(&mut self) -> PyResult<Vec<String>> {
-        self.inner.start().map_err(invalid)
+        self.inner.start().map_err(to_py_err)
     }
 
     /// An in-flight step finished successfully (not for a switch).
     fn complete(&mut self, id: &str) -> PyResult<Vec<String>> {
-        self.inner.complete(id).map_err(invalid)
+        self.inner.complete(id).map_err(to_py_err)
     }
 
     /// An in-flight switch chose the case labelled `chosen` (None: no case
     /// matched); the untaken branches are skipped as `branch_not_taken`.
     #[pyo3(signature = (id, chosen = None))]
     fn complete_switch(&mut self, id: &str, chosen: Option<&str>) -> PyResult<Vec<String>> {
-        self.inner.complete_switch(id, chosen).map_err(invalid)
+        self.inner.complete_switch(id, chosen).map_err(to_py_err)
     }
 
     /// `complete_switch` with the case chosen by `resolve_switch(step, ctx)`.
     /// If a condition raises, the exception propagates and the scheduler is
     /// unchanged.
     fn complete_switch_with(&mut self, id: &str, ctx: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-        let ctx = ctx_value(ctx)?;
+        let ctx = to_json(ctx, "ctx")?;
         // Resolving first (rather than the core's `complete_switch_with`)
         // lets a raising condition abort before the event is applied. An
         // unknown id or a non-switch resolves to None and is refused below.
@@ -1021,27 +978,27 @@ impl PyScheduler {
         };
         self.inner
             .complete_switch(id, chosen.as_deref())
-            .map_err(invalid)
+            .map_err(to_py_err)
     }
 
     /// An in-flight step failed for good (dependents follow their rules).
     fn fail(&mut self, id: &str) -> PyResult<Vec<String>> {
-        self.inner.fail(id).map_err(invalid)
+        self.inner.fail(id).map_err(to_py_err)
     }
 
     /// An in-flight step timed out for good (counts as failed).
     fn timeout(&mut self, id: &str) -> PyResult<Vec<String>> {
-        self.inner.timeout(id).map_err(invalid)
+        self.inner.timeout(id).map_err(to_py_err)
     }
 
     /// A deliberate skip (reason `condition_false`) of an unfinished step.
     fn skip(&mut self, id: &str) -> PyResult<Vec<String>> {
-        self.inner.skip(id).map_err(invalid)
+        self.inner.skip(id).map_err(to_py_err)
     }
 
     /// Another iteration of an in-flight do-while whose body has finished.
     fn next_iteration(&mut self, id: &str) -> PyResult<Vec<String>> {
-        self.inner.next_iteration(id).map_err(invalid)
+        self.inner.next_iteration(id).map_err(to_py_err)
     }
 
     /// `[(id, reason)]` of the skips recorded since the last call
@@ -1057,17 +1014,20 @@ impl PyScheduler {
     /// How `id` stands: `"pending"` (held steps too), `"in_flight"`,
     /// `"done"`, `"failed"`, `"timed_out"` or `"skipped"`.
     fn outcome(&self, id: &str) -> PyResult<&'static str> {
-        self.inner.outcome(id).map(outcome_name).map_err(invalid)
+        self.inner
+            .outcome(id)
+            .map(|o| o.as_str())
+            .map_err(to_py_err)
     }
 
     /// Why `id` was skipped (`"upstream_failed"`, `"branch_not_taken"`,
     /// `"condition_false"` or `"excluded"`), or `None` when its outcome is
-    /// not `"skipped"`; an unknown id is `InvalidInputError`.
+    /// not `"skipped"`; an unknown id is `NotFoundIdError`.
     fn skip_reason(&self, id: &str) -> PyResult<Option<&'static str>> {
         self.inner
             .outcome(id)
             .map(|o| o.skip_reason().map(SkipReason::as_str))
-            .map_err(invalid)
+            .map_err(to_py_err)
     }
 
     /// Steps ready but waiting for a batch slot, in flow order.
@@ -1087,12 +1047,14 @@ impl PyScheduler {
 
     /// Completed iterations of a do-while (0 for other steps).
     fn loop_iterations(&self, id: &str) -> PyResult<u32> {
-        self.inner.loop_iterations(id).map_err(invalid)
+        self.inner.loop_iterations(id).map_err(to_py_err)
     }
 
     /// A snapshot as a new `State`.
-    fn state(&self, py: Python<'_>) -> PyResult<PyState> {
-        PyState::from_core(py, &self.inner.state())
+    fn state(&self) -> PyState {
+        PyState {
+            inner: self.inner.state(),
+        }
     }
 
     /// The flow being scheduled.

@@ -1,55 +1,98 @@
 //! Python bindings of coderig: the native module `coderig._native`, which
 //! the pure-Python package `coderig` (in `python/coderig/`) re-exports.
 //!
-//! One file per capability; this file only registers them. A binding is a
-//! few lines that convert Python values, call the core, and turn a
-//! [`coderig::EditError`] into the matching Python exception with
-//! [`errors::to_py_err`]:
+//! One file per capability, plus [`helpers`], the one place that converts
+//! Python values for the core's JSON decoders and turns a
+//! [`coderig::Error`] into the Python exception of its kind. A binding is a
+//! few lines that convert its arguments, call the core, and map the error:
 //!
 //! ```ignore
 //! #[pyfunction]
-//! fn apply_edit(content: &str, old: &str, new: &str) -> PyResult<Applied> {
-//!     coderig::apply_edit(content, &edit).map_err(to_py_err)
+//! fn apply_edit(py: Python<'_>, content: &Bound<'_, PyAny>, ...) -> PyResult<Applied> {
+//!     let req: EditRequest = request(&[("content", Some(content)), ...])?;
+//!     py.detach(|| req.apply()).map(Applied::from).map_err(to_py_err)
 //! }
 //! ```
 //!
 //! Submodules (`coderig.hashline`, `coderig.flow`, `coderig.arena`) follow
 //! one pattern: `src/hashline.rs` has `pub fn register(m: &Bound<PyModule>)`;
-//! the module function below does
-//! `let sub = PyModule::new(m.py(), "hashline")?; hashline::register(&sub)?; m.add_submodule(&sub)?;`
-//! and `python/coderig/hashline.py` re-exports the names explicitly
-//! (`from ._native import hashline as _native_hashline`,
-//! `line_hash = _native_hashline.line_hash`, ...) with a `hashline.pyi`
-//! stub beside it, so `import coderig.hashline` and `from coderig import hashline` both work.
+//! the module function below adds it as a submodule, and
+//! `python/coderig/hashline.py` re-exports the names explicitly with a
+//! `hashline.pyi` stub beside it, so `import coderig.hashline` and
+//! `from coderig import hashline` both work.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod arena;
-mod convert;
 pub mod edit;
-pub mod errors;
 pub mod flow;
-pub mod hash;
 pub mod hashline;
+pub mod helpers;
 
+use coderig::arena::{BattleType, ContestantAction, ContestantStatus, Lane};
+use coderig::flow::{
+    FailureKind, FlowError, ResumeAction, SkipReason, StepKind, StepOutcome, StepStatus,
+    TriggerRule,
+};
+use coderig::task::TaskState;
+use coderig::{ErrorKind, MatchKind, Tier, ViolationKind};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Every list of names that crosses the Python face, as the core defines
+/// it: what the stubs' `Literal[...]` types must equal.
+const NAMES: &[(&str, &[&str])] = &[
+    ("tier", Tier::NAMES),
+    ("match_kind", MatchKind::NAMES),
+    ("violation_kind", ViolationKind::NAMES),
+    ("trigger_rule", TriggerRule::NAMES),
+    ("step_kind", StepKind::NAMES),
+    ("skip_reason", SkipReason::NAMES),
+    ("step_status", StepStatus::NAMES),
+    ("resume_action", ResumeAction::NAMES),
+    ("failure_kind", FailureKind::NAMES),
+    ("step_outcome", StepOutcome::NAMES),
+    ("flow_error", FlowError::NAMES),
+    ("task_state", TaskState::NAMES),
+    ("battle_type", BattleType::NAMES),
+    ("lane", Lane::NAMES),
+    ("contestant_status", ContestantStatus::NAMES),
+    ("contestant_action", ContestantAction::NAMES),
+    ("error_kind", ErrorKind::NAMES),
+    ("error_code", ErrorKind::CODES),
+];
+
+/// `{list name: [names]}` of every enum crossing the Python face (tiers,
+/// match kinds, trigger rules, statuses, lanes, error kinds and codes,
+/// ...), in the core's declaration order; a fresh dict each call.
+#[pyfunction]
+fn names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for (key, list) in NAMES {
+        out.set_item(key, list.to_vec())?;
+    }
+    Ok(out)
+}
 
 /// The native module `coderig._native`.
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    errors::register(m)?;
-    hash::register(m)?;
+    m.add_function(wrap_pyfunction!(names, m)?)?;
+    helpers::register(m)?;
     edit::register(m)?;
-    let hashline_module = PyModule::new(m.py(), "hashline")?;
-    hashline::register(&hashline_module)?;
-    m.add_submodule(&hashline_module)?;
-    let sub = PyModule::new(m.py(), "arena")?;
-    arena::register(&sub)?;
-    m.add_submodule(&sub)?;
-    let sub = PyModule::new(m.py(), "flow")?;
-    flow::register(&sub)?;
-    m.add_submodule(&sub)?;
+    for (sub_name, register) in [
+        (
+            "hashline",
+            hashline::register as fn(&Bound<'_, PyModule>) -> PyResult<()>,
+        ),
+        ("arena", arena::register),
+        ("flow", flow::register),
+    ] {
+        let sub = PyModule::new(m.py(), sub_name)?;
+        register(&sub)?;
+        m.add_submodule(&sub)?;
+    }
     Ok(())
 }

@@ -372,6 +372,16 @@ def test_cross_exam_prompt_names_examiner_and_proposed_winner():
     assert "[truncated 3 chars]" in user and "END" not in user
 
 
+def test_cross_exam_prompt_without_a_proposed_winner_asks_for_an_independent_verdict():
+    digests = [("claude", "opus", "digest A", "bench A")]
+    system, user = arena.build_cross_exam_prompt(
+        "Fix the bug", digests, "analysis", None, "codex", "gpt-5"
+    )
+    assert "VERDICT: <identity>/<model>" in system
+    assert "The judge named no winner" in user and "independent verdict" in user
+    assert "claude/opus\n" not in user.split("## Proposed winner")[1]
+
+
 @pytest.mark.parametrize(
     "text,expected",
     [

@@ -103,13 +103,45 @@ def test_not_found_without_anything_close_has_no_nearest():
     assert raised.value.nearest is None
 
 
-def test_empty_needle():
-    m = coderig.locate("abc", "")
-    assert (m.kind, m.count) == ("not_found", 0)
+def test_an_empty_needle_is_invalid_input_in_locate_and_apply_edit():
+    for call in (lambda: coderig.locate("abc", ""), lambda: coderig.apply_edit("abc", "", "x")):
+        with pytest.raises(coderig.InvalidInputError) as raised:
+            call()
+        assert raised.value.code == "INVALID_INPUT"
+        assert "empty" in raised.value.message
+        assert isinstance(raised.value, ValueError)
+
+
+# (case id, positional arguments, message, details["path"]): the server's
+# message for the same body, since the arguments are decoded as one.
+BAD_ARGUMENTS = [
+    ("old-int", ("a", 1, "b"), "`old`: invalid type: integer `1`, expected a string", "old"),
+    ("content-none", (None, "a", "b"), "`content`: invalid type: null, expected a string",
+     "content"),
+    ("replace-all-int", ("a", "a", "b", 1),
+     "`replace_all`: invalid type: integer `1`, expected a boolean", "replace_all"),
+    ("path-int", ("a", "a", "b", False, 5), "`path`: invalid type: integer `5`, expected a string",
+     "path"),
+    ("new-not-json", ("a", "a", object()),
+     "`new`: not JSON-like (unsupported type object); use dicts with str keys, lists, tuples, "
+     "sets, str, int, float, bool and None", "new"),
+]
+
+
+@pytest.mark.parametrize("args,message,path", [b[1:] for b in BAD_ARGUMENTS],
+                         ids=[b[0] for b in BAD_ARGUMENTS])
+def test_apply_edit_wrong_types_get_the_servers_message(args, message, path):
     with pytest.raises(coderig.InvalidInputError) as raised:
-        coderig.apply_edit("abc", "", "x")
-    assert raised.value.code == "INVALID_INPUT"
-    assert isinstance(raised.value, ValueError)
+        coderig.apply_edit(*args)
+    assert raised.value.message == message
+    assert raised.value.details == {"path": path}
+    assert raised.value.path == path
+
+
+def test_locate_wrong_types_get_the_servers_message():
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        coderig.locate("abc", 3)
+    assert raised.value.message == "`needle`: invalid type: integer `3`, expected a string"
 
 
 def test_reprs():
@@ -220,30 +252,54 @@ def test_apply_edits_passes_path_and_guards():
     assert coderig.apply_edits(content, unused, path="m.py").content == "import os\n\nprint(os)\n"
 
 
+AN_EDIT = 'an edit: {"old", "new", "replace_all"?} or [old, new] or [old, new, replace_all]'
+NOT_JSON = ("not JSON-like (unsupported type object); use dicts with str keys, lists, tuples, "
+            "sets, str, int, float, bool and None")
+
+# (case id, edits, message, details["path"] or None): the core's paths, edits
+# numbered from 0, exactly as POST /api/edit answers.
 BAD_EDITS = [
-    ("empty", [], "at least one"),
-    ("a-str", "old", "edits must be a list"),
-    ("a-single-dict", {"old": "a", "new": "b"}, "wrap a single edit"),
-    ("not-iterable", 5, "edits must be a list"),
-    ("item-int", [5], "edits[0] must be an (old, new[, replace_all]) tuple"),
-    ("item-str", ["ab"], "edits[0] must be an (old, new[, replace_all]) tuple"),
-    ("one-item", [("a",)], "edits[0] must be (old, new) or (old, new, replace_all), got 1"),
-    ("four-items", [("a", "b", True, 1)], "got 4 items"),
-    ("old-not-str", [(1, "b")], "edits[0].old must be a str, got int"),
-    ("new-none", [("a", None)], "edits[0].new must be a str, got NoneType"),
-    ("replace-all-int", [("a", "b", 1)], "edits[0].replace_all must be a bool, got int"),
-    ("dict-lacks-new", [("a", "b"), {"old": "a"}], "edits[1] lacks the required field \"new\""),
-    ("dict-unknown-field", [{"old": "a", "new": "b", "replaceAll": True}],
-     "edits[0] has an unknown field 'replaceAll'"),
+    ("empty", [], "no edits were given: send at least one {old, new} pair", None),
+    ("a-str", "old", '`edits`: invalid type: string "old", expected an array', "edits"),
+    ("a-single-dict", {"old": "a", "new": "b"}, "`edits`: invalid type: object, expected an array",
+     "edits"),
+    ("none", None, "`edits`: invalid type: null, expected an array", "edits"),
+    ("not-iterable", 5, "`edits`: invalid type: integer `5`, expected an array", "edits"),
+    ("item-int", [5], f"`edits[0]`: invalid type: integer `5`, expected {AN_EDIT}", "edits[0]"),
+    ("item-str", ["ab"], f'`edits[0]`: invalid type: string "ab", expected {AN_EDIT}', "edits[0]"),
+    ("one-item", [("a",)], "`edits[0]`: an edit given as a list is [old, new] or "
+     "[old, new, replace_all], got 1 element", "edits[0]"),
+    ("four-items", [("a", "b", True, 1)], "`edits[0]`: an edit given as a list is [old, new] or "
+     "[old, new, replace_all], got 4 elements", "edits[0]"),
+    ("old-not-str", [(1, "b")], "`edits[0][0]`: invalid type: integer `1`, expected a string",
+     "edits[0][0]"),
+    ("dict-old-not-str", [{"old": 1, "new": "b"}],
+     "`edits[0].old`: invalid type: integer `1`, expected a string", "edits[0].old"),
+    ("new-none", [("a", None)], "`edits[0][1]`: invalid type: null, expected a string",
+     "edits[0][1]"),
+    ("replace-all-int", [("a", "b", 1)],
+     "`edits[0][2]`: invalid type: integer `1`, expected a boolean", "edits[0][2]"),
+    ("dict-lacks-new", [("a", "b"), {"old": "a"}], "`edits[1]`: missing field `new`", "edits[1]"),
+    ("dict-unknown-field", [{"old": "a", "new": "b", "x": 1}],
+     "`edits[0].x`: unknown field `x`, expected one of `old`, `new`, `replaceAll`, `replace_all`",
+     "edits[0].x"),
+    ("not-json", [("a", object())], f"`edits[0][1]`: {NOT_JSON}", "edits[0][1]"),
 ]
 
 
-@pytest.mark.parametrize("edits,message", [b[1:] for b in BAD_EDITS], ids=[b[0] for b in BAD_EDITS])
-def test_apply_edits_bad_shapes_name_the_field(edits, message):
+@pytest.mark.parametrize("edits,message,path", [b[1:] for b in BAD_EDITS],
+                         ids=[b[0] for b in BAD_EDITS])
+def test_apply_edits_bad_shapes_name_the_field(edits, message, path):
     with pytest.raises(coderig.InvalidInputError) as raised:
         coderig.apply_edits("a\n", edits)
-    assert message in raised.value.message
+    assert raised.value.message == message
     assert raised.value.code == "INVALID_INPUT"
+    assert raised.value.details == ({} if path is None else {"path": path})
+
+
+def test_the_js_spelling_of_replace_all_is_accepted():
+    r = coderig.apply_edits("a a\n", [{"old": "a", "new": "b", "replaceAll": True}])
+    assert (r.content, r.replacements) == ("b b\n", 2)
 
 
 # guards ---------------------------------------------------------------------
@@ -341,10 +397,11 @@ def test_failed_file_edit_leaves_the_file_untouched(tmp_path, old, error):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]
 
 
-def test_missing_file_is_an_edit_io_error(tmp_path):
-    with pytest.raises(coderig.EditIOError) as raised:
+def test_missing_file_is_an_io_error(tmp_path):
+    with pytest.raises(coderig.IoError) as raised:
         coderig.edit_file(tmp_path / "missing.py", "a", "b")
-    assert isinstance(raised.value, OSError)
+    assert isinstance(raised.value, OSError) and isinstance(raised.value, coderig.Error)
+    assert coderig.EditIOError is coderig.IoError  # the former name still catches it
     assert raised.value.code == "IO"
     assert "missing.py" in raised.value.message
 

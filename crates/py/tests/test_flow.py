@@ -1,6 +1,6 @@
 """coderig.flow: table-driven tests mirroring crates/core/tests/flow_*.rs,
-plus the Python conventions (callables as conditions, State containers,
-errors)."""
+plus the Python conventions (callables as conditions, State handles and
+their JSON forms, errors)."""
 
 import random
 
@@ -18,27 +18,22 @@ def state_of(pattern):
     U skipped upstream_failed, B skipped branch_not_taken, C skipped
     condition_false, E excluded at launch, X excluded by a switch result,
     R running, P pending."""
-    st = State()
+    fields = {"done": [], "failed": [], "timed_out": [], "skipped": {}, "excluded": [],
+              "in_flight": [], "switch_results": {"sw": (None, [])}}
+    reasons = {"U": "upstream_failed", "B": "branch_not_taken", "C": "condition_false"}
     for i, letter in enumerate(pattern):
         dep = f"d{i}"
-        if letter == "S":
-            st.done.add(dep)
-        elif letter == "F":
-            st.failed.add(dep)
-        elif letter == "T":
-            st.timed_out.add(dep)
-        elif letter in "UBC":
-            reason = {"U": "upstream_failed", "B": "branch_not_taken", "C": "condition_false"}[letter]
-            st.skipped[dep] = reason
-        elif letter == "E":
-            st.excluded.add(dep)
+        if letter in reasons:
+            fields["skipped"][dep] = reasons[letter]
         elif letter == "X":
-            st.switch_results.setdefault("sw", (None, set()))[1].add(dep)
-        elif letter == "R":
-            st.in_flight.add(dep)
+            fields["switch_results"]["sw"][1].append(dep)
         else:
-            assert letter == "P", letter
-    return st
+            assert letter in "SFTERP", letter
+            field = {"S": "done", "F": "failed", "T": "timed_out", "E": "excluded",
+                     "R": "in_flight", "P": None}[letter]
+            if field:
+                fields[field].append(dep)
+    return State(**fields)
 
 
 def flow_of(pattern, rule):
@@ -150,7 +145,7 @@ def test_upstream_failed_propagates_through_chains_like_airflow():
         ("either", "upstream_failed"),
     ]
     assert flow.ready_steps(f, st) == []
-    st.skipped.update(skips)
+    st.skipped = {**st.skipped, **dict(skips)}
     assert flow.ready_steps(f, st) == ["cleanup", "alert"]
     assert flow.propagate_skips(f, st) == []
 
@@ -170,8 +165,8 @@ def test_ready_steps_order_and_terminal_steps():
     f = Flow([Step("z"), Step("a", kind="agent"), Step("m", kind="approval", deps=["z"]), Step("b")])
     st = State()
     assert flow.ready_steps(f, st) == ["z", "a", "b"]
-    st.in_flight.add("a")
-    st.done.add("z")
+    st.in_flight = {"a"}
+    st.done = ["z"]
     assert flow.ready_steps(f, st) == ["m", "b"]
     g = Flow([Step("a", trigger_rule="always"), Step("b"), Step("c")])
     assert flow.ready_steps(g, State(failed=["a"], timed_out=["b"])) == ["c"]
@@ -254,7 +249,7 @@ def test_the_join_of_a_switch_runs_after_the_taken_branch():
     assert st.switch_results == {"router": ("a", {"b1"})}
     assert flow.ready_steps(f, st) == ["a1"]
     assert flow.propagate_skips(f, st) == [("b1", "branch_not_taken")]
-    st.done.add("a1")
+    st.done = st.done | {"a1"}
     assert flow.ready_steps(f, st) == ["join"]
 
 
@@ -430,7 +425,7 @@ def test_launch_guards_exclude_steps_and_exclusion_satisfies_the_join():
     st = State(excluded=excluded)
     assert flow.ready_steps(f, st) == ["test"]
     assert flow.propagate_skips(f, st) == [("lint", "excluded")]
-    st.done.add("test")
+    st.done = {"test"}
     assert flow.ready_steps(f, st) == ["report"]
 
 
@@ -438,17 +433,20 @@ def test_completion_and_stuck_detection():
     f = Flow([Step("a"), Step("b", deps=["a"])])
     st = State()
     assert not flow.is_run_complete(f, st) and not flow.is_stuck(f, st)
-    st.in_flight.add("a")
+    st.in_flight = {"a"}
     assert not flow.is_stuck(f, st)
-    st.in_flight.clear()
-    st.failed.add("a")
+    st.in_flight = ()
+    st.failed = {"a"}
     assert not flow.is_stuck(f, st)  # b can still be skipped
-    st.skipped["b"] = "upstream_failed"
+    st.skipped = {"b": "upstream_failed"}
     assert flow.is_run_complete(f, st) and not flow.is_stuck(f, st)
     assert flow.is_stuck(Flow([Step("x", deps=["ghost"])]), State())
 
 
-@pytest.mark.parametrize("max_retries,count,expected", [(0, 0, False), (1, 0, True), (1, 1, False), (3, 2, True), (3, 5, False)])
+@pytest.mark.parametrize("max_retries,count,expected", [
+    (0, 0, False), (1, 0, True), (1, 1, False), (3, 2, True), (3, 5, False),
+    (None, 0, False), (None, 7, False),  # no retry policy: no retry
+])
 def test_should_retry(max_retries, count, expected):
     assert flow.should_retry(max_retries, count) is expected
 
@@ -478,6 +476,8 @@ RESUME_ROWS = [
     ("timed_out", None, None, 0, 0, "mark-failed"),
     ("pending", None, None, 0, None, "keep"),
     ("done", "t1", "running", 0, None, "keep"),
+    ("completed", "t1", "running", 0, None, "keep"),  # the seed's name of "done"
+    ("Completed", None, None, 0, None, "keep"),
     ("failed", "t1", "completed", 0, 3, "keep"),
     ("skipped", None, None, 0, None, "keep"),
     ("cancelled", "t1", "pending", 0, None, "keep"),
@@ -514,6 +514,7 @@ def test_reconcile_run_reads_task_states_by_id_in_row_order():
         ("lint", "gone", "running", 0, None),
         ("test", "t3", "timed_out", 1, 3),
         ("ship", None, "pending", 0, None),
+        ("old", "t4", "completed", 0, None),
     ]
     tasks = {"t1": "completed", "t2": "blocked"}
     assert flow.reconcile_run(rows, tasks) == [
@@ -522,6 +523,7 @@ def test_reconcile_run_reads_task_states_by_id_in_row_order():
         ("lint", "re-dispatch"),
         ("test", "retry"),
         ("ship", "keep"),
+        ("old", "keep"),
     ]
 
 
@@ -543,7 +545,8 @@ def test_step_defaults_attributes_and_repr():
     assert (case.label, case.steps, case.condition) == ("label", ["s1"], guard)
     assert "trigger_rule='one_success'" in repr(t) and "cases=<label>" in repr(t)
     assert repr(Case("x", [])) == "Case('x', [], condition=None)"
-    with pytest.raises(TypeError):
+    with pytest.raises(coderig.InvalidInputError,
+                       match='`deps`: invalid type: string "a", expected an array'):
         Step("x", deps="a")  # a string is not a list of ids
 
 
@@ -573,7 +576,9 @@ def test_state_conventions():
     assert st.switch_results == {"r": (None, {"x"})}
     assert st.loop_iterations == {"l": 2}
     assert (st.failed, st.in_flight, st.excluded, st.timed_out) == (set(), set(), set(), set())
-    st.done.add("b")  # containers are live
+    st.done.add("b")  # the attributes are copies: this changes nothing
+    assert st.done == {"a"} and st.outcome("b") == "pending"
+    st.done = st.done | {"b"}  # assigning replaces the field
     assert st.outcome("b") == "done" and st.outcome("s") == "skipped" and st.outcome("x") == "skipped"
     assert st.outcome("zz") == "pending"
     # The reason behind "skipped": deliberate, switch-excluded; None otherwise.
@@ -588,13 +593,84 @@ def test_state_conventions():
     assert repr(State(done={"a"})) == "State(done={'a'})"
     assert State(done={"a"}) == State(done=["a"]) and State() != State(done={"a"})
     assert State() != "State()"
+    assert State(done=frozenset({"a"}), failed=iter(["f"])) == State(done=["a"], failed=("f",))
     with pytest.raises(TypeError):
         hash(State())  # mutable
-    with pytest.raises(coderig.InvalidInputError, match="branch_not_taken"):
-        State(skipped={"x": "bored"})
-    st.skipped["y"] = "bored"  # caught when the state is next read
-    with pytest.raises(coderig.InvalidInputError, match="upstream_failed"):
-        flow.ready_steps(Flow([Step("y")]), st)
+
+
+@pytest.mark.parametrize("make,message,path", [
+    (lambda: State(skipped={"x": "bored"}),
+     '`skipped.x`: unknown skip reason "bored"; expected one of: upstream_failed, '
+     "branch_not_taken, condition_false, excluded", "skipped.x"),
+    (lambda: State(done="a"), '`done`: invalid type: string "a", expected an array', "done"),
+    (lambda: State(loop_iterations={"l": -1}),
+     "`loop_iterations.l`: must be an integer from 0 to 4294967295, got -1", "loop_iterations.l"),
+    (lambda: State.from_dict({"don": []}), "`don`: unknown field `don`, expected one of `done`, "
+     "`skipped`, `failed`, `in_flight`, `excluded`, `timed_out`, `switch_results`, "
+     "`loop_iterations`", "don"),
+    (lambda: State.from_dict(["a"]), "a scheduler state must be an object, got an array", "."),
+])
+def test_bad_states_get_the_cores_message(make, message, path):
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        make()
+    assert raised.value.message == message
+    assert raised.value.details == {"path": path}
+
+
+def test_a_bad_assignment_leaves_the_state_unchanged():
+    st = State(skipped={"a": "excluded"})
+    with pytest.raises(coderig.InvalidInputError, match="`skipped.y`: unknown skip reason"):
+        st.skipped = {"y": "bored"}
+    assert st.skipped == {"a": "excluded"}
+
+
+def test_state_json_forms_round_trip():
+    d = {"done": ["a"], "skipped": ["s"], "switch_results": {"r": [None, ["x"]], "t": {"chosen": "l"}},
+         "loop_iterations": {"l": 2.0}}
+    st = State.from_dict(d)
+    assert st == State(done={"a"}, skipped={"s": "condition_false"},
+                       switch_results={"r": (None, {"x"}), "t": ("l", ())}, loop_iterations={"l": 2})
+    assert st.to_dict()["skipped"] == {"s": "condition_false"}
+    assert State.from_dict(st.to_dict()) == st
+    assert State.from_dict({}) == State()
+
+
+def test_flow_from_spec_and_validate_of_a_spec():
+    spec = {"steps": [{"id": "a", "kind": "agent", "max_retries": 2, "timeout": 30.0},
+                      {"id": "s", "kind": "switch", "deps": ["a"],
+                       "cases": [{"label": "l", "steps": ["b"]}]},
+                      {"id": "b", "kind": "code", "deps": ["s", "ghost"]}],
+            "batch_config": {"max_concurrent": 2}}
+    f = Flow.from_spec(spec)
+    assert [s.id for s in f.steps] == ["a", "s", "b"] and len(f) == 3
+    assert (f.step("a").kind, f.step("a").max_retries, f.step("a").timeout) == ("agent", 2, 30)
+    assert [(c.label, c.steps, c.condition) for c in f.step("s").cases] == [("l", ["b"], None)]
+    assert f.batch_max_concurrent == 2
+    problems = [{"code": "unknown_dependency", "step": "b", "dep": "ghost",
+                 "message": 'step "b" depends on unknown step "ghost"'}]
+    assert flow.validate(f) == flow.validate(spec) == problems
+    assert flow.ready_steps(f, State()) == ["a"]
+    # A case from a spec has no condition: it never matches.
+    assert flow.resolve_switch(f.step("s"), {}) == (None, ["b"])
+
+
+@pytest.mark.parametrize("spec,message,path", [
+    ({"steps": [{"id": "a", "kind": "code", "dependencies": ["b"]}]},
+     "`steps[0].dependencies`: unknown field `dependencies`, expected one of `id`, `kind`, `deps`, "
+     "`trigger_rule`, `batch`, `max_retries`, `timeout`, `cases`, `default_branch`, `loop_body`, "
+     "`loop_max_iterations`", "steps[0].dependencies"),
+    ({"steps": [{"id": "a", "kind": "cod"}]}, '`steps[0].kind`: unknown step kind "cod"; expected '
+     "one of: agent, code, approval, switch, do_while", "steps[0].kind"),
+    ({"steps": [], "extra": 1}, "`extra`: unknown field `extra`, expected `steps` or `batch_config`",
+     "extra"),
+    ({"steps": [["a", "code"]]}, "`steps[0]`: must be an object, got an array", "steps[0]"),
+])
+def test_bad_specs_get_the_cores_message(spec, message, path):
+    for call in (Flow.from_spec, flow.validate):
+        with pytest.raises(coderig.InvalidInputError) as raised:
+            call(spec)
+        assert raised.value.message == message
+        assert raised.value.path == path
 
 
 # --- Scheduler -------------------------------------------------------------
@@ -617,35 +693,44 @@ def test_a_chain_runs_to_completion():
     assert repr(s) == "Scheduler(<4 steps>, in_flight=[], complete=True)"
 
 
-def test_refused_events_are_invalid_input_and_change_nothing():
+def test_refused_events_are_conflicts_or_unknown_ids_and_change_nothing():
     f = Flow([Step("a"), Step("b", deps=["a"]),
               Step("sw", kind="switch", cases=[Case("x", ["b"], condition=lambda c: True)])])
     s = Scheduler(f)
-    with pytest.raises(coderig.InvalidInputError, match="not started"):
+    with pytest.raises(coderig.ConflictError, match="not started") as raised:
         s.complete("a")
+    assert raised.value.details == {"reason": "not_started"}
     s.start()
     before = s.state()
-    for event, match in [
-        (lambda: s.start(), "already started"),
-        (lambda: s.complete("zz"), 'unknown step "zz"'),
-        (lambda: s.complete("b"), "it is pending"),
-        (lambda: s.complete("sw"), "complete_switch"),
-        (lambda: s.complete_switch("a"), "not a switch"),
-        (lambda: s.complete_switch("sw", "y"), 'no case "y"'),
-        (lambda: s.complete_switch_with("zz", {}), 'unknown step "zz"'),
-        (lambda: s.next_iteration("a"), "not a do_while"),
-        (lambda: s.outcome("zz"), "unknown step"),
-        (lambda: s.skip_reason("zz"), "unknown step"),
+    conflict, unknown, invalid = coderig.ConflictError, coderig.NotFoundIdError, coderig.InvalidInputError
+    for event, error, match in [
+        (lambda: s.start(), conflict, "already started"),
+        (lambda: s.complete("zz"), unknown, 'unknown step "zz"'),
+        (lambda: s.complete("b"), conflict, "it is pending"),
+        (lambda: s.complete("sw"), invalid, "complete_switch"),
+        (lambda: s.complete_switch("a"), invalid, "not a switch"),
+        (lambda: s.complete_switch("sw", "y"), invalid, 'no case "y"'),
+        (lambda: s.complete_switch_with("zz", {}), unknown, 'unknown step "zz"'),
+        (lambda: s.next_iteration("a"), invalid, "not a do_while"),
+        (lambda: s.outcome("zz"), unknown, "unknown step"),
+        (lambda: s.skip_reason("zz"), unknown, "unknown step"),
     ]:
-        with pytest.raises(coderig.InvalidInputError, match=match):
+        with pytest.raises(error, match=match):
             event()
     assert s.state() == before
+    with pytest.raises(coderig.NotFoundIdError) as raised:
+        s.complete("zz")
+    assert (raised.value.what, raised.value.id, raised.value.reason) == ("step", "zz", "unknown_step")
     s.complete("a")
-    with pytest.raises(coderig.InvalidInputError, match='cannot skip step "a": it is done'):
+    with pytest.raises(coderig.ConflictError, match='cannot skip step "a": it is done') as raised:
         s.skip("a")
-    with pytest.raises(coderig.InvalidInputError, match='unknown step "nope"'):
+    assert raised.value.details == {"reason": "invalid_transition", "step": "a", "event": "skip",
+                                    "state": "done"}
+    with pytest.raises(coderig.InvalidInputError, match='unknown step "nope"') as raised:
         Scheduler(Flow([Step("a", deps=["nope"])]))
-    with pytest.raises(coderig.InvalidInputError, match='unknown step "b"'):
+    assert raised.value.reason == "invalid"
+    assert [e["code"] for e in raised.value.errors] == ["unknown_dependency"]
+    with pytest.raises(coderig.NotFoundIdError, match='unknown step "b"'):
         Scheduler(Flow([Step("a")]), excluded=["b"])
 
 
@@ -750,7 +835,7 @@ def test_a_do_while_runs_its_body_per_iteration_then_what_follows():
     s = Scheduler(f)
     assert s.start() == ["loop", "draft"]
     assert s.complete("draft") == ["review"]
-    with pytest.raises(coderig.InvalidInputError, match='body step "review" has not finished'):
+    with pytest.raises(coderig.ConflictError, match='body step "review" has not finished'):
         s.next_iteration("loop")
     assert s.complete("review") == []
     iterations = 1

@@ -89,9 +89,9 @@ def test_validate_lists_every_stale_ref_with_remaps():
 @pytest.mark.parametrize("refs_arg,message", [
     (["99#ZZ"], "line 99 does not exist"),
     (["nope"], "LINE#HH"),
-    ("1#ZZ", "wrap a single ref in a list"),
-    ([1], "refs[0] must be a str, got int"),
-    (5, "refs must be a list of str, got int"),
+    ("1#ZZ", '`refs`: invalid type: string "1#ZZ", expected an array'),
+    ([1], "`refs[0]`: invalid type: integer `1`, expected a string"),
+    (5, "`refs`: invalid type: integer `5`, expected an array"),
 ])
 def test_validate_bad_refs_are_invalid_input(refs_arg, message):
     with pytest.raises(coderig.InvalidInputError) as raised:
@@ -173,30 +173,42 @@ def test_apply_refusals(edits, error, message):
     assert message in raised.value.message
 
 
+# (case id, edits, message, details["path"]): the core's messages, as
+# POST /api/hashline/apply answers.
 BAD_SHAPES = [
-    ("not-a-list", {"op": "append", "lines": "x"}, "wrap a single edit in a list"),
-    ("a-str", "append x", "edits must be a list"),
-    ("item-not-dict", [["replace", S[1], "x"]], "edits[0] must be a dict"),
-    ("missing-op", [{"pos": S[1], "lines": "x"}], "edits[0] lacks \"op\""),
-    ("op-not-str", [{"op": 1, "lines": "x"}], "edits[0].op must be a str, got int"),
-    ("unknown-op", [{"op": "insert", "lines": "x"}], "edits[0].op must be \"replace\", \"append\""),
-    ("missing-lines", [{"op": "append"}], "edits[0] lacks \"lines\""),
-    ("lines-int", [{"op": "append", "lines": 3}], "edits[0].lines must be a str or a list of str"),
+    ("not-a-list", {"op": "append", "lines": "x"}, "`edits`: invalid type: object, expected an array",
+     "edits"),
+    ("a-str", "append x", '`edits`: invalid type: string "append x", expected an array', "edits"),
+    ("item-not-dict", [["replace", S[1], None, ["x"]]], "`edits[0]`: invalid type: array, "
+     'expected a hashline edit: {"op", "pos"?, "end"?, "lines"}', "edits[0]"),
+    ("missing-op", [{"pos": S[1], "lines": "x"}], "`edits[0]`: missing field `op`", "edits[0]"),
+    ("op-not-str", [{"op": 1, "lines": "x"}], "`edits[0].op`: invalid type: integer `1`, expected "
+     "a hashline op, one of: replace, append, prepend", "edits[0].op"),
+    ("unknown-op", [{"op": "insert", "lines": "x"}], '`edits[0].op`: unknown hashline op "insert"; '
+     "expected one of: replace, append, prepend", "edits[0].op"),
+    ("missing-lines", [{"op": "append"}], "`edits[0]`: missing field `lines`", "edits[0]"),
+    ("lines-int", [{"op": "append", "lines": 3}], "`edits[0].lines`: invalid type: integer `3`, "
+     "expected a string or a list of strings", "edits[0].lines"),
     ("lines-item-none", [{"op": "append", "lines": ["a", None]}],
-     "edits[0].lines[1] must be a str, got NoneType"),
-    ("pos-int", [{"op": "append", "pos": 2, "lines": "x"}], "edits[0].pos must be a str, got int"),
+     "`edits[0].lines[1]`: invalid type: null, expected a string", "edits[0].lines[1]"),
+    ("pos-int", [{"op": "append", "pos": 2, "lines": "x"}],
+     "`edits[0].pos`: invalid type: integer `2`, expected a string", "edits[0].pos"),
     ("replace-without-pos", [{"op": "append", "lines": "x"}, {"op": "replace", "lines": "x"}],
-     "edits[1]: \"replace\" needs \"pos\""),
+     "`edits[1].pos`: a replace edit needs `pos`, the first line it replaces", "edits[1].pos"),
     ("end-on-append", [{"op": "append", "pos": S[1], "end": S[2], "lines": "x"}],
-     "\"end\" is only for \"replace\""),
+     "`edits[0].end`: `end` belongs to replace edits only; an append edit inserts at `pos`",
+     "edits[0].end"),
     ("unknown-field", [{"op": "append", "line": "x", "lines": "x"}],
-     "edits[0] has an unknown field 'line'"),
+     "`edits[0].line`: unknown field `line`, expected one of `op`, `pos`, `end`, `lines`",
+     "edits[0].line"),
 ]
 
 
-@pytest.mark.parametrize("edits,message", [b[1:] for b in BAD_SHAPES], ids=[b[0] for b in BAD_SHAPES])
-def test_bad_edit_shapes_name_the_field(edits, message):
+@pytest.mark.parametrize("edits,message,path", [b[1:] for b in BAD_SHAPES],
+                         ids=[b[0] for b in BAD_SHAPES])
+def test_bad_edit_shapes_name_the_field(edits, message, path):
     with pytest.raises(coderig.InvalidInputError) as raised:
         hashline.apply(SMALL, edits)
-    assert message in raised.value.message
+    assert raised.value.message == message
     assert raised.value.code == "INVALID_INPUT"
+    assert raised.value.details == {"path": path}

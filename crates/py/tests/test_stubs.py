@@ -34,3 +34,46 @@ def test_xxhash32_signature_says_seed_defaults_to_zero():
     seed = inspect.signature(coderig.xxhash32).parameters["seed"]
     assert seed.default == 0
     assert coderig.xxhash32("abc") == coderig.xxhash32("abc", 0) == coderig.xxhash32("abc", seed=0)
+
+
+def _snake(alias: str) -> str:
+    """`_StepOutcome` -> `step_outcome`."""
+    name = alias.lstrip("_")
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+
+def _stub_literals() -> dict:
+    """{names() key: (stub file, [names])} of every module-level `_Alias = Literal[...]`."""
+    found = {}
+    for stub in sorted(PACKAGE_DIR.glob("*.pyi")):
+        for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript)):
+                continue
+            if not (isinstance(node.value.value, ast.Name) and node.value.value.id == "Literal"):
+                continue
+            (target,) = node.targets
+            values = node.value.slice
+            items = values.elts if isinstance(values, ast.Tuple) else [values]
+            found.setdefault(_snake(target.id), []).append(
+                (stub.name, [ast.literal_eval(item) for item in items]))
+    return found
+
+
+def test_every_literal_of_the_stubs_is_the_cores_list():
+    names = coderig.names()
+    literals = _stub_literals()
+    assert sorted(literals) == sorted(names), "a stub alias per list of names, no other"
+    mismatches = [
+        (key, stub, values, names[key])
+        for key, in_stubs in literals.items()
+        for stub, values in in_stubs
+        if values != names[key]
+    ]
+    assert mismatches == []
+
+
+def test_names_is_a_fresh_dict_of_lists():
+    names = coderig.names()
+    names["tier"].append("x")
+    assert "x" not in coderig.names()["tier"]
+    assert all(isinstance(v, list) and v for v in names.values())

@@ -4,7 +4,7 @@
 //! (clap derive) and a `run(Args) -> ExitCode`. To add a subcommand: create
 //! `cmd/<name>.rs`, add a variant to [`Command`] and one match arm in `main`.
 //! Exit codes are shared by every subcommand (see `cmd/mod.rs`): 0 success,
-//! 1 refusal, 2 bad input or usage, 3 IO failure.
+//! 1 refusal, 2 bad input or usage, 3 IO failure, 4 a bug (`coderig::ErrorKind::exit_code`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -492,4 +492,262 @@ async fn openapi_lists_exactly_the_served_routes() {
         let name = &reference[..reference.find('"').unwrap()];
         assert!(schemas.contains_key(name), "dangling $ref {name}");
     }
+
+    // every route documents each answer it can give, errors with an error
+    // body whose kinds are the ones that status carries
+    let refusals: BTreeSet<&str> =
+        ["/api/edit", "/api/hashline/apply", "/api/hashline/validate"].into();
+    let schema_of = |response: &Value| -> Value {
+        let reference = response["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no schema $ref in {response}"));
+        schemas[reference.trim_start_matches("#/components/schemas/")].clone()
+    };
+    for (method, path) in &served {
+        let responses = &doc["paths"][path][method.to_ascii_lowercase()]["responses"];
+        let mut statuses: Vec<&str> = responses
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        statuses.sort_unstable();
+        let expected: Vec<&str> = match (method.as_str(), refusals.contains(path.as_str())) {
+            ("GET", _) => vec!["200"],
+            (_, false) => vec!["200", "400", "413"],
+            (_, true) => vec!["200", "400", "413", "422"],
+        };
+        assert_eq!(statuses, expected, "{method} {path}");
+        for status in &statuses[1..] {
+            let schema = schema_of(&responses[*status]);
+            let kinds = &schema["properties"]["error"]["properties"]["kind"]["enum"];
+            let kinds: Vec<&str> = kinds
+                .as_array()
+                .unwrap_or_else(|| panic!("{method} {path} {status}: not an error body"))
+                .iter()
+                .map(|k| k.as_str().unwrap())
+                .collect();
+            for kind in kinds {
+                let status_of = match kind {
+                    "payload_too_large" => 413,
+                    k => k.parse::<coderig::ErrorKind>().unwrap().http_status(),
+                };
+                assert_eq!(status_of.to_string(), *status, "{method} {path}: {kind}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn locate_refuses_an_empty_needle() {
+    let base = spawn_server(Config::default()).await;
+    let (status, body) = post(
+        &base,
+        "/api/locate",
+        &json!({"content": "abc", "needle": ""}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let expected = coderig::Error::from(coderig::try_locate("abc", "").unwrap_err());
+    assert_eq!(body, expected.body());
+}
+
+#[tokio::test]
+async fn guards_check_lists_every_violation_in_order() {
+    let base = spawn_server(Config::default()).await;
+    let python = "import os\nimport sys\n\nprint(os.name, sys.path)\n";
+    let cases = [
+        (json!({"original": "a\nb\n", "updated": "a\nc\n"}), vec![]),
+        (
+            json!({"original": python, "updated": "print(os.name, sys.path)\n", "path": "m.py"}),
+            vec!["dropped_imports"],
+        ),
+        (
+            json!({"original": "a\n", "updated": "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n"}),
+            vec!["conflict_marker"],
+        ),
+        (
+            json!({"original": "", "updated": "x", "path": null}),
+            vec![],
+        ),
+    ];
+    for (request, kinds) in cases {
+        let (status, body) = post(&base, "/api/guards/check", &request).await;
+        assert_eq!(status, StatusCode::OK, "{request}: {body}");
+        assert_eq!(body["ok"], true);
+        let got: Vec<&str> = body["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, kinds, "{request}: {body}");
+        let original = request["original"].as_str().unwrap();
+        let updated = request["updated"].as_str().unwrap();
+        let path = request.get("path").and_then(Value::as_str);
+        assert_eq!(
+            body["violations"],
+            serde_json::to_value(coderig::check_guards(original, updated, path)).unwrap()
+        );
+    }
+    let (status, body) = post(&base, "/api/guards/check", &json!({"original": "a"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["message"], "missing field `updated`");
+}
+
+/// The same mistake gets the same answer as the core's decoder gives every
+/// face: kind, code, message and `path`, byte for byte.
+#[tokio::test]
+async fn bad_bodies_get_the_core_decoders_error() {
+    use coderig::json::{decode_object, EditRequest, HashlineApplyRequest, LocateRequest};
+    let base = spawn_server(Config::default()).await;
+    let edit = |v: &Value| decode_object::<EditRequest>(v.clone()).map(|_| ());
+    let hashline = |v: &Value| decode_object::<HashlineApplyRequest>(v.clone()).map(|_| ());
+    let locate = |v: &Value| decode_object::<LocateRequest>(v.clone()).map(|_| ());
+    let flow = |v: &Value| coderig::json::flow(v.clone()).map(|_| ());
+    type Decoder<'a> = &'a dyn Fn(&Value) -> Result<(), coderig::Error>;
+    let cases: Vec<(&str, Value, Decoder, &str)> = vec![
+        (
+            "/api/edit",
+            json!({"content": "a", "edits": [{"old": 1, "new": "b"}]}),
+            &edit,
+            "edits[0].old",
+        ),
+        (
+            "/api/edit",
+            json!({"content": "a", "edits": [["a"]]}),
+            &edit,
+            "edits[0]",
+        ),
+        (
+            "/api/edit",
+            json!({"content": "a", "old": "a", "new": "b", "bogus": 1}),
+            &edit,
+            "bogus",
+        ),
+        (
+            "/api/locate",
+            json!({"content": "a", "needle": 2}),
+            &locate,
+            "needle",
+        ),
+        (
+            "/api/hashline/apply",
+            json!({"content": "a", "edits": [{"op": "delete", "lines": []}]}),
+            &hashline,
+            "edits[0].op",
+        ),
+        (
+            "/api/flows/validate",
+            json!({"steps": [{"id": "a", "kind": "code", "dependencies": ["b"]}]}),
+            &flow,
+            "steps[0].dependencies",
+        ),
+        (
+            "/api/flows/validate",
+            json!({"steps": [{"id": "a", "kind": "code", "timeout": 1.5}]}),
+            &flow,
+            "steps[0].timeout",
+        ),
+        (
+            "/api/flows/validate",
+            json!({"steps": [["a", "code"]]}),
+            &flow,
+            "steps[0]",
+        ),
+        ("/api/flows/validate", json!([]), &flow, "."),
+    ];
+    for (route, request, decoder, path) in cases {
+        let (status, body) = post(&base, route, &request).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{route} {request}: {body}");
+        let expected = decoder(&request).unwrap_err();
+        assert_eq!(body, expected.body(), "{route} {request}");
+        assert_eq!(body["error"]["path"], path, "{route} {request}");
+    }
+    // The one-edit and batch forms mixed: the core's refusal, not a decoder's.
+    let mixed = json!({"content": "a", "old": "a", "new": "b", "edits": [["a", "b"]]});
+    let (status, body) = post(&base, "/api/edit", &mixed).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let expected = decode_object::<EditRequest>(mixed)
+        .unwrap()
+        .apply()
+        .unwrap_err();
+    assert_eq!(body, expected.body());
+}
+
+#[tokio::test]
+async fn flow_validate_lists_the_condition_paths_it_ignores() {
+    let base = spawn_server(Config::default()).await;
+    let spec = json!({"steps": [
+        {"id": "a", "kind": "code", "when": {"any": "value"}},
+        {"id": "l", "kind": "do_while", "deps": ["a"], "loop_body": ["a"], "loop_condition": null},
+        {"id": "s", "kind": "switch", "cases": [{"label": "x", "steps": ["a"], "condition": 1}]}
+    ]});
+    let (status, body) = post(&base, "/api/flows/validate", &spec).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["ignored"],
+        json!([
+            "steps[0].when",
+            "steps[1].loop_condition",
+            "steps[2].cases[0].condition"
+        ])
+    );
+}
+
+/// The document's pattern for a hashline ref is `parse_ref`'s grammar: for
+/// every short string over the characters that matter, the pattern matches
+/// exactly when the core parses it (the fuzz stage relies on it both ways).
+#[tokio::test]
+async fn the_documented_ref_pattern_is_what_parse_ref_accepts() {
+    let base = spawn_server(Config::default()).await;
+    let (_, doc) = json_of(
+        reqwest::get(format!("{base}/api/openapi.json"))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let pattern = doc["components"]["schemas"]["HashlineValidateRequest"]["properties"]["refs"]
+        ["items"]["pattern"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let regex = regex::Regex::new(&pattern).unwrap();
+    let alphabet = [
+        "1", "0", "9", "#", "Z", "k", "A", " ", "\u{a0}", "\u{1c}", ">", "+", "-", "|", "x", "\n",
+    ];
+    let mut strings = vec![String::new()];
+    let mut checked = 0;
+    for _ in 0..5 {
+        let mut longer = Vec::new();
+        for s in &strings {
+            for c in alphabet {
+                longer.push(format!("{s}{c}"));
+            }
+        }
+        for s in &longer {
+            let parsed = coderig::hashline::parse_ref(s).is_ok();
+            assert_eq!(regex.is_match(s), parsed, "{s:?}");
+            checked += 1;
+        }
+        strings = longer;
+    }
+    assert!(checked > 1_000_000, "{checked}");
+    for s in [
+        "12#VK",
+        ">>> 12 # vk|text",
+        "0012#ZZ \n",
+        "9999999999999999999#ZZ",
+    ] {
+        assert!(regex.is_match(s), "{s:?}");
+        assert!(coderig::hashline::parse_ref(s).is_ok(), "{s:?}");
+    }
+    // The one difference: a line number of 20 digits parses (up to
+    // usize::MAX) but names a line no content has, so every route refuses
+    // it anyway (invalid_input); the pattern stops at 19 digits.
+    let huge = "18446744073709551615#ZZ";
+    assert!(!regex.is_match(huge));
+    assert!(coderig::hashline::parse_ref(huge).is_ok());
+    let refused = coderig::hashline::validate_strs("a\n", &[huge]).unwrap_err();
+    assert_eq!(refused.kind(), "invalid_input");
 }

@@ -320,3 +320,34 @@ fn hashline_apply_refusals_leave_the_file_untouched() {
         assert_eq!(read(&target), content, "{kind}: file must be untouched");
     }
 }
+
+/// `edit --json` answers exactly the core's error body for a bad request,
+/// and `hashline apply` prints the core decoder's message: the same words
+/// as `POST /api/edit` and the Python and Node faces.
+#[test]
+fn bad_input_gets_the_core_decoders_message() {
+    for request in [
+        json!({"content": "a", "edits": [{"old": 1, "new": "b"}]}),
+        json!({"content": "a", "old": "a", "new": "b", "bogus": true}),
+        json!(["not", "an", "object"]),
+        json!({"content": "a", "old": "a", "new": "b", "edits": [["a", "b"]]}),
+    ] {
+        let (code, document) = edit_json(&request.to_string());
+        let expected =
+            coderig::json::decode_str::<coderig::json::EditRequest>(&request.to_string())
+                .and_then(|r| r.apply())
+                .unwrap_err();
+        assert_eq!(document, expected.body(), "{request}");
+        assert_eq!(code, 2, "{request}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = write(dir.path(), "a.txt", "one\n");
+    let edits = json!([{"op": "replace", "pos": "1#ZZ", "lines": [], "extra": 1}]);
+    let output = coderig(&["hashline", "apply", &target, "-"], &edits.to_string());
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let expected = coderig::json::hashline_edits(edits).unwrap_err();
+    assert_eq!(
+        stderr_of(&output).trim_end(),
+        format!("coderig hashline: invalid_input: {}", expected.message())
+    );
+}

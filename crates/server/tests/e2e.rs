@@ -27,7 +27,8 @@ async fn unknown_route_is_a_json_404() {
     let base = spawn_server(Config::default()).await;
     let (status, body) = json_of(reqwest::get(format!("{base}/api/nope")).await.unwrap()).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_error(&body, "not_found");
+    // Not `not_found`: that kind is the core's edit refusal (with `nearest`).
+    assert_error(&body, "route_not_found");
     assert!(body["error"]["message"]
         .as_str()
         .unwrap()
@@ -103,47 +104,89 @@ async fn malformed_json_is_a_json_400() {
     assert_error(&body, "invalid_input");
 }
 
+/// Every malformed request is the core's `invalid_input`, always a 400 (no
+/// more 415 / 422 by how axum's extractor classified it), with the path of
+/// the bad field when there is one.
 #[tokio::test]
 async fn wrong_shapes_and_content_types_are_json_invalid_input() {
     let base = spawn_server(Config::default()).await;
     let client = reqwest::Client::new();
     let url = format!("{base}/api/xxhash32");
-    let cases: Vec<(reqwest::RequestBuilder, StatusCode)> = vec![
+    let cases: Vec<(reqwest::RequestBuilder, Option<&str>, &str)> = vec![
         // seed out of u32 range
         (
             client.post(&url).json(&json!({"data": "a", "seed": -1})),
-            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("seed"),
+            "`seed`: must be an integer from 0 to 4294967295, got -1",
         ),
         (
             client
                 .post(&url)
                 .json(&json!({"data": "a", "seed": 4294967296u64})),
-            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("seed"),
+            "`seed`: must be an integer from 0 to 4294967295, got 4294967296",
         ),
         // missing / wrongly typed / unknown fields
         (
             client.post(&url).json(&json!({})),
-            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("."),
+            "missing field `data`",
         ),
         (
             client.post(&url).json(&json!({"data": 5})),
-            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("data"),
+            "`data`: invalid type: integer `5`, expected a string",
         ),
         (
             client.post(&url).json(&json!({"data": "a", "sed": 1})),
-            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("sed"),
+            "`sed`: unknown field `sed`, expected `data` or `seed`",
+        ),
+        (
+            client.post(&url).json(&json!(["a"])),
+            Some("."),
+            "the request must be an object, got an array",
         ),
         // not declared as JSON
         (
             client.post(&url).body("{\"data\": \"a\"}"),
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            "the body must be JSON sent with `Content-Type: application/json`",
+        ),
+        (
+            client
+                .post(&url)
+                .header("content-type", "text/plain")
+                .body("{\"data\": \"a\"}"),
+            None,
+            "the body must be JSON sent with `Content-Type: application/json`",
         ),
     ];
-    for (request, expected) in cases {
+    for (request, path, message) in cases {
         let (status, body) = json_of(request.send().await.unwrap()).await;
-        assert_eq!(status, expected, "{body}");
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert_error(&body, "invalid_input");
+        assert_eq!(body["error"]["message"], message, "{body}");
+        assert_eq!(
+            body["error"].get("path").and_then(Value::as_str),
+            path,
+            "{body}"
+        );
     }
+}
+
+#[tokio::test]
+async fn xxhash32_takes_an_integral_float_seed() {
+    let base = spawn_server(Config::default()).await;
+    let response = reqwest::Client::new()
+        .post(format!("{base}/api/xxhash32"))
+        .json(&json!({"data": "abc", "seed": 33054.0}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["hash"], coderig::xxhash32(b"abc", 33054));
 }
 
 #[tokio::test]

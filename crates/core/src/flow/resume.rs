@@ -13,6 +13,9 @@ pub enum StepStatus {
     Pending,
     /// Dispatched to a task.
     Running,
+    /// Waiting for something outside any worker (an approval step waiting
+    /// for its decision); nothing is running for it.
+    Waiting,
     /// Finished successfully.
     Done,
     /// Failed.
@@ -27,6 +30,7 @@ pub enum StepStatus {
 named_enum!(StepStatus, "step status", {
     Pending => "pending",
     Running => "running",
+    Waiting => "waiting",
     Done => "done" | "completed",
     Failed => "failed",
     Skipped => "skipped",
@@ -68,7 +72,7 @@ named_enum!(ResumeAction, "resume action", {
 /// | step status | task | action |
 /// |---|---|---|
 /// | `timed_out` | any | `retry` if `retry_count < max_retries`, else `mark-failed` |
-/// | not `running` (pending, done, failed, skipped, cancelled) | any | `keep` |
+/// | not `running` (pending, waiting, done, failed, skipped, cancelled) | any | `keep` |
 /// | `running` | no task id, or task row missing | `re-dispatch` |
 /// | `running` | `completed` | `mark-done` |
 /// | `running` | `failed` | `mark-failed` |
@@ -101,6 +105,7 @@ pub fn reconcile_resume_step(
             (Some(_), Some(TaskState::Running | TaskState::Blocked)) => ResumeAction::ReDispatch,
         },
         StepStatus::Pending
+        | StepStatus::Waiting
         | StepStatus::Done
         | StepStatus::Failed
         | StepStatus::Skipped

@@ -118,34 +118,47 @@ pub struct EditRequest {
     /// File path, only used by the guards to pick a language.
     #[serde(default)]
     pub path: Option<String>,
-    /// Run the guards (default `true`).
-    #[serde(default = "yes")]
+    /// Run the guards (default `true`; `null` counts as not given).
+    #[serde(default = "yes", deserialize_with = "null_is_yes")]
     pub guards: bool,
 }
 
+/// `guards: null` is "not given", like every other optional field.
+fn null_is_yes<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Option::<bool>::deserialize(d).map(|b| b.unwrap_or(true))
+}
+
+/// What an [`EditRequest`] asks for, once its form is checked: one edit or
+/// an atomic batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditPlan {
+    /// The single-edit form (`old` + `new`, optional `replace_all`).
+    One(Edit),
+    /// The batch form (`edits`).
+    Batch(Vec<Edit>),
+}
+
 impl EditRequest {
-    /// Applies the request with the core.
+    /// The edit (or edits) and the options the request asks for, without
+    /// applying them: for faces that apply a request to something other
+    /// than `content` (a file). `content` is not read.
     ///
-    /// Guarantees: exactly the core's answer ([`crate::apply_edit_with`]
-    /// for the single form, [`crate::apply_edits`] for `edits`); a request
-    /// that mixes or lacks both forms is `invalid_input`.
-    pub fn apply(&self) -> Result<EditResponse, Error> {
+    /// Guarantees: the same form checks, in the same order and with the same
+    /// errors, as [`EditRequest::apply`] — a request that mixes or lacks both
+    /// forms, or puts `replace_all` next to `edits`, is `invalid_input`.
+    pub fn plan(&self) -> Result<(EditPlan, ApplyOptions), Error> {
         let opts = ApplyOptions {
             path: self.path.clone(),
             guards: self.guards,
         };
-        let applied = match (&self.old, &self.new, &self.edits) {
-            (Some(old), Some(new), None) => {
-                let edit = Edit {
-                    old: old.clone(),
-                    new: new.clone(),
-                    replace_all: self.replace_all.unwrap_or(false),
-                };
-                crate::apply_edit_with(&self.content, &edit, &opts)?
-            }
+        let plan = match (&self.old, &self.new, &self.edits) {
+            (Some(old), Some(new), None) => EditPlan::One(Edit {
+                old: old.clone(),
+                new: new.clone(),
+                replace_all: self.replace_all.unwrap_or(false),
+            }),
             (None, None, Some(edits)) if self.replace_all.is_none() => {
-                let edits: Vec<Edit> = edits.iter().map(|e| e.0.clone()).collect();
-                crate::apply_edits(&self.content, &edits, &opts)?
+                EditPlan::Batch(edits.iter().map(|e| e.0.clone()).collect())
             }
             (None, None, Some(_)) => {
                 return Err(Error::invalid_at(
@@ -169,12 +182,27 @@ impl EditRequest {
                 ))
             }
         };
+        Ok((plan, opts))
+    }
+
+    /// Applies the request with the core.
+    ///
+    /// Guarantees: exactly the core's answer ([`crate::apply_edit_with`]
+    /// for the single form, [`crate::apply_edits`] for `edits`); a request
+    /// that mixes or lacks both forms is `invalid_input` (as
+    /// [`EditRequest::plan`] says).
+    pub fn apply(&self) -> Result<EditResponse, Error> {
+        let applied = match self.plan()? {
+            (EditPlan::One(edit), opts) => crate::apply_edit_with(&self.content, &edit, &opts)?,
+            (EditPlan::Batch(edits), opts) => crate::apply_edits(&self.content, &edits, &opts)?,
+        };
         Ok(EditResponse::from(applied))
     }
 }
 
 /// A successful edit: `{"ok": true, "content", "tier", "replacements"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EditResponse {
     /// Always `true`.
     pub ok: bool,
@@ -199,11 +227,13 @@ impl From<Applied> for EditResponse {
 
 /// Body of `POST /api/locate`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LocateRequest {
     /// Text searched.
     pub content: String,
     /// Text looked for (must not be empty).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub needle: String,
 }
 
@@ -211,6 +241,7 @@ pub struct LocateRequest {
 /// `start_line` and `end_line` are the 1-based inclusive lines the match
 /// covers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LocateResponse {
     /// Always `true` (a `not_found` or `ambiguous` kind is an answer, not an error).
     pub ok: bool,
@@ -229,6 +260,7 @@ pub struct LocateResponse {
     /// Number of candidate locations (1 found, ≥ 2 ambiguous, 0 not found).
     pub count: usize,
     /// `[first_line, last_line]` of each candidate, when ambiguous.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<super::schema::LineRange>))]
     pub candidates: Vec<(usize, usize)>,
     /// The closest window, when not found and one scored at all.
     pub nearest: Option<Nearest>,
@@ -270,6 +302,7 @@ impl LocateResponse {
 
 /// Body of `POST /api/hashline/format`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct HashlineFormatRequest {
     /// Content to show with `LINE#HH|` prefixes.
@@ -436,6 +469,7 @@ pub fn hashline_edits(value: Value) -> Result<Vec<HashlineEdit>, Error> {
 
 /// Body of `POST /api/hashline/apply`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct HashlineApplyRequest {
     /// Content the refs were read from.
@@ -463,13 +497,37 @@ pub struct HashlineValidateRequest {
 
 /// Body of `POST /api/xxhash32`: `data` is hashed as UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct XxhashRequest {
     /// Text hashed (as its UTF-8 bytes).
     pub data: String,
     /// Seed (default 0).
     #[serde(default, deserialize_with = "int::opt_u32")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<u64>, minimum = 0, maximum = 4294967295u32))]
     pub seed: Option<u32>,
+}
+
+/// Body of `POST /api/guards/check`: the guards of an edit of `original`
+/// into `updated`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct GuardsCheckRequest {
+    /// The text before the edit.
+    pub original: String,
+    /// The text after the edit.
+    pub updated: String,
+    /// File path; only picks the language of the import guard.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+impl GuardsCheckRequest {
+    /// Exactly [`crate::check_guards`] on the request's fields.
+    pub fn check(&self) -> Vec<crate::GuardViolation> {
+        crate::check_guards(&self.original, &self.updated, self.path.as_deref())
+    }
 }
 
 #[cfg(test)]
@@ -551,6 +609,39 @@ mod tests {
     }
 
     #[test]
+    fn plans_are_the_forms_apply_checks() {
+        let req = |v: Value| super::super::decode::<EditRequest>(v).unwrap();
+        let edit = |old: &str, new: &str, replace_all| Edit {
+            old: old.into(),
+            new: new.into(),
+            replace_all,
+        };
+        let (one, opts) = req(json!({"content": "", "old": "a", "new": "b", "replace_all": true, "path": "x.py", "guards": false}))
+            .plan()
+            .unwrap();
+        assert_eq!(one, EditPlan::One(edit("a", "b", true)));
+        assert_eq!((opts.path.as_deref(), opts.guards), (Some("x.py"), false));
+        let (batch, opts) = req(json!({"content": "", "edits": [["a", "b"]]}))
+            .plan()
+            .unwrap();
+        assert_eq!(batch, EditPlan::Batch(vec![edit("a", "b", false)]));
+        assert_eq!((opts.path, opts.guards), (None, true));
+        let (_, opts) = req(json!({"content": "", "old": "a", "new": "b", "guards": null}))
+            .plan()
+            .unwrap();
+        assert!(opts.guards, "null guards means the default");
+        for body in [
+            json!({"content": "a"}),
+            json!({"content": "a", "new": "b"}),
+            json!({"content": "a", "old": "a", "new": "b", "edits": []}),
+            json!({"content": "a", "replace_all": true, "edits": []}),
+        ] {
+            let r = req(body.clone());
+            assert_eq!(r.plan().unwrap_err(), r.apply().unwrap_err(), "{body}");
+        }
+    }
+
+    #[test]
     fn hashline_edits_are_strict() {
         let ok = hashline_edits(json!([
             {"op": "replace", "pos": "1#ZZ", "lines": ["x"]},
@@ -577,6 +668,31 @@ mod tests {
             ),
         ] {
             let e = hashline_edits(value.clone()).unwrap_err();
+            assert_eq!(e.details()["path"], path, "{value}: {}", e.message());
+        }
+    }
+
+    #[test]
+    fn guards_check_requests_decode_strictly_and_run_the_guards() {
+        let decode = |v: Value| super::super::decode_object::<GuardsCheckRequest>(v);
+        let python = "import os\nprint(os.name)\n";
+        let req =
+            decode(json!({"original": python, "updated": "print(os.name)\n", "path": "a.py"}))
+                .unwrap();
+        assert_eq!(
+            req.check(),
+            crate::check_guards(python, "print(os.name)\n", Some("a.py"))
+        );
+        assert_eq!(req.check().len(), 1);
+        for (value, path) in [
+            (json!({"original": "a"}), "."),
+            (
+                json!({"original": "a", "updated": "b", "extra": 1}),
+                "extra",
+            ),
+            (json!({"original": "a", "updated": 2}), "updated"),
+        ] {
+            let e = decode(value.clone()).unwrap_err();
             assert_eq!(e.details()["path"], path, "{value}: {}", e.message());
         }
     }

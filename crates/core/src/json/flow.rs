@@ -38,7 +38,7 @@ fn take_condition(
 /// Decodes a flow spec `{"steps": [...], "batch_config"?}` strictly (the
 /// serde form of [`Flow`], unknown fields refused with their path); the
 /// conditions are set aside as [`DecodedFlow`] says. The flow is not
-/// validated: [`crate::flow::validate`] lists its problems.
+/// validated: [`crate::flow::validate()`] lists its problems.
 pub fn flow(mut value: Value) -> Result<DecodedFlow, Error> {
     require_objects(
         &value,

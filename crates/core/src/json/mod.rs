@@ -19,11 +19,13 @@
 mod edit;
 mod flow;
 pub(crate) mod int;
+#[cfg(feature = "openapi")]
+mod schema;
 
 pub use edit::{
-    edit, edits, hashline_edits, EditInput, EditRequest, EditResponse, HashlineApplyRequest,
-    HashlineEditInput, HashlineFormatRequest, HashlineOp, HashlineValidateRequest, LinesInput,
-    LocateRequest, LocateResponse, XxhashRequest,
+    edit, edits, hashline_edits, EditInput, EditPlan, EditRequest, EditResponse,
+    GuardsCheckRequest, HashlineApplyRequest, HashlineEditInput, HashlineFormatRequest, HashlineOp,
+    HashlineValidateRequest, LinesInput, LocateRequest, LocateResponse, XxhashRequest,
 };
 pub use flow::{flow, state, step, DecodedFlow, StateInput};
 
@@ -99,9 +101,15 @@ pub(crate) fn require_objects(value: &Value, root: &str, patterns: &[&str]) -> R
 /// Parses `text` as JSON (a syntax error is an `invalid_input` naming its
 /// line and column), then decodes it as [`decode_object`] does.
 pub fn decode_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| Error::invalid_input(format!("the body is not valid JSON: {e}")))?;
-    decode_object(value)
+    decode_object(parse_str(text)?)
+}
+
+/// Parses `text` as JSON, any value: what [`decode_str`] does first, for a
+/// face that hands the value to a decoder of its own ([`flow`], [`state`]:
+/// their refusal of a non-object root names what the value should be).
+pub fn parse_str(text: &str) -> Result<Value, Error> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::invalid_input(format!("the body is not valid JSON: {e}")))
 }
 
 /// Decodes `value` as the field `field` of an object, so that paths read
@@ -270,6 +278,41 @@ mod tests {
         );
         let e = decode_field::<Vec<Pair>>("edits", json!({"a": 1})).unwrap_err();
         assert_eq!(e.details()["path"], "edits");
+    }
+
+    #[test]
+    fn integral_floats_in_json_text_stay_integral() {
+        // Without serde_json's float_roundtrip, 2^51 - 1 written as a float
+        // was read one ulp off (…247.25) and refused as a fraction.
+        for (text, n) in [
+            (
+                "{\"a\": \"x\", \"n\": 2251799813685247.0}",
+                2_251_799_813_685_247u64,
+            ),
+            ("{\"a\": \"x\", \"n\": 4294967295.0}", 4_294_967_295),
+        ] {
+            let big: BigPair = decode_str(text).unwrap();
+            assert_eq!(big.n, Some(n), "{text}");
+        }
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct BigPair {
+        a: String,
+        #[serde(default, deserialize_with = "int::opt_u64")]
+        n: Option<u64>,
+    }
+
+    #[test]
+    fn parse_str_takes_any_value_and_refuses_bad_syntax_as_decode_str_does() {
+        assert_eq!(parse_str("[1]").unwrap(), json!([1]));
+        let bad = "{\"a\": ";
+        assert_eq!(
+            parse_str(bad).unwrap_err(),
+            decode_str::<Pair>(bad).unwrap_err()
+        );
     }
 
     #[test]

@@ -2,19 +2,31 @@
 
 Everything here is implemented in Rust (the native module ``coderig._native``);
 this package only re-exports it with type stubs.
+
+Errors: every error is a ``coderig.Error`` with ``.kind``, ``.code``,
+``.message`` and ``.details`` (the core's details, as HTTP sends them); one
+subclass per kind (``coderig.names()["error_kind"]``). The edit refusals and
+``InvalidInputError`` also derive from ``EditError``; ``InvalidInputError``
+is also a ``ValueError`` and ``IoError`` an ``OSError``.
 """
 
 from ._native import (
+    AgentError,
     AmbiguousError,
     Applied,
+    ConflictError,
     EditError,
-    EditIOError,
+    Error,
     GuardError,
     HashlineMismatchError,
+    InternalError,
     InvalidInputError,
+    IoError,
     Match,
     NoOpError,
     NotFoundError,
+    NotFoundIdError,
+    UnavailableError,
     Violation,
     __version__,
     apply_edit,
@@ -24,21 +36,32 @@ from ._native import (
     edits_file,
     hashline_edit_file,
     locate,
+    names,
     xxhash32,
 )
 from . import arena, flow, hashline
 
+EditIOError = IoError
+"""Former name of ``IoError`` (kept so that old ``except`` clauses still work)."""
+
 __all__ = [
+    "AgentError",
     "AmbiguousError",
     "Applied",
+    "ConflictError",
     "EditError",
     "EditIOError",
+    "Error",
     "GuardError",
     "HashlineMismatchError",
+    "InternalError",
     "InvalidInputError",
+    "IoError",
     "Match",
     "NoOpError",
     "NotFoundError",
+    "NotFoundIdError",
+    "UnavailableError",
     "Violation",
     "__version__",
     "apply_edit",
@@ -51,6 +74,6 @@ __all__ = [
     "hashline",
     "hashline_edit_file",
     "locate",
+    "names",
     "xxhash32",
 ]
-

@@ -27,7 +27,10 @@ __all__ = [
 ]
 
 _Id = TypeVar("_Id")
+_BattleType = Literal["qa", "coding"]
 _Lane = Literal["local", "cloud"]
+_ContestantStatus = Literal["queued", "running", "done", "error", "cancelled"]
+_TaskState = Literal["pending", "running", "blocked", "completed", "failed", "cancelled"]
 _ContestantAction = Literal["keep", "re-dispatch", "mark-done", "mark-error", "mark-cancelled"]
 _Digest = Tuple[str, str, str, str]
 
@@ -101,11 +104,12 @@ def build_cross_exam_prompt(
     original_prompt: str,
     digests: Iterable[_Digest],
     analysis: str,
-    proposed_winner: Tuple[str, str],
+    proposed_winner: Optional[Tuple[str, str]],
     examiner_identity: str,
     examiner_model: str,
 ) -> Tuple[str, str]:
-    """(system, user) asking the examiner to check the judge's verdict."""
+    """(system, user) asking the examiner to check the judge's verdict; with
+    proposed_winner None (the judge named none) the examiner gives an independent verdict."""
 
 def extract_verdict(text: str) -> Optional[Tuple[str, str]]:
     """(identity, model) of the last VERDICT: line; same rules as extract_winner."""

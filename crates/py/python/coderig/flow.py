@@ -5,15 +5,20 @@ crash-resume, plus an incremental ``Scheduler``.
 Thin re-exports of the Rust core (``coderig::flow``); see ``flow.pyi`` for
 signatures and the conventions:
 
+- ``Flow``, ``Step``, ``Case``, ``State`` and ``Scheduler`` hold the core's
+  values; ``Flow.from_spec`` and ``State.from_dict`` build them from their
+  JSON forms, decoded by the core as the server decodes them;
 - names (kinds, trigger rules, skip reasons, statuses) are the core's
-  snake_case strings; an unknown one, an invalid flow given to
-  ``Scheduler`` or an event that does not apply raises
-  ``coderig.InvalidInputError``;
+  snake_case strings; an unknown one or an invalid flow given to
+  ``Scheduler`` raises ``coderig.InvalidInputError``, an event the step's
+  state does not allow ``coderig.ConflictError``, an unknown step id
+  ``coderig.NotFoundIdError``;
 - conditions are callables ``condition(ctx) -> truthy`` receiving a copy of
   the JSON-like ``ctx``; an exception raised by a condition propagates out
   of the call that evaluated it (no later condition runs in that call);
-- ``State`` holds plain mutable containers; ``skipped`` given as a
-  collection of ids means reason ``"condition_false"``.
+- ``State``'s attributes are copies (assign to change a field);
+  ``skipped`` given as a collection of ids means reason
+  ``"condition_false"``.
 """
 
 from ._native import flow as _native_flow

@@ -26,7 +26,7 @@ __all__ = [
 
 _Condition = Callable[[Any], Any]
 """Called with a fresh JSON-like copy of ctx ({"input": ..., "results": {...}}; tuples and
-sets become lists, NaN/inf become None; other types raise InvalidInputError);
+sets become lists, NaN/inf become None; other types raise InvalidInputError at `ctx...`);
 its result is judged by truthiness. An exception propagates out of the call that
 evaluated it. The compiled step holds the callable out of the cycle collector's
 sight: a condition referring to its own Flow forms a cycle that is not collected."""
@@ -37,8 +37,19 @@ _TriggerRule = Literal[
     "one_done", "none_failed", "none_failed_min_one_success", "none_skipped", "always",
 ]
 _SkipReason = Literal["upstream_failed", "branch_not_taken", "condition_false", "excluded"]
-_Outcome = Literal["pending", "in_flight", "done", "failed", "timed_out", "skipped"]
+_StepOutcome = Literal["pending", "in_flight", "done", "failed", "timed_out", "skipped"]
+_StepStatus = Literal["pending", "running", "waiting", "done", "failed", "skipped", "timed_out", "cancelled"]
+"""Persisted step statuses ("completed" is read as "done")."""
+_TaskState = Literal["pending", "running", "blocked", "completed", "failed", "cancelled"]
+_FailureKind = Literal[
+    "timeout", "rate_limited", "transient", "crashed", "validation", "cancelled", "permanent",
+]
 _ResumeAction = Literal["keep", "re-dispatch", "mark-done", "mark-failed", "mark-cancelled", "retry"]
+_FlowError = Literal[
+    "invalid", "unknown_step", "invalid_transition", "already_started", "not_started",
+    "switch_outcome_required", "not_a_switch", "unknown_case", "not_a_loop", "loop_body_busy",
+]
+"""The `reason` detail of a scheduler's refusal (ConflictError, NotFoundIdError, InvalidInputError)."""
 
 @final
 class Case:
@@ -80,12 +91,13 @@ class Step:
         timeout: Optional[int] = None,
         when: Optional[_Condition] = None,
     ) -> Step:
-        """Unknown kind or trigger rule -> InvalidInputError; timeout in seconds;
-        when: launch guard (see manifest_steps)."""
+        """The fields are decoded by the core as a step of a flow spec (unknown kind or
+        trigger rule, a str for deps, ... -> InvalidInputError naming the field); None means
+        the default; timeout in seconds; when: launch guard (see manifest_steps)."""
 
 @final
 class Flow:
-    """Not validated on construction (see validate); Scheduler validates."""
+    """Holds the core's flow. Not validated on construction (see validate); Scheduler validates."""
     steps: List[Step]
     batch_max_concurrent: Optional[int]
     batch_join_rule: _TriggerRule
@@ -95,14 +107,20 @@ class Flow:
         batch_max_concurrent: Optional[int] = None,
         batch_join_rule: str = "all_success",
     ) -> Flow: ...
+    @staticmethod
+    def from_spec(spec: Mapping[str, Any]) -> Flow:
+        """The JSON form {"steps": [...], "batch_config"?}, decoded strictly by the core
+        (InvalidInputError at the bad field's path, e.g. `steps[0].kind`). Conditions have
+        no JSON form: such fields are set aside (the case never matches, the loop runs once)."""
     def step(self, id: str) -> Optional[Step]: ...
     def __len__(self) -> int: ...
 
 @final
 class State:
-    """Plain mutable containers (st.done.add("a") works). skipped given as a
-    collection of ids means reason "condition_false" (a deliberate skip, what
-    Scheduler.skip records); as a dict, each reason is checked."""
+    """Holds the core's state. The attributes return fresh copies (st.done.add("a")
+    changes nothing); assigning one replaces that field (st.done = st.done | {"a"}).
+    skipped given as a collection of ids means reason "condition_false" (a deliberate
+    skip, what Scheduler.skip records); as a dict, each reason is checked."""
     done: Set[str]
     skipped: Dict[str, _SkipReason]
     failed: Set[str]
@@ -122,7 +140,13 @@ class State:
         switch_results: Optional[Mapping[str, Tuple[Optional[str], Iterable[str]]]] = None,
         loop_iterations: Optional[Mapping[str, int]] = None,
     ) -> State: ...
-    def outcome(self, id: str) -> _Outcome:
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> State:
+        """The JSON form (every field optional; sets as lists; switch_results as
+        {id: [chosen, [excluded]]} or {id: {"chosen", "excluded"}}), decoded by the core."""
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON form: State.from_dict(st.to_dict()) == st."""
+    def outcome(self, id: str) -> _StepOutcome:
         """Precedence done > failed > timed_out > skipped > in_flight > excluded > switch-excluded > pending."""
     def skip_reason(self, id: str) -> Optional[_SkipReason]:
         """Why id was skipped; None unless outcome(id) is "skipped"."""
@@ -151,7 +175,8 @@ def is_loop_terminated(step: Step, ctx: Any, iterations: int) -> bool:
 
 def is_run_complete(f: Flow, st: State) -> bool: ...
 def is_stuck(f: Flow, st: State) -> bool: ...
-def should_retry(max_retries: int, retry_count: int) -> bool: ...
+def should_retry(max_retries: Optional[int], retry_count: int) -> bool:
+    """retry_count < max_retries; None (no retry policy) never retries."""
 
 def is_retriable(kind: str) -> bool:
     """kind: timeout | rate_limited | transient | crashed (True) | validation | cancelled | permanent (False)."""
@@ -166,23 +191,28 @@ def reconcile_resume_step(
     retry_count: int = 0,
     max_retries: Optional[int] = None,
 ) -> _ResumeAction:
-    """task_state None = task row missing."""
+    """task_state None = task row missing; status "completed" is read as "done"."""
 
 def reconcile_run(
     rows: Iterable[Tuple[str, Optional[str], str, int, Optional[int]]],
     task_states: Mapping[str, str],
 ) -> List[Tuple[str, _ResumeAction]]: ...
 
-def validate(f: Flow) -> List[Dict[str, Any]]:
-    """Every problem as {"code": ..., "message": ..., <fields>}; empty when valid."""
+def validate(f: Union[Flow, Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """Every problem of a Flow or a spec (decoded as Flow.from_spec) as
+    {"code": ..., "message": ..., <fields>}, as /api/flows/validate lists them; empty when valid."""
 
 @final
 class Scheduler:
     """Incremental scheduler (cost per event ~ out-degree). Every id returned counts
-    as dispatched (in flight) until complete/fail/timeout/skip is reported."""
+    as dispatched (in flight) until complete/fail/timeout/skip is reported. A refused
+    event raises ConflictError (the step's state does not allow it), NotFoundIdError
+    (unknown step id) or InvalidInputError (e.g. complete on a switch); .reason is a
+    _FlowError name. The scheduler is unchanged by a refused event."""
     flow: Flow
     def __new__(cls, f: Flow, excluded: Optional[Iterable[str]] = None) -> Scheduler:
-        """InvalidInputError when f is invalid (message lists every problem)."""
+        """InvalidInputError when f is invalid (message lists every problem, .errors
+        holds them as validate does); NotFoundIdError for an unknown excluded id."""
     def start(self) -> List[str]: ...
     def complete(self, id: str) -> List[str]:
         """Not for switches: use complete_switch / complete_switch_with."""
@@ -197,9 +227,9 @@ class Scheduler:
         """Another iteration of an in-flight do_while whose body has finished."""
     def take_skipped(self) -> List[Tuple[str, _SkipReason]]:
         """Skips recorded since the last call (propagated ones included), in order."""
-    def outcome(self, id: str) -> _Outcome: ...
+    def outcome(self, id: str) -> _StepOutcome: ...
     def skip_reason(self, id: str) -> Optional[_SkipReason]:
-        """Why id was skipped; None unless outcome(id) is "skipped"; an unknown id raises InvalidInputError."""
+        """Why id was skipped; None unless outcome(id) is "skipped"; an unknown id raises NotFoundIdError."""
     def held(self) -> List[str]: ...
     def in_flight(self) -> List[str]: ...
     def is_complete(self) -> bool: ...

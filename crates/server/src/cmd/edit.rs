@@ -1,10 +1,8 @@
 //! `coderig edit`: apply a search/replace edit, as a JSON filter
 //! (`--json`, stdin → stdout) or in place on a file.
 
-use axum::http::StatusCode;
-use coderig::{ApplyOptions, Edit, EditError};
-use coderig_server::wire::EditRequest;
-use coderig_server::ApiError;
+use coderig::json::EditRequest;
+use coderig::{ApplyOptions, Edit};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,20 +53,20 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn text_of(inline: &Option<String>, file: &Option<PathBuf>) -> Result<String, EditError> {
+fn text_of(inline: &Option<String>, file: &Option<PathBuf>) -> Result<String, coderig::Error> {
     match (inline, file) {
         (Some(text), _) => Ok(text.clone()),
         (None, Some(path)) => super::read_text(path),
         // clap makes one of the two required
-        (None, None) => Err(EditError::invalid("missing text argument")),
+        (None, None) => Err(coderig::Error::invalid_input("missing text argument")),
     }
 }
 
-fn run_file(args: &Args) -> Result<String, EditError> {
+fn run_file(args: &Args) -> Result<String, coderig::Error> {
     let file = args
         .file
         .as_ref()
-        .ok_or_else(|| EditError::invalid("missing FILE"))?;
+        .ok_or_else(|| coderig::Error::invalid_input("missing FILE"))?;
     let edit = Edit {
         old: text_of(&args.old, &args.old_file)?,
         new: text_of(&args.new, &args.new_file)?,
@@ -89,30 +87,25 @@ fn run_file(args: &Args) -> Result<String, EditError> {
 }
 
 /// The JSON filter: every outcome, bad input included, is one JSON document
-/// on stdout, so a caller never has to parse stderr.
+/// on stdout, so a caller never has to parse stderr. The request is decoded
+/// by the core (`coderig::json`), as `POST /api/edit` decodes it, so both
+/// give the same answer and the same message for the same mistake.
 fn run_json() -> ExitCode {
     let mut input = String::new();
     let outcome = match std::io::stdin().read_to_string(&mut input) {
-        Err(e) => Err(ApiError::invalid_input(format!(
+        Err(e) => Err(coderig::Error::invalid_input(format!(
             "stdin is not readable UTF-8 text: {e}"
         ))),
-        Ok(_) => serde_json::from_str::<EditRequest>(&input)
-            .map_err(|e| ApiError::invalid_input(format!("stdin is not a valid edit request: {e}")))
-            .and_then(|request| request.apply()),
+        Ok(_) => coderig::json::decode_str::<EditRequest>(&input).and_then(|r| r.apply()),
     };
     // Serializing the struct (not a `Value`) keeps `ok` first in the output.
     let document = outcome.and_then(|response| {
-        serde_json::to_string(&response).map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                format!("cannot serialize the result: {e}"),
-            )
-        })
+        serde_json::to_string(&response)
+            .map_err(|e| coderig::Error::internal(format!("cannot serialize the result: {e}")))
     });
     let (document, code) = match document {
         Ok(text) => (text, ExitCode::SUCCESS),
-        Err(error) => (error.body().to_string(), super::exit_code(error.kind)),
+        Err(error) => (error.body().to_string(), super::exit_code(&error)),
     };
     let mut stdout = std::io::stdout().lock();
     if writeln!(stdout, "{document}")

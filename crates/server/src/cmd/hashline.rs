@@ -1,7 +1,5 @@
 //! `coderig hashline format FILE` and `coderig hashline apply FILE EDITS.json`.
 
-use coderig::hashline::HashlineEdit;
-use coderig::EditError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,24 +40,25 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn format(file: &Path) -> Result<(), EditError> {
+fn format(file: &Path) -> Result<(), coderig::Error> {
     let formatted = coderig::hashline::format(&super::read_text(file)?);
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{formatted}")
         .and_then(|()| stdout.flush())
-        .map_err(|e| EditError::Io {
-            message: format!("cannot write to stdout: {e}"),
-        })
+        .map_err(|e| coderig::Error::io(format!("cannot write to stdout: {e}")))
 }
 
-fn apply(file: &Path, edits: &Path) -> Result<(), EditError> {
-    let edits: Vec<HashlineEdit> =
-        serde_json::from_str(&super::read_text(edits)?).map_err(|e| {
-            EditError::invalid(format!(
-                "{} is not a JSON array of hashline edits ({{\"op\", \"pos\", \"end\"?, \"lines\"}}): {e}",
-                edits.display()
-            ))
-        })?;
+/// The edits are decoded by the core (`coderig::json::hashline_edits`), as
+/// `POST /api/hashline/apply` decodes its `edits`: paths read `edits[0].op`.
+fn apply(file: &Path, edits: &Path) -> Result<(), coderig::Error> {
+    let text = super::read_text(edits)?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        coderig::Error::invalid_input(format!(
+            "{} is not JSON (a list of hashline edits): {e}",
+            edits.display()
+        ))
+    })?;
+    let edits = coderig::json::hashline_edits(value)?;
     coderig::hashline_edit_file(file, &edits)?;
     let plural = if edits.len() == 1 { "" } else { "s" };
     println!(

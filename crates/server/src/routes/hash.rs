@@ -1,31 +1,33 @@
 //! `POST /api/xxhash32`.
 
 use super::Route;
-use crate::ApiJson;
-use serde::{Deserialize, Serialize};
+use crate::openapi::{InvalidInput, PayloadTooLarge};
+use crate::{ApiJson, Body};
+use coderig::json::XxhashRequest;
+use serde::Serialize;
 
 pub(super) fn routes() -> Vec<Route> {
     vec![Route::post("/api/xxhash32", xxhash32)]
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HashRequest {
-    /// Hashed as UTF-8.
-    data: String,
-    #[serde(default)]
-    seed: u32,
-}
-
-#[derive(Serialize)]
-struct HashResponse {
+/// The hash.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct XxhashResponse {
+    /// Always `true`.
     ok: bool,
+    /// xxHash32 of the UTF-8 bytes of `data`.
     hash: u32,
 }
 
-async fn xxhash32(ApiJson(request): ApiJson<HashRequest>) -> ApiJson<HashResponse> {
-    ApiJson(HashResponse {
+/// xxHash32 of a string's UTF-8 bytes.
+#[utoipa::path(post, tag = "hash", path = "/api/xxhash32", request_body = XxhashRequest, responses(
+    (status = 200, description = "The hash.", body = XxhashResponse),
+    (status = 400, description = "invalid_input: malformed, or a seed outside 0..=4294967295.", body = InvalidInput),
+    (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
+))]
+pub(crate) async fn xxhash32(Body(request): Body<XxhashRequest>) -> ApiJson<XxhashResponse> {
+    ApiJson(XxhashResponse {
         ok: true,
-        hash: coderig::xxhash32(request.data.as_bytes(), request.seed),
+        hash: coderig::xxhash32(request.data.as_bytes(), request.seed.unwrap_or(0)),
     })
 }

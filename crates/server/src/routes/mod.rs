@@ -4,20 +4,22 @@
 //! document.
 //!
 //! To add a capability: create `routes/<name>.rs` with handlers taking
-//! [`ApiJson`](crate::ApiJson) and returning `Result<ApiJson<_>, ApiError>`
-//! (core errors convert with `?` through `From<EditError>`), add its routes
-//! to [`table`], and describe them in [`crate::openapi`].
+//! [`Body`](crate::Body) (decoded by the core's `coderig::json`) and
+//! returning `Result<ApiJson<_>, ApiError>` (core errors convert with `?`),
+//! each with a `#[utoipa::path]` attribute; add its routes to [`table`] and
+//! its handlers to the `paths` of [`crate::openapi`].
 
-mod edit;
-mod flows;
-mod hash;
-mod hashline;
-mod health;
-mod openapi;
+pub(crate) mod edit;
+pub(crate) mod flows;
+pub(crate) mod guards;
+pub(crate) mod hash;
+pub(crate) mod hashline;
+pub(crate) mod health;
+pub(crate) mod openapi;
 
 use crate::ApiError;
 use axum::handler::Handler;
-use axum::http::{Method, StatusCode};
+use axum::http::Method;
 use axum::routing::MethodRouter;
 use axum::Router;
 
@@ -54,6 +56,7 @@ fn table() -> Vec<Route> {
         health::routes(),
         hash::routes(),
         edit::routes(),
+        guards::routes(),
         hashline::routes(),
         flows::routes(),
         openapi::routes(),
@@ -81,11 +84,7 @@ pub(crate) fn router() -> Router {
 pub(crate) async fn off_runtime<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            format!("internal error: {e}"),
-        )
-    })
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| coderig::Error::internal(format!("internal error: {e}")).into())
 }

@@ -1,0 +1,939 @@
+//! One repository, opened over libgit2 or the git CLI: the operations the
+//! workspace needs, each with the same contract on both backends.
+
+use super::admin::{exists, io_err, TempDir};
+use super::cli;
+use crate::error::Error;
+use crate::workspace::{Backend, CliReason};
+use git2::{
+    ApplyLocation, ApplyOptions, Diff, DiffFindOptions, DiffFormat, DiffOptions, Index,
+    IndexAddOption, IndexTime, Oid, Repository, Signature, Time, TreeWalkMode, TreeWalkResult,
+    WorktreeAddOptions,
+};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// The identity and message of snapshot commits. Fixed, so that the same
+/// working tree over the same `HEAD` gives the same commit id.
+const SNAPSHOT_NAME: &str = "coderig";
+const SNAPSHOT_EMAIL: &str = "coderig@invalid";
+const SNAPSHOT_MESSAGE: &str = "coderig snapshot of the working tree";
+
+/// What every operation needs besides the repository.
+pub(super) struct Ctx<'a> {
+    /// The git program.
+    pub program: &'a Path,
+    /// Where temporary index files go.
+    pub tmp_root: &'a Path,
+}
+
+/// Which backend to open a repository with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Want {
+    /// Decide from the repository (or the CLI everywhere when `always_cli`).
+    Detect { always_cli: bool },
+    /// The backend a worktree was created with.
+    Exactly(Backend),
+}
+
+/// An opened repository.
+pub(super) struct Repo {
+    /// The top of its working tree, canonical.
+    pub workdir: PathBuf,
+    /// Its common git directory, canonical.
+    pub common_dir: PathBuf,
+    /// The backend that handles it.
+    pub backend: Backend,
+    /// Why the CLI, when it is the CLI and the repository decided it.
+    pub reason: Option<CliReason>,
+    lib: Option<Repository>,
+}
+
+pub(super) fn lib_err(what: impl std::fmt::Display, e: &git2::Error) -> Error {
+    Error::io(format!("{what}: {}", e.message()))
+        .with_detail("git_class", format!("{:?}", e.class()))
+        .with_detail("git_code", format!("{:?}", e.code()))
+}
+
+fn canonical(path: &Path) -> Result<PathBuf, Error> {
+    std::fs::canonicalize(path).map_err(|e| io_err("cannot resolve", path, &e))
+}
+
+fn not_top(path: &Path, top: &Path) -> Error {
+    Error::invalid_input(format!(
+        "{} is not the top of a git working tree (the top is {})",
+        path.display(),
+        top.display()
+    ))
+    .with_detail("path", path.to_string_lossy().as_ref())
+}
+
+/// Scans `.gitattributes` text for `filter=` attributes: (lfs, other).
+fn scan_attributes(text: &str) -> (bool, bool) {
+    let (mut lfs, mut other) = (false, false);
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        for token in line.split_whitespace().skip(1) {
+            if token == "filter=lfs" {
+                lfs = true;
+            } else if token.starts_with("filter=") {
+                other = true;
+            }
+        }
+    }
+    (lfs, other)
+}
+
+/// Why libgit2 would not handle this repository faithfully, if it would not.
+fn detect(repo: &Repository, workdir: &Path, git_dir: &Path, common: &Path) -> Option<CliReason> {
+    if exists(&workdir.join(".gitmodules")) {
+        return Some(CliReason::Submodules);
+    }
+    let mut texts: Vec<String> = [
+        workdir.join(".gitattributes"),
+        common.join("info/attributes"),
+    ]
+    .iter()
+    .filter_map(|p| std::fs::read_to_string(p).ok())
+    .collect();
+    // Nested .gitattributes files of the committed tree.
+    if let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) {
+        let _ = tree.walk(TreeWalkMode::PreOrder, |_, entry| {
+            if entry.name().ok() == Some(".gitattributes") {
+                if let Ok(blob) = repo.find_blob(entry.id()) {
+                    texts.push(String::from_utf8_lossy(blob.content()).into_owned());
+                }
+            }
+            TreeWalkResult::Ok
+        });
+    }
+    let (mut lfs, mut other) = (false, false);
+    for text in &texts {
+        let (l, o) = scan_attributes(text);
+        lfs |= l;
+        other |= o;
+    }
+    if lfs {
+        return Some(CliReason::Lfs);
+    }
+    if other {
+        return Some(CliReason::Filter);
+    }
+    let sparse_config = repo
+        .config()
+        .and_then(|c| c.get_bool("core.sparseCheckout"))
+        .unwrap_or(false);
+    if sparse_config
+        || exists(&git_dir.join("info/sparse-checkout"))
+        || exists(&common.join("info/sparse-checkout"))
+    {
+        return Some(CliReason::SparseCheckout);
+    }
+    let split_config = repo
+        .config()
+        .and_then(|c| c.get_bool("core.splitIndex"))
+        .unwrap_or(false);
+    let shared_index = std::fs::read_dir(git_dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
+        })
+        .unwrap_or(false);
+    if split_config || shared_index {
+        return Some(CliReason::SplitIndex);
+    }
+    None
+}
+
+fn check_rev(rev: &str) -> Result<(), Error> {
+    if rev.is_empty() || rev.starts_with('-') || rev.contains(['\0', '\n', '\r']) {
+        return Err(Error::invalid_input(format!(
+            "{rev:?} is not a usable revision (empty, starting with '-', or with a NUL or newline)"
+        ))
+        .with_detail("base", rev));
+    }
+    Ok(())
+}
+
+impl Repo {
+    /// Opens the repository whose working tree's top is `path` (canonical).
+    ///
+    /// Errors: `invalid_input` when `path` is not a git working tree, is a
+    /// bare repository, or is below the top; `unavailable` when only the
+    /// git program could open it and it is missing.
+    pub(super) fn open(ctx: &Ctx<'_>, path: &Path, want: Want) -> Result<Repo, Error> {
+        match Repository::open(path) {
+            Ok(repo) => {
+                let Some(workdir) = repo.workdir() else {
+                    return Err(Error::invalid_input(format!(
+                        "{} is a bare repository; a working tree is needed",
+                        path.display()
+                    ))
+                    .with_detail("path", path.to_string_lossy().as_ref()));
+                };
+                let workdir = canonical(workdir)?;
+                if workdir != path {
+                    return Err(not_top(path, &workdir));
+                }
+                let common_dir = canonical(repo.commondir())?;
+                let git_dir = canonical(repo.path())?;
+                let reason = match want {
+                    Want::Detect { always_cli: true } => Some(CliReason::Configured),
+                    Want::Detect { always_cli: false } => {
+                        detect(&repo, &workdir, &git_dir, &common_dir)
+                    }
+                    Want::Exactly(_) => None,
+                };
+                let backend = match want {
+                    Want::Exactly(backend) => backend,
+                    Want::Detect { .. } if reason.is_some() => Backend::GitCli,
+                    Want::Detect { .. } => Backend::Libgit2,
+                };
+                Ok(Repo {
+                    workdir,
+                    common_dir,
+                    backend,
+                    reason,
+                    lib: (backend == Backend::Libgit2).then_some(repo),
+                })
+            }
+            Err(lib_error) => {
+                let not_a_repo = || {
+                    Error::invalid_input(format!(
+                        "{} is not a git working tree: {}",
+                        path.display(),
+                        lib_error.message()
+                    ))
+                    .with_detail("path", path.to_string_lossy().as_ref())
+                };
+                // Not a directory at all: the CLI would fail to start in it.
+                if want == Want::Exactly(Backend::Libgit2) || !path.is_dir() {
+                    return Err(not_a_repo());
+                }
+                let mut cmd = cli::git(ctx.program, path);
+                cmd.args([
+                    "rev-parse",
+                    "--show-toplevel",
+                    "--git-common-dir",
+                    "--is-bare-repository",
+                ]);
+                let output = match cli::run(&mut cmd, None) {
+                    Ok(output) if output.status.success() => output,
+                    Ok(_) => return Err(not_a_repo()),
+                    Err(e) if lib_error.code() == git2::ErrorCode::NotFound => {
+                        let _ = e;
+                        return Err(not_a_repo());
+                    }
+                    Err(e) => return Err(e),
+                };
+                let text = String::from_utf8_lossy(&output.stdout).into_owned();
+                let lines: Vec<&str> = text.lines().collect();
+                if lines.len() < 2 {
+                    return Err(not_a_repo());
+                }
+                let top = canonical(Path::new(lines[0]))?;
+                if top != path {
+                    return Err(not_top(path, &top));
+                }
+                let common_dir = canonical(&path.join(lines[1]))?;
+                Ok(Repo {
+                    workdir: top,
+                    common_dir,
+                    backend: Backend::GitCli,
+                    reason: match want {
+                        Want::Detect { .. } => Some(CliReason::Libgit2CannotOpen),
+                        Want::Exactly(_) => None,
+                    },
+                    lib: None,
+                })
+            }
+        }
+    }
+
+    /// The repository behind the common git directory `common`, for ref
+    /// operations only: its working tree may be gone.
+    pub(super) fn for_refs(common: &Path, backend: Backend) -> Result<Repo, Error> {
+        let lib = match backend {
+            Backend::Libgit2 => Some(Repository::open(common).map_err(|e| {
+                lib_err(
+                    format!("cannot open the repository at {}", common.display()),
+                    &e,
+                )
+            })?),
+            Backend::GitCli => None,
+        };
+        Ok(Repo {
+            workdir: common.to_path_buf(),
+            common_dir: common.to_path_buf(),
+            backend,
+            reason: None,
+            lib,
+        })
+    }
+
+    fn git(&self, ctx: &Ctx<'_>) -> std::process::Command {
+        cli::git(ctx.program, &self.workdir)
+    }
+
+    /// The commit `rev` names (full hex id). A revision that names nothing,
+    /// or no commit, is `invalid_input` (detail `base`).
+    pub(super) fn resolve_commit(&self, ctx: &Ctx<'_>, rev: &str) -> Result<String, Error> {
+        check_rev(rev)?;
+        let bad = |why: String| {
+            Error::invalid_input(format!(
+                "the base {rev:?} does not name a commit in {}: {why}",
+                self.workdir.display()
+            ))
+            .with_detail("base", rev)
+        };
+        match &self.lib {
+            Some(repo) => repo
+                .revparse_single(rev)
+                .and_then(|o| o.peel_to_commit())
+                .map(|c| c.id().to_string())
+                .map_err(|e| bad(e.message().to_owned())),
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args(["rev-parse", "--verify", "--quiet"])
+                    .arg(format!("{rev}^{{commit}}"));
+                let output = cli::run(&mut cmd, None)?;
+                if output.status.success() {
+                    Ok(cli::line(&output.stdout))
+                } else {
+                    Err(bad("unknown revision".to_owned()))
+                }
+            }
+        }
+    }
+
+    /// `HEAD`'s commit and its committer time, `None` on an unborn branch.
+    pub(super) fn head(&self, ctx: &Ctx<'_>) -> Result<Option<(String, i64)>, Error> {
+        match &self.lib {
+            Some(repo) => match repo.head() {
+                Ok(head) => {
+                    let commit = head
+                        .peel_to_commit()
+                        .map_err(|e| lib_err("cannot read HEAD", &e))?;
+                    Ok(Some((commit.id().to_string(), commit.time().seconds())))
+                }
+                Err(e)
+                    if matches!(
+                        e.code(),
+                        git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
+                    ) =>
+                {
+                    Ok(None)
+                }
+                Err(e) => Err(lib_err("cannot read HEAD", &e)),
+            },
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
+                let output = cli::run(&mut cmd, None)?;
+                if !output.status.success() {
+                    return Ok(None);
+                }
+                let id = cli::line(&output.stdout);
+                let mut cmd = self.git(ctx);
+                cmd.args(["show", "-s", "--format=%ct", &id]);
+                let time = cli::line(&cli::run_ok(&mut cmd, None)?)
+                    .parse()
+                    .map_err(|_| Error::io(format!("cannot read the time of {id}")))?;
+                Ok(Some((id, time)))
+            }
+        }
+    }
+
+    /// The commit `refname` (a full ref name) points at, `None` when it does
+    /// not exist.
+    pub(super) fn ref_tip(&self, ctx: &Ctx<'_>, refname: &str) -> Result<Option<String>, Error> {
+        match &self.lib {
+            Some(repo) => match repo.find_reference(refname) {
+                Ok(r) => Ok(r
+                    .resolve()
+                    .ok()
+                    .and_then(|r| r.target())
+                    .map(|t| t.to_string())),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+                Err(e) => Err(lib_err(format!("cannot read {refname}"), &e)),
+            },
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args(["rev-parse", "--verify", "--quiet", refname]);
+                let output = cli::run(&mut cmd, None)?;
+                Ok(output.status.success().then(|| cli::line(&output.stdout)))
+            }
+        }
+    }
+
+    /// The working tree as a tree object: tracked files as they are on
+    /// disk, untracked files that are not ignored, deleted files gone;
+    /// an untracked directory that is a git repository of its own is left
+    /// out (a patch cannot carry another repository).
+    /// Built in a private index (in memory, or a temporary copy of the
+    /// repository's index for the CLI), so the repository's index, files
+    /// and refs are untouched; only blobs and trees are added to the object
+    /// database.
+    pub(super) fn capture_tree(&self, ctx: &Ctx<'_>) -> Result<String, Error> {
+        match &self.lib {
+            Some(repo) => {
+                let fail = |e: git2::Error| lib_err("cannot capture the working tree", &e);
+                // Start from the repository's index for its entries (staged
+                // additions, even ignored ones, stay), but with the stat data
+                // zeroed so every file is hashed again, never trusted.
+                let current = repo.index().map_err(fail)?;
+                let mut index = Index::new().map_err(fail)?;
+                repo.set_index(&mut index).map_err(fail)?;
+                for mut entry in current.iter() {
+                    if (entry.flags >> 12) & 0x3 != 0 {
+                        continue; // a conflict stage: the file on disk decides
+                    }
+                    entry.ctime = IndexTime::new(0, 0);
+                    entry.mtime = IndexTime::new(0, 0);
+                    entry.dev = 0;
+                    entry.ino = 0;
+                    entry.uid = 0;
+                    entry.gid = 0;
+                    entry.file_size = 0;
+                    index.add(&entry).map_err(fail)?;
+                }
+                // An untracked directory holding its own `.git` is another
+                // repository (an agent's `git init` or clone): left out, as
+                // a patch cannot carry it (libgit2 would refuse the path).
+                let workdir = self.workdir.clone();
+                let mut skip_embedded = |path: &Path, _: &[u8]| -> i32 {
+                    i32::from(exists(&workdir.join(path).join(".git")))
+                };
+                index
+                    .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_embedded))
+                    .map_err(fail)?;
+                index.update_all(["*"], None).map_err(fail)?;
+                let tree = index.write_tree_to(repo).map_err(fail)?;
+                Ok(tree.to_string())
+            }
+            None => {
+                let tmp = TempDir::new(ctx.tmp_root)?;
+                let tmp_index = tmp.path().join("index");
+                let mut cmd = self.git(ctx);
+                cmd.args(["rev-parse", "--git-path", "index"]);
+                let source = PathBuf::from(cli::line(&cli::run_ok(&mut cmd, None)?));
+                let source = self.workdir.join(source);
+                if exists(&source) {
+                    std::fs::copy(&source, &tmp_index)
+                        .map_err(|e| io_err("cannot copy the index", &source, &e))?;
+                }
+                let with_index = |args: &[&str]| {
+                    let mut cmd = self.git(ctx);
+                    cmd.env("GIT_INDEX_FILE", &tmp_index).args([
+                        "-c",
+                        "core.splitIndex=false",
+                        "-c",
+                        "core.fsmonitor=false",
+                        "-c",
+                        "core.safecrlf=false",
+                    ]);
+                    cmd.args(args);
+                    cli::run_ok(&mut cmd, None)
+                };
+                // Paths of gitlink entries in `ls-files --stage -z` output
+                // (`<mode> <id> <stage>\t<path>\0`), as raw bytes.
+                let gitlinks = |listing: Vec<u8>| -> Vec<Vec<u8>> {
+                    listing
+                        .split(|b| *b == 0)
+                        .filter(|e| e.starts_with(b"160000 "))
+                        .filter_map(|e| {
+                            let tab = e.iter().position(|b| *b == b'\t')?;
+                            Some(e[tab + 1..].to_vec())
+                        })
+                        .collect()
+                };
+                let before = gitlinks(with_index(&["ls-files", "--stage", "-z"])?);
+                with_index(&["add", "--all"])?;
+                // `git add` records an embedded repository (an agent's `git
+                // init` or clone) as a gitlink; a patch cannot carry it, so
+                // it is left out, as on the libgit2 path.
+                let embedded: Vec<Vec<u8>> = gitlinks(with_index(&["ls-files", "--stage", "-z"])?)
+                    .into_iter()
+                    .filter(|p| !before.contains(p))
+                    .collect();
+                if !embedded.is_empty() {
+                    let mut cmd = self.git(ctx);
+                    cmd.env("GIT_INDEX_FILE", &tmp_index).args([
+                        "update-index",
+                        "--force-remove",
+                        "-z",
+                        "--stdin",
+                    ]);
+                    let paths: Vec<u8> = embedded
+                        .iter()
+                        .flat_map(|p| p.iter().copied().chain([0]))
+                        .collect();
+                    cli::run_ok(&mut cmd, Some(&paths))?;
+                }
+                let tree = cli::line(&with_index(&["write-tree"])?);
+                Ok(tree)
+            }
+        }
+    }
+
+    /// The tree of `commit`.
+    pub(super) fn tree_of(&self, ctx: &Ctx<'_>, commit: &str) -> Result<String, Error> {
+        match &self.lib {
+            Some(repo) => Oid::from_str(commit)
+                .and_then(|id| repo.find_commit(id))
+                .map(|c| c.tree_id().to_string())
+                .map_err(|e| lib_err(format!("cannot read commit {commit}"), &e)),
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args(["rev-parse", "--verify"])
+                    .arg(format!("{commit}^{{tree}}"));
+                Ok(cli::line(&cli::run_ok(&mut cmd, None)?))
+            }
+        }
+    }
+
+    /// A snapshot commit of `tree` over `parent`, with coderig's fixed
+    /// identity at `time`; no ref is created or moved.
+    pub(super) fn commit_snapshot(
+        &self,
+        ctx: &Ctx<'_>,
+        tree: &str,
+        parent: Option<&str>,
+        time: i64,
+    ) -> Result<String, Error> {
+        match &self.lib {
+            Some(repo) => {
+                let fail = |e: git2::Error| lib_err("cannot write the snapshot commit", &e);
+                let sig = Signature::new(SNAPSHOT_NAME, SNAPSHOT_EMAIL, &Time::new(time, 0))
+                    .map_err(fail)?;
+                let tree = repo
+                    .find_tree(Oid::from_str(tree).map_err(fail)?)
+                    .map_err(fail)?;
+                let parents = match parent {
+                    Some(p) => vec![repo
+                        .find_commit(Oid::from_str(p).map_err(fail)?)
+                        .map_err(fail)?],
+                    None => vec![],
+                };
+                let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+                // `git commit-tree -m` ends the message with a newline; so do we.
+                let message = format!("{SNAPSHOT_MESSAGE}\n");
+                repo.commit(None, &sig, &sig, &message, &tree, &parents)
+                    .map(|id| id.to_string())
+                    .map_err(fail)
+            }
+            None => {
+                let date = format!("@{time} +0000");
+                let mut cmd = self.git(ctx);
+                cmd.env("GIT_AUTHOR_NAME", SNAPSHOT_NAME)
+                    .env("GIT_AUTHOR_EMAIL", SNAPSHOT_EMAIL)
+                    .env("GIT_AUTHOR_DATE", &date)
+                    .env("GIT_COMMITTER_NAME", SNAPSHOT_NAME)
+                    .env("GIT_COMMITTER_EMAIL", SNAPSHOT_EMAIL)
+                    .env("GIT_COMMITTER_DATE", &date)
+                    .args(["commit-tree", "--no-gpg-sign", tree]);
+                if let Some(p) = parent {
+                    cmd.args(["-p", p]);
+                }
+                cmd.args(["-m", SNAPSHOT_MESSAGE]);
+                Ok(cli::line(&cli::run_ok(&mut cmd, None)?))
+            }
+        }
+    }
+
+    /// Creates `refname` at `commit`; `conflict` when it exists already
+    /// (it is never overwritten).
+    pub(super) fn create_branch(
+        &self,
+        ctx: &Ctx<'_>,
+        refname: &str,
+        commit: &str,
+        message: &str,
+    ) -> Result<(), Error> {
+        let exists_already = || {
+            let branch = refname.strip_prefix("refs/heads/").unwrap_or(refname);
+            Error::conflict(format!(
+                "the branch {branch} already exists in {}; coderig never reuses a branch",
+                self.workdir.display()
+            ))
+            .with_detail("branch", branch)
+        };
+        match &self.lib {
+            Some(repo) => {
+                let id = Oid::from_str(commit).map_err(|e| lib_err("bad commit id", &e))?;
+                match repo.reference(refname, id, false, message) {
+                    Ok(_) => Ok(()),
+                    Err(e) if e.code() == git2::ErrorCode::Exists => Err(exists_already()),
+                    Err(e) => Err(lib_err(format!("cannot create {refname}"), &e)),
+                }
+            }
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args([
+                    "update-ref",
+                    "--create-reflog",
+                    "-m",
+                    message,
+                    refname,
+                    commit,
+                    "",
+                ]);
+                let output = cli::run(&mut cmd, None)?;
+                if output.status.success() {
+                    Ok(())
+                } else if self.ref_tip(ctx, refname)?.is_some() {
+                    Err(exists_already())
+                } else {
+                    Err(cli::failed(&cmd, &output))
+                }
+            }
+        }
+    }
+
+    /// Deletes `refname` if it still points at `expected`; returns whether
+    /// it did (false: gone already, or moved).
+    pub(super) fn delete_ref(
+        &self,
+        ctx: &Ctx<'_>,
+        refname: &str,
+        expected: &str,
+    ) -> Result<bool, Error> {
+        match &self.lib {
+            Some(repo) => {
+                let mut reference = match repo.find_reference(refname) {
+                    Ok(r) => r,
+                    Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(false),
+                    Err(e) => return Err(lib_err(format!("cannot read {refname}"), &e)),
+                };
+                if reference.target().map(|t| t.to_string()).as_deref() != Some(expected) {
+                    return Ok(false);
+                }
+                reference
+                    .delete()
+                    .map(|()| true)
+                    .map_err(|e| lib_err(format!("cannot delete {refname}"), &e))
+            }
+            None => {
+                if self.ref_tip(ctx, refname)?.as_deref() != Some(expected) {
+                    return Ok(false);
+                }
+                let mut cmd = self.git(ctx);
+                cmd.args(["update-ref", "-d", refname, expected]);
+                cli::run_ok(&mut cmd, None).map(|_| true)
+            }
+        }
+    }
+
+    /// Adds the worktree `path` with the existing branch `branch` checked
+    /// out; `registration` names it under `worktrees/` (libgit2; the CLI
+    /// derives its own name from the directory). Hooks do not run.
+    pub(super) fn add_worktree(
+        &self,
+        ctx: &Ctx<'_>,
+        registration: &str,
+        path: &Path,
+        branch: &str,
+    ) -> Result<(), Error> {
+        let refname = format!("refs/heads/{branch}");
+        match &self.lib {
+            Some(repo) => {
+                let fail = |e: git2::Error| {
+                    lib_err(format!("cannot add the worktree {}", path.display()), &e)
+                };
+                let reference = repo.find_reference(&refname).map_err(fail)?;
+                let mut opts = WorktreeAddOptions::new();
+                opts.reference(Some(&reference));
+                repo.worktree(registration, path, Some(&opts))
+                    .map(|_| ())
+                    .map_err(fail)
+            }
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args(["worktree", "add", "--quiet"])
+                    .arg(path)
+                    .arg(branch);
+                cli::run_ok(&mut cmd, None).map(|_| ())
+            }
+        }
+    }
+
+    /// Locks the registered worktree `registration` (at `path`).
+    pub(super) fn lock(
+        &self,
+        ctx: &Ctx<'_>,
+        registration: &str,
+        path: &Path,
+        reason: &str,
+    ) -> Result<(), Error> {
+        match &self.lib {
+            Some(repo) => repo
+                .find_worktree(registration)
+                .and_then(|wt| wt.lock(Some(reason)))
+                .map_err(|e| lib_err(format!("cannot lock {}", path.display()), &e)),
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args(["worktree", "lock", "--reason", reason]).arg(path);
+                cli::run_ok(&mut cmd, None).map(|_| ())
+            }
+        }
+    }
+
+    /// Unlocks the registered worktree `registration` (at `path`).
+    pub(super) fn unlock(
+        &self,
+        ctx: &Ctx<'_>,
+        registration: &str,
+        path: &Path,
+    ) -> Result<(), Error> {
+        match &self.lib {
+            Some(repo) => repo
+                .find_worktree(registration)
+                .and_then(|wt| wt.unlock())
+                .map_err(|e| lib_err(format!("cannot unlock {}", path.display()), &e)),
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args(["worktree", "unlock"]).arg(path);
+                cli::run_ok(&mut cmd, None).map(|_| ())
+            }
+        }
+    }
+
+    /// The patch from the tree of `base_commit` to `tree`, in `git diff
+    /// --binary` form: full index lines, binary patches, renames detected.
+    pub(super) fn diff(
+        &self,
+        ctx: &Ctx<'_>,
+        base_commit: &str,
+        tree: &str,
+    ) -> Result<Vec<u8>, Error> {
+        match &self.lib {
+            Some(repo) => {
+                let fail = |e: git2::Error| lib_err("cannot diff", &e);
+                let old = repo
+                    .find_commit(Oid::from_str(base_commit).map_err(fail)?)
+                    .and_then(|c| c.tree())
+                    .map_err(fail)?;
+                let new = repo
+                    .find_tree(Oid::from_str(tree).map_err(fail)?)
+                    .map_err(fail)?;
+                let mut opts = DiffOptions::new();
+                opts.show_binary(true)
+                    .include_typechange(true)
+                    .id_abbrev(40)
+                    .old_prefix("a/")
+                    .new_prefix("b/");
+                let mut diff = repo
+                    .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
+                    .map_err(fail)?;
+                let mut find = DiffFindOptions::new();
+                find.renames(true);
+                diff.find_similar(Some(&mut find)).map_err(fail)?;
+                let mut out = Vec::new();
+                let mut unusable = None;
+                diff.print(DiffFormat::Patch, |delta, _, line| {
+                    if line.origin() == 'B' && line.content().starts_with(b"Binary files ") {
+                        // libgit2 prints this for a pure binary rename (git
+                        // prints nothing: the headers say it all); for a
+                        // changed file it would be a patch `git apply` cannot use.
+                        if delta.old_file().id() != delta.new_file().id() {
+                            unusable = delta.new_file().path().map(Path::to_path_buf);
+                        }
+                        return true;
+                    }
+                    if matches!(line.origin(), '+' | '-' | ' ') {
+                        out.push(line.origin() as u8);
+                    }
+                    out.extend_from_slice(line.content());
+                    true
+                })
+                .map_err(fail)?;
+                if let Some(path) = unusable {
+                    return Err(Error::internal(format!(
+                        "libgit2 gave no binary patch data for {}",
+                        path.display()
+                    )));
+                }
+                Ok(out)
+            }
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args([
+                    "-c",
+                    "core.quotePath=true",
+                    "-c",
+                    "diff.noprefix=false",
+                    "-c",
+                    "diff.mnemonicPrefix=false",
+                    "diff",
+                    "--binary",
+                    "--full-index",
+                    "--find-renames",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--submodule=short",
+                    "--src-prefix=a/",
+                    "--dst-prefix=b/",
+                    "--no-relative",
+                    base_commit,
+                    tree,
+                    "--",
+                ]);
+                cli::run_ok(&mut cmd, None)
+            }
+        }
+    }
+
+    /// The repo-relative paths a patch touches (both sides of renames).
+    /// A malformed patch is `invalid_input`.
+    pub(super) fn patch_paths(&self, ctx: &Ctx<'_>, patch: &[u8]) -> Result<Vec<PathBuf>, Error> {
+        match &self.lib {
+            Some(_) => {
+                let diff = Diff::from_buffer(patch).map_err(|e| malformed(e.message()))?;
+                let mut paths = Vec::new();
+                for delta in diff.deltas() {
+                    for file in [delta.old_file(), delta.new_file()] {
+                        if let Some(path) = file.path() {
+                            if !paths.iter().any(|p: &PathBuf| p == path) {
+                                paths.push(path.to_path_buf());
+                            }
+                        }
+                    }
+                }
+                Ok(paths)
+            }
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args(["apply", "--numstat", "-z", "-"]);
+                let output = cli::run(&mut cmd, Some(patch))?;
+                if !output.status.success() {
+                    return Err(malformed(&cli::tail(&output.stderr)));
+                }
+                Ok(parse_numstat_z(&output.stdout))
+            }
+        }
+    }
+
+    /// Applies `patch` to the working tree (not the index); with `check`,
+    /// only checks that it applies. A patch that does not apply is
+    /// `conflict` (detail `reason`), a malformed one `invalid_input`.
+    pub(super) fn apply(&self, ctx: &Ctx<'_>, patch: &[u8], check: bool) -> Result<(), Error> {
+        let refused = |why: &str| {
+            Error::conflict(format!(
+                "the patch does not apply cleanly to {}; nothing was changed: {why}",
+                self.workdir.display()
+            ))
+            .with_detail("reason", why)
+        };
+        match &self.lib {
+            Some(repo) => {
+                let diff = Diff::from_buffer(patch).map_err(|e| malformed(e.message()))?;
+                let mut opts = ApplyOptions::new();
+                opts.check(check);
+                repo.apply(&diff, ApplyLocation::WorkDir, Some(&mut opts))
+                    .map_err(|e| refused(e.message()))
+            }
+            None => {
+                let mut cmd = self.git(ctx);
+                cmd.args([
+                    "-c",
+                    "apply.whitespace=nowarn",
+                    "apply",
+                    "--whitespace=nowarn",
+                ]);
+                if check {
+                    cmd.arg("--check");
+                }
+                cmd.arg("-");
+                let output = cli::run(&mut cmd, Some(patch))?;
+                if output.status.success() {
+                    return Ok(());
+                }
+                let stderr = cli::tail(&output.stderr);
+                if stderr.contains("corrupt patch")
+                    || stderr.contains("No valid patches")
+                    || stderr.contains("unrecognized input")
+                {
+                    Err(malformed(&stderr))
+                } else {
+                    Err(refused(&stderr))
+                }
+            }
+        }
+    }
+}
+
+fn malformed(why: &str) -> Error {
+    Error::invalid_input(format!("the patch is malformed: {why}")).with_detail("path", "patch")
+}
+
+/// Paths of `git apply --numstat -z`: `added\tdeleted\tpath\0`, or for a
+/// rename or copy `added\tdeleted\t\0old\0new\0`.
+fn parse_numstat_z(out: &[u8]) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut paths = Vec::new();
+    let mut fields = out.split(|b| *b == 0).peekable();
+    while let Some(record) = fields.next() {
+        if record.is_empty() {
+            continue;
+        }
+        let mut parts = record.splitn(3, |b| *b == b'\t');
+        let (_, _, path) = (parts.next(), parts.next(), parts.next().unwrap_or(b""));
+        if path.is_empty() {
+            for _ in 0..2 {
+                if let Some(p) = fields.next() {
+                    paths.push(PathBuf::from(OsStr::from_bytes(p)));
+                }
+            }
+        } else {
+            paths.push(PathBuf::from(OsStr::from_bytes(path)));
+        }
+    }
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributes_name_lfs_and_other_filters() {
+        assert_eq!(
+            scan_attributes("*.bin filter=lfs diff=lfs merge=lfs -text\n"),
+            (true, false)
+        );
+        assert_eq!(
+            scan_attributes("# *.bin filter=lfs\n*.c text\n"),
+            (false, false)
+        );
+        assert_eq!(scan_attributes("*.x filter=crypt\n"), (false, true));
+        assert_eq!(
+            scan_attributes("*.x -filter\n*.y !filter\n"),
+            (false, false)
+        );
+    }
+
+    #[test]
+    fn numstat_paths_include_both_sides_of_a_rename() {
+        let out = b"1\t0\ta.txt\x00-\t-\tbin.dat\x000\t0\t\x00old name\x00new name\x00";
+        assert_eq!(
+            parse_numstat_z(out),
+            ["a.txt", "bin.dat", "old name", "new name"]
+                .iter()
+                .map(PathBuf::from)
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn revisions_that_look_like_options_are_refused() {
+        for rev in ["", "-h", "--output=/tmp/x", "a\nb"] {
+            assert!(check_rev(rev).is_err(), "{rev:?}");
+        }
+        assert!(check_rev("HEAD~2").is_ok());
+    }
+}
