@@ -63,6 +63,7 @@ conformance!(
     events_come_in_seq_order_with_concurrent_writers_and_a_tailing_reader,
     four_concurrent_writers_never_see_busy,
     naive_select_then_update_double_claims,
+    events_are_the_typed_events_of_the_event_module,
 );
 
 const TTL: Duration = Duration::from_secs(30);
@@ -83,7 +84,7 @@ async fn creation_is_atomic(h: &Harness) {
         .create_work(battle("b1", 3, Lane::Cloud))
         .await
         .unwrap();
-    assert_eq!(event.kind, EventKind::BattleStarted);
+    assert_eq!(event.kind, EventType::BattleStarted);
     assert_eq!(event.work_id, "b1");
     let snapshot = store.work("b1").await.unwrap();
     assert_eq!(snapshot.work.kind, WorkKind::Battle);
@@ -153,7 +154,7 @@ async fn creation_is_atomic(h: &Harness) {
         .enqueue(
             vec![step_task("r1-t0", "r1-s0", Lane::Cloud)],
             Some(NewEvent::new(
-                EventKind::StepUpdated,
+                EventType::StepUpdated,
                 json!({"status": "queued"}),
             )),
         )
@@ -164,7 +165,7 @@ async fn creation_is_atomic(h: &Harness) {
     let last = events.last().unwrap();
     assert_eq!(
         (last.kind, last.owner_id.as_deref()),
-        (EventKind::StepUpdated, Some("r1-s0"))
+        (EventType::StepUpdated, Some("r1-s0"))
     );
     // Re-enqueuing after a crash is a conflict, not a second task.
     let e = store
@@ -737,7 +738,7 @@ async fn completion_is_atomic_with_its_owner_event_and_follow_ups(h: &Harness) {
             data: None,
         })
         .with_event(NewEvent::new(
-            EventKind::StepUpdated,
+            EventType::StepUpdated,
             json!({"status": "done"}),
         ));
     bad.enqueue = vec![
@@ -774,7 +775,7 @@ async fn completion_is_atomic_with_its_owner_event_and_follow_ups(h: &Harness) {
     let event = events.last().unwrap();
     assert_eq!(
         (event.kind, event.task_id.as_deref()),
-        (EventKind::StepUpdated, Some("r-t0"))
+        (EventType::StepUpdated, Some("r-t0"))
     );
     assert_eq!(
         store
@@ -851,14 +852,14 @@ async fn transition_is_a_compare_and_set(h: &Harness) {
         to: "cancelled".into(),
         data: None,
         event: Some(NewEvent::new(
-            EventKind::BattleUpdated,
+            EventType::BattleUpdated,
             json!({"battle_id": "b", "status": "cancelled"}),
         )),
     };
     let event = store.transition(stop.clone()).await.unwrap().unwrap();
     assert_eq!(
         (event.kind, event.work_id.as_str()),
-        (EventKind::BattleUpdated, "b")
+        (EventType::BattleUpdated, "b")
     );
     assert_eq!(store.work("b").await.unwrap().work.status, "cancelled");
     let e = store.transition(stop.clone()).await.unwrap_err();
@@ -938,7 +939,7 @@ async fn events_come_in_seq_order_with_concurrent_writers_and_a_tailing_reader(h
         writers.push(tokio::spawn(async move {
             for n in 0..WRITES {
                 let event = NewEvent::new(
-                    EventKind::ContestantUpdated,
+                    EventType::ContestantUpdated,
                     json!({"writer": i, "n": n, "contestant_id": claim.task.owner.id}),
                 );
                 let update = Update {
@@ -1083,6 +1084,78 @@ async fn naive_select_then_update_double_claims(h: &Harness) {
     );
     // The store's own claim over the same kind of load is exactly-once
     // (see concurrent_claimers_claim_each_attempt_exactly_once).
+}
+
+// (5) The log holds the typed events of `coderig::event` (never a live-only
+// `agent_output`), and its window feeds the SSE replay decision.
+async fn events_are_the_typed_events_of_the_event_module(h: &Harness) {
+    use coderig::event::{
+        decide_replay, AgentOutput, Event, OutputKind, OutputSource, ReplayDecision, RunStatus,
+        RunUpdated, SseId,
+    };
+    let store = &*h.store;
+    let empty = store.event_window().await.unwrap();
+    assert_eq!(
+        (empty.epoch.as_str(), empty.newest, empty.oldest()),
+        (store.epoch(), 0, 1)
+    );
+    let started = Event::RunUpdated(RunUpdated {
+        run_id: "r".into(),
+        status: RunStatus::Running,
+        error: None,
+    });
+    let mut work = run("r", 1);
+    work.event = NewEvent::from_event(&started).unwrap();
+    store.create_work(work).await.unwrap();
+    let live_only = Event::AgentOutput(AgentOutput {
+        source: OutputSource::Step {
+            run_id: "r".into(),
+            step_id: "s0".into(),
+        },
+        kind: OutputKind::Text,
+        text: "hi".into(),
+    });
+    assert_eq!(
+        NewEvent::from_event(&live_only).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    let sneaky = Transition {
+        target: Target::Work("r".into()),
+        from: vec![],
+        to: "cancelled".into(),
+        data: None,
+        event: Some(NewEvent::new(EventType::AgentOutput, json!({"text": "hi"}))),
+    };
+    assert_eq!(
+        store.transition(sneaky).await.unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    assert_eq!(
+        store.work("r").await.unwrap().work.status,
+        "running",
+        "nothing changed"
+    );
+
+    let events = all_events(store).await;
+    assert_eq!(events.len(), 1);
+    let stored = events[0].to_stored(Some(store.epoch())).unwrap();
+    assert_eq!(stored.event, started);
+    let id = stored.sse_id().unwrap();
+    let window = store.event_window().await.unwrap();
+    assert_eq!((window.newest, window.oldest()), (stored.seq, stored.seq));
+    assert_eq!(
+        decide_replay(Some(&SseId::new(store.epoch(), 0).unwrap()), &window),
+        ReplayDecision::Replay { after: 0 }
+    );
+    assert_eq!(
+        decide_replay(Some(&id), &window),
+        ReplayDecision::Replay { after: stored.seq }
+    );
+    let foreign = SseId::new("other-epoch", 1).unwrap();
+    assert_eq!(
+        decide_replay(Some(&foreign), &window),
+        ReplayDecision::Reset
+    );
 }
 
 /// What only the embedded backend has: the file, its lock, `open`.

@@ -215,7 +215,7 @@ async fn check_consistent(location: &Location, store: &dyn Store, said: &Said) {
     // or absent; every one it saw committed is there.
     let started: HashSet<String> = events
         .iter()
-        .filter(|e| e.kind == EventKind::BattleStarted)
+        .filter(|e| e.kind == EventType::BattleStarted)
         .map(|e| e.work_id.clone())
         .collect();
     for id in &said.created {

@@ -165,6 +165,11 @@ pub trait Store: Send + Sync {
     /// 5: reading again from the last seq seen never misses an event).
     async fn events_after(&self, after: i64, limit: u32) -> Result<Vec<EventRecord>, Error>;
 
+    /// The event log's window for the SSE replay decision
+    /// ([`crate::event::decide_replay`]): the epoch, the oldest retained
+    /// seq and the newest committed seq (0 for an empty log).
+    async fn event_window(&self) -> Result<crate::event::StoreWindow, Error>;
+
     /// Every lane with its capacity and running tasks, in [`Lane::ALL`]
     /// order.
     ///
@@ -463,7 +468,7 @@ mod tests {
             data: json!({}),
             owners: vec![owner("c1", OwnerKind::Contestant)],
             tasks: vec![spec("t1", "c1")],
-            event: NewEvent::new(EventKind::BattleStarted, json!({})),
+            event: NewEvent::new(EventType::BattleStarted, json!({})),
         };
         assert!(check_new_work(&work).is_ok());
         work.tasks.push(spec("t2", "c9"));

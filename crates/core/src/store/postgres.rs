@@ -217,6 +217,7 @@ async fn insert_event(
     task_id: Option<&str>,
     event: &NewEvent,
 ) -> Result<EventRecord, TxError> {
+    event.check()?;
     // Held until commit: no other transaction can take a seq and commit
     // before this one, so seqs become visible in order.
     sqlx::query("SELECT pg_advisory_xact_lock($1, $2)")
@@ -804,6 +805,19 @@ impl Store for PostgresStore {
             .await?;
             rows(&events, event_from_row)?
         })
+    }
+
+    async fn event_window(&self) -> Result<crate::event::StoreWindow, Error> {
+        let (oldest, newest) = pg_tx!(self, READ, |tx| {
+            let row = sqlx::query(
+                "SELECT coalesce(min(seq), 0)::int8 AS oldest, coalesce(max(seq), 0)::int8 AS newest \
+                 FROM events",
+            )
+            .fetch_one(&mut *tx)
+            .await?;
+            (row.int("oldest")?, row.int("newest")?)
+        })?;
+        Ok(window(&self.epoch, oldest, newest))
     }
 
     async fn lanes(&self) -> Result<Vec<LaneState>, Error> {

@@ -7,6 +7,9 @@
 //! disagree still agree on when a lease expires.
 
 use crate::arena::Lane;
+use crate::error::Error;
+pub use crate::event::EventType;
+use crate::event::{Event, StoredEvent};
 use crate::names::named_enum;
 use crate::task::TaskState;
 use serde::{Deserialize, Serialize};
@@ -55,29 +58,6 @@ impl OwnerKind {
         }
     }
 }
-
-/// The type of a stored event (DESIGN "events": every type but the live-only
-/// `agent_output`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EventKind {
-    /// A battle was created with its contestants.
-    BattleStarted,
-    /// A contestant's status or measurements changed.
-    ContestantUpdated,
-    /// A battle's status, winner or analysis changed.
-    BattleUpdated,
-    /// A run's status changed.
-    RunUpdated,
-    /// A step's status, attempt or skip reason changed.
-    StepUpdated,
-}
-named_enum!(EventKind, "event type", {
-    BattleStarted => "battle_started",
-    ContestantUpdated => "contestant_updated",
-    BattleUpdated => "battle_updated",
-    RunUpdated => "run_updated",
-    StepUpdated => "step_updated",
-});
 
 /// When a worker's reported failure is retried, and after how long.
 ///
@@ -217,18 +197,50 @@ impl TaskSpec {
 }
 
 /// An event to append, in the transaction of the change it reports.
+///
+/// Only stored types ([`EventType::is_stored`]) may be appended; an
+/// `agent_output` is `invalid_input` (it is live only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewEvent {
     /// Its type.
-    pub kind: EventKind,
-    /// Its fields (DESIGN "events"); opaque to the store.
+    pub kind: EventType,
+    /// Its fields (DESIGN "events", without `type`); opaque to the store.
     pub payload: Value,
 }
 
 impl NewEvent {
     /// An event of `kind` with `payload`.
-    pub fn new(kind: EventKind, payload: Value) -> Self {
+    pub fn new(kind: EventType, payload: Value) -> Self {
         NewEvent { kind, payload }
+    }
+
+    /// The typed event of [`crate::event`], as the store keeps it: its type
+    /// and its other fields. `invalid_input` for `agent_output`.
+    pub fn from_event(event: &Event) -> Result<NewEvent, Error> {
+        let kind = event.event_type();
+        if !kind.is_stored() {
+            return Err(Error::invalid_input(format!(
+                "{kind} events are live only; the store keeps no {kind}"
+            )));
+        }
+        let mut payload = serde_json::to_value(event)
+            .map_err(|e| Error::internal(format!("serializing a {kind} event: {e}")))?;
+        if let Value::Object(fields) = &mut payload {
+            fields.remove("type");
+        }
+        Ok(NewEvent { kind, payload })
+    }
+
+    /// `invalid_input` unless the store keeps events of this type.
+    pub fn check(&self) -> Result<(), Error> {
+        if self.kind.is_stored() {
+            Ok(())
+        } else {
+            Err(Error::invalid_input(format!(
+                "{} events are live only; the store keeps none",
+                self.kind
+            )))
+        }
     }
 }
 
@@ -244,8 +256,8 @@ impl NewEvent {
 pub struct EventRecord {
     /// The position in the store's one event log.
     pub seq: i64,
-    /// Its type.
-    pub kind: EventKind,
+    /// Its type (always a stored one).
+    pub kind: EventType,
     /// The battle or run it belongs to.
     pub work_id: String,
     /// The contestant or step it is about, when there is one.
@@ -256,6 +268,33 @@ pub struct EventRecord {
     pub payload: Value,
     /// When it was appended.
     pub created_at: Millis,
+}
+
+impl EventRecord {
+    /// The typed event with its seq (and the store's epoch, for the SSE id):
+    /// the payload read as the fields of an event of type `kind`.
+    /// `invalid_input` when the payload is not such an event (the store
+    /// keeps payloads opaque, so a runtime could have written anything).
+    pub fn to_stored(&self, epoch: Option<&str>) -> Result<StoredEvent, Error> {
+        let mut fields = match &self.payload {
+            Value::Object(fields) => fields.clone(),
+            other => {
+                return Err(Error::invalid_input(format!(
+                    "event {} is not an object: {other}",
+                    self.seq
+                )))
+            }
+        };
+        fields.insert("type".into(), Value::String(self.kind.as_str().into()));
+        let event: Event = serde_json::from_value(Value::Object(fields)).map_err(|e| {
+            Error::invalid_input(format!("event {} is not a {}: {e}", self.seq, self.kind))
+        })?;
+        Ok(StoredEvent {
+            seq: u64::try_from(self.seq).unwrap_or(0),
+            epoch: epoch.map(str::to_string),
+            event,
+        })
+    }
 }
 
 /// An owner (contestant or step) created with its work.
@@ -648,15 +687,5 @@ mod tests {
         assert_eq!(WorkKind::NAMES, ["battle", "run"]);
         assert_eq!(OwnerKind::NAMES, ["contestant", "step"]);
         assert_eq!(OwnerKind::Step.work_kind(), WorkKind::Run);
-        assert_eq!(
-            EventKind::NAMES,
-            [
-                "battle_started",
-                "contestant_updated",
-                "battle_updated",
-                "run_updated",
-                "step_updated"
-            ]
-        );
     }
 }

@@ -284,3 +284,19 @@ pub(crate) fn in_lane_order(mut lanes: Vec<LaneState>) -> Vec<LaneState> {
     lanes.sort_by_key(|l| Lane::ALL.iter().position(|x| *x == l.lane));
     lanes
 }
+
+/// The replay window from the oldest and newest seq in the log (0, 0 when
+/// it is empty).
+pub(crate) fn window(epoch: &str, oldest: i64, newest: i64) -> crate::event::StoreWindow {
+    let newest = u64::try_from(newest).unwrap_or(0);
+    let oldest = if oldest <= 0 {
+        newest + 1
+    } else {
+        oldest as u64
+    };
+    crate::event::StoreWindow {
+        epoch: epoch.to_string(),
+        oldest_retained: oldest,
+        newest,
+    }
+}

@@ -250,6 +250,7 @@ async fn insert_event(
     task_id: Option<&str>,
     event: &NewEvent,
 ) -> Result<EventRecord, TxError> {
+    event.check()?;
     let row = sqlx::query(&format!(
         "INSERT INTO events (kind, work_id, owner_id, task_id, payload, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, {NOW}) RETURNING {EVENT_COLUMNS}"
@@ -754,6 +755,19 @@ impl Store for SqliteStore {
             .await?;
             rows(&events, event_from_row)?
         })
+    }
+
+    async fn event_window(&self) -> Result<crate::event::StoreWindow, Error> {
+        let (oldest, newest) = read_tx!(self, |conn| {
+            let row = sqlx::query(
+                "SELECT coalesce(min(seq), 0) AS oldest, coalesce(max(seq), 0) AS newest \
+                 FROM events",
+            )
+            .fetch_one(&mut *conn)
+            .await?;
+            (row.int("oldest")?, row.int("newest")?)
+        })?;
+        Ok(window(&self.epoch, oldest, newest))
     }
 
     async fn lanes(&self) -> Result<Vec<LaneState>, Error> {

@@ -259,7 +259,7 @@ pub fn battle(id: &str, n: usize, lane: Lane) -> NewWork {
         data: json!({"battle_type": "qa", "prompt": "hi"}),
         owners,
         tasks,
-        event: NewEvent::new(EventKind::BattleStarted, json!({"battle_id": id})),
+        event: NewEvent::new(EventType::BattleStarted, json!({"battle_id": id})),
     }
 }
 
@@ -288,7 +288,7 @@ pub fn run(id: &str, steps: usize) -> NewWork {
             .collect(),
         tasks: Vec::new(),
         event: NewEvent::new(
-            EventKind::RunUpdated,
+            EventType::RunUpdated,
             json!({"run_id": id, "status": "running"}),
         ),
     }
@@ -309,7 +309,7 @@ pub fn step_task(id: &str, step: &str, lane: Lane) -> TaskSpec {
 /// A contestant event for the task's owner.
 pub fn contestant_event(task: &Task, status: &str) -> NewEvent {
     NewEvent::new(
-        EventKind::ContestantUpdated,
+        EventType::ContestantUpdated,
         json!({"battle_id": task.work_id, "contestant_id": task.owner.id, "status": status}),
     )
 }
