@@ -108,12 +108,54 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p coderig --no-deps
 stage "cargo test --all-features (unit, property, real git repositories, server end-to-end, doc)"
 cargo test --workspace --all-features
 
-# ---------------------------------------------------------------------------
-# PostgreSQL: when the store lands, start a throwaway server here (recipe in
-# the project's RECIPES: initdb + pg_ctl on a free port, DATABASE_URL
-# exported, stopped by the EXIT trap) and run the store tests against it.
-# There is no store yet, so nothing is started.
-# ---------------------------------------------------------------------------
+stage "Store on a throwaway PostgreSQL (conformance + kill -9)"
+# Starts its own PostgreSQL (initdb + pg_ctl on a free port, fsync off),
+# exports DATABASE_URL, runs the PostgreSQL half of the store's conformance
+# suite and kill -9 test (the SQLite half ran in `cargo test --all-features`,
+# which skips this half without a database), and checks that it really ran. The
+# server is stopped at the end of the stage and, on failure, by the EXIT
+# trap (chained in front of the summary).
+PG_BASE=""
+stop_postgres() {
+    if [[ -n "$PG_BASE" && -d "$PG_BASE" ]]; then
+        as_postgres pg_ctl -D "$PG_BASE/data" -m fast -w stop >/dev/null 2>&1 || true
+        rm -rf "$PG_BASE"
+    fi
+    PG_BASE=""
+}
+as_postgres() {
+    # The server refuses to run as root: use the postgres user then.
+    if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+previous_exit_trap=$(trap -p EXIT | sed -E "s/^trap -- '(.*)' EXIT$/\1/")
+trap "status=\$?; stop_postgres; set +e; (exit \$status); $previous_exit_trap" EXIT
+if ! command -v initdb >/dev/null 2>&1; then
+    for bin in /usr/lib/postgresql/*/bin; do [[ -x "$bin/initdb" ]] && PATH="$bin:$PATH"; done
+fi
+if ! command -v initdb >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
+    for bin in /usr/lib/postgresql/*/bin; do [[ -x "$bin/initdb" ]] && PATH="$bin:$PATH"; done
+fi
+PG_BASE=$(mktemp -d)
+mkdir -p "$PG_BASE/sock"
+if [[ $(id -u) -eq 0 ]]; then chown -R postgres:postgres "$PG_BASE"; fi
+PG_PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+as_postgres initdb -D "$PG_BASE/data" -U postgres -A trust -E UTF8 --no-locale >/dev/null
+as_postgres pg_ctl -D "$PG_BASE/data" -l "$PG_BASE/log" -w \
+    -o "-k $PG_BASE/sock -h 127.0.0.1 -p $PG_PORT -c fsync=off -c max_connections=200" start >/dev/null
+export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
+echo "PostgreSQL $(as_postgres postgres --version | awk '{print $3}') at $DATABASE_URL"
+STORE_TESTS=(-p coderig --features sqlite,postgres --test store_conformance --test store_kill)
+pg_expected=$(cargo test "${STORE_TESTS[@]}" -- postgres --list 2>/dev/null | grep -cE '^(postgres::|kill9_postgres).*: test$' || true)
+CODERIG_REQUIRE_POSTGRES=1 cargo test "${STORE_TESTS[@]}" -- postgres 2>&1 | tee "$PG_BASE/store-tests.log"
+pg_passed=$(grep -cE '^test (postgres::|kill9_postgres)[^ ]* \.\.\. ok$' "$PG_BASE/store-tests.log" || true)
+echo "PostgreSQL half: $pg_passed of $pg_expected store tests passed against a real server"
+if [[ $pg_expected -eq 0 || $pg_passed -ne $pg_expected ]]; then
+    echo "the PostgreSQL half of the store tests did not run in full" >&2
+    exit 1
+fi
+stop_postgres
+unset DATABASE_URL
 
 stage "Rust examples (cargo run --example, every example of every package)"
 examples=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c '

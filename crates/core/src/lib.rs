@@ -21,6 +21,7 @@ pub mod flow;
 pub mod json;
 pub mod model;
 pub mod names;
+pub mod store;
 pub mod task;
 pub mod workspace;
 

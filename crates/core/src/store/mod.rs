@@ -1,0 +1,497 @@
+//! The store: durable work, leased claims, global lanes and the event log.
+//!
+//! One `Store` trait (feature `runtime`) with two implementations that pass
+//! one conformance suite (`crates/core/tests/store_conformance.rs`):
+//! `SqliteStore` (feature `sqlite`, the embedded default:
+//! `<data_dir>/coderig.db`) and `PostgresStore` (feature `postgres`,
+//! `DATABASE_URL`, for several servers sharing work). The records are pure
+//! types and always compile ([`records`]).
+//!
+//! # The model
+//!
+//! A **work** (a battle or a run) owns **owners** (its contestants or
+//! steps); an owner's work is done by **tasks** — queue rows that a worker
+//! claims with a lease. Work and owner rows carry the runtime's status and
+//! an opaque JSON `data`; the store decides nothing about them except that
+//! they change in a transaction with their event. The task row is the
+//! store's own: its state machine is
+//!
+//! ```text
+//! pending --claim--> running --complete--> completed | failed | cancelled
+//!    ^                  |  \--complete(Failed, retryable, retries left)--> pending (+ backoff)
+//!    |                  \----lease expired, rescue (rescues left)--------> pending
+//!    \-- enqueue          (out of rescues: failed, "lease expired"; cancel: cancelled from any live state)
+//! ```
+//!
+//! # The six guarantees (DESIGN "store"), each tested on both backends
+//!
+//! 1. **Atomic creation.** `Store::create_work` writes the work, its
+//!    owners, their first tasks and the first event in one transaction.
+//!    A task row names its owner (kind and id, a foreign key), so no task —
+//!    and no completion — can exist for an unknown owner.
+//! 2. **Leased claims.** `Store::claim` picks pending tasks and sets a
+//!    fresh random `lease_token`, the worker and `lease_expires_at` from the
+//!    database clock, in one statement (`UPDATE … WHERE id IN (SELECT … FOR
+//!    UPDATE SKIP LOCKED LIMIT n) RETURNING` on Postgres, the same inside
+//!    `BEGIN IMMEDIATE` on SQLite). Every later write of the holder
+//!    (`Store::heartbeat`, `Store::record`, `Store::complete`) names a
+//!    [`Fence`] and changes nothing — a typed `conflict` — unless the task is
+//!    still `running` under that token. A holder whose lease expired but was
+//!    not yet rescued may still write (nobody else has the task).
+//! 3. **Global lanes.** A claim never lets more tasks run in a lane than its
+//!    capacity (`local` = 1 by default, `cloud` unbounded), across every
+//!    server sharing the store: the claim counts the lane's running tasks
+//!    under the lane row's lock (Postgres `FOR UPDATE`; SQLite's one writer).
+//! 4. **Rescue by lease, never by runtime.** `Store::rescue_expired` puts
+//!    back tasks whose lease expired, by a guarded compare-and-set (a task
+//!    that completes while the rescuer looks at it ends in exactly one of
+//!    the two outcomes). Retries of reported failures follow the task's
+//!    [`RetryPolicy`], the backoff persisted as `available_at`.
+//! 5. **Events in the same transaction.** Every write that changes a work or
+//!    owner appends its event in the same transaction; `seq` increases and
+//!    becomes visible in order (`Store::events_after`). Postgres takes a
+//!    transaction-level advisory lock before the insert, so transactions
+//!    cannot commit their events out of order.
+//! 6. **Nothing lost on a crash.** Every change is one transaction; a
+//!    process killed at any instruction leaves a store in which its claims
+//!    expire and are rescued (`crates/core/tests/store_kill.rs`).
+
+pub mod records;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+
+#[cfg(feature = "sqlite")]
+mod sqlite;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteOptions, SqliteStore};
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresOptions, PostgresStore};
+
+pub use records::*;
+
+use crate::error::Error;
+use crate::task::TaskState;
+use std::collections::HashSet;
+
+/// Every write transaction of the store, as one object-safe trait
+/// (`Arc<dyn Store>`).
+///
+/// Errors: `conflict` when the state does not allow the write (a lost lease,
+/// a finished task, an unexpected status, a duplicate id), `not_found_id`
+/// for an unknown task, work or owner, `invalid_input` for a malformed
+/// request, `io` when the database fails, `internal` for a row the store
+/// cannot read back. A failed call changes nothing.
+#[cfg(feature = "runtime")]
+#[async_trait::async_trait]
+pub trait Store: Send + Sync {
+    /// `"sqlite"` or `"postgres"`.
+    fn backend(&self) -> &'static str;
+
+    /// The store's instance id, fixed when its schema was created: the SSE
+    /// epoch (a cursor from another epoch means another event log).
+    fn epoch(&self) -> &str;
+
+    /// Creates a battle with its contestants, or a run with its steps, with
+    /// their first tasks and the first event, in one transaction (guarantee
+    /// 1). Returns the stored event.
+    ///
+    /// Every owner's kind must belong to the work's kind and every task
+    /// must name one of the new owners (`invalid_input`); an id already in
+    /// the store is a `conflict`.
+    async fn create_work(&self, work: NewWork) -> Result<EventRecord, Error>;
+
+    /// Queues tasks for existing owners (a step that became ready, a
+    /// re-dispatch on resume), with an optional event of the first task's
+    /// work, in one transaction. An unknown owner is `not_found_id`; an id
+    /// already in the store is a `conflict` (re-enqueuing after a crash is
+    /// safe).
+    async fn enqueue(
+        &self,
+        tasks: Vec<TaskSpec>,
+        event: Option<NewEvent>,
+    ) -> Result<Vec<Task>, Error>;
+
+    /// Claims up to `request.limit` available tasks (guarantees 2 and 3):
+    /// oldest `available_at` first within a lane, lanes in the requested
+    /// order, never more running tasks in a lane than its capacity. Each
+    /// claim counts an attempt and gets a fresh lease token. An empty
+    /// answer means nothing is claimable now.
+    async fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claim>, Error>;
+
+    /// Extends the lease by `ttl` from now (database clock) and returns the
+    /// new expiry; `conflict` when the lease is lost (the holder must stop
+    /// its agent and write nothing). A lease that expired but was not yet
+    /// rescued is still the holder's and can be extended: nobody else has
+    /// the task.
+    async fn heartbeat(&self, fence: &Fence, ttl: std::time::Duration) -> Result<Millis, Error>;
+
+    /// A holder's write that does not end the task: the owner's update and
+    /// its event, fenced. Returns the event when one was given.
+    async fn record(&self, fence: &Fence, update: Update) -> Result<Option<EventRecord>, Error>;
+
+    /// Ends the attempt (fenced): the task's new state per the outcome and
+    /// its retry policy, the owner's update, the follow-up tasks and the
+    /// event, in one transaction. Returns the task as it is now (`pending`
+    /// again when a retry was scheduled). A zombie's late completion is a
+    /// `conflict` and changes nothing.
+    async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error>;
+
+    /// Cancels a task that is not finished (pending, running or blocked),
+    /// with `reason` as its error, the owner's update and the event. A
+    /// running holder's next write is then a `conflict`. A finished task is
+    /// a `conflict`.
+    async fn cancel(&self, task_id: &str, reason: &str, update: Update) -> Result<Task, Error>;
+
+    /// Puts back up to `limit` tasks whose lease expired (database clock):
+    /// `pending` again while rescues are left, else `failed` with error
+    /// `lease expired` (guarantee 4). Safe to run from every server at once.
+    async fn rescue_expired(&self, limit: u32) -> Result<Vec<Rescued>, Error>;
+
+    /// Compare-and-set of a work's or owner's status (and data), with its
+    /// event; `conflict` when the status is not one of `from`.
+    async fn transition(&self, transition: Transition) -> Result<Option<EventRecord>, Error>;
+
+    /// One task.
+    async fn task(&self, id: &str) -> Result<Task, Error>;
+
+    /// A work with its owners and tasks, read in one snapshot.
+    async fn work(&self, id: &str) -> Result<WorkSnapshot, Error>;
+
+    /// Up to `limit` events with `seq > after`, in `seq` order (guarantee
+    /// 5: reading again from the last seq seen never misses an event).
+    async fn events_after(&self, after: i64, limit: u32) -> Result<Vec<EventRecord>, Error>;
+
+    /// The event log's window for the SSE replay decision
+    /// ([`crate::event::decide_replay`]): the epoch, the oldest retained
+    /// seq and the newest committed seq (0 for an empty log).
+    async fn event_window(&self) -> Result<crate::event::StoreWindow, Error>;
+
+    /// Every lane with its capacity and running tasks, in [`Lane::ALL`]
+    /// order.
+    ///
+    /// [`Lane::ALL`]: crate::arena::Lane::ALL
+    async fn lanes(&self) -> Result<Vec<LaneState>, Error>;
+
+    /// Sets a lane's capacity (`None` = unbounded) for every server. Tasks
+    /// already running keep running; claims respect the new capacity.
+    async fn set_lane_capacity(
+        &self,
+        lane: crate::arena::Lane,
+        capacity: Option<u32>,
+    ) -> Result<(), Error>;
+}
+
+/// Opens the store a server is configured with: PostgreSQL when `db` is a
+/// `postgres://` or `postgresql://` URL, otherwise SQLite — the file `db`
+/// names (`sqlite://` prefix optional) or `<data_dir>/coderig.db` when `db`
+/// is `None`. Migrations run at open. A backend not compiled in is
+/// `unavailable`.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub async fn open(
+    db: Option<&str>,
+    data_dir: &std::path::Path,
+) -> Result<std::sync::Arc<dyn Store>, Error> {
+    match db {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            #[cfg(feature = "postgres")]
+            {
+                Ok(std::sync::Arc::new(PostgresStore::connect(url).await?))
+            }
+            #[cfg(not(feature = "postgres"))]
+            {
+                let _ = url;
+                Err(Error::unavailable(
+                    "this build of coderig has no PostgreSQL store (feature `postgres`)",
+                ))
+            }
+        }
+        _ => {
+            #[cfg(feature = "sqlite")]
+            {
+                let store = match db {
+                    None => SqliteStore::open(data_dir).await?,
+                    Some(path) => {
+                        let path = path.strip_prefix("sqlite://").unwrap_or(path);
+                        let path = path.strip_prefix("sqlite:").unwrap_or(path);
+                        SqliteStore::open_file(std::path::Path::new(path)).await?
+                    }
+                };
+                Ok(std::sync::Arc::new(store))
+            }
+            #[cfg(not(feature = "sqlite"))]
+            {
+                let _ = data_dir;
+                Err(Error::unavailable(
+                    "this build of coderig has no SQLite store (feature `sqlite`)",
+                ))
+            }
+        }
+    }
+}
+
+/// What ending an attempt does to its task: the pure part of
+/// `Store::complete`, shared by every backend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settlement {
+    /// The task's new state: `completed`, `failed`, `cancelled`, or
+    /// `pending` when a retry is scheduled.
+    pub state: TaskState,
+    /// Reported failures after this attempt.
+    pub failures: u32,
+    /// For a retry: the wait before the next attempt.
+    pub retry_in_ms: Option<u64>,
+    /// The result to store (completed only).
+    pub result: Option<serde_json::Value>,
+    /// The error to store (failed, cancelled, retried).
+    pub error: Option<String>,
+}
+
+/// The settlement of `task`'s attempt ending with `outcome`: a retryable
+/// failure goes back to `pending` with the policy's backoff while
+/// [`RetryPolicy::retries_after`] allows it; everything else finishes.
+pub fn settle(task: &Task, outcome: &Outcome) -> Settlement {
+    match outcome {
+        Outcome::Completed { result } => Settlement {
+            state: TaskState::Completed,
+            failures: task.failures,
+            retry_in_ms: None,
+            result: Some(result.clone()),
+            error: None,
+        },
+        Outcome::Failed { error, retryable } => {
+            let failures = task.failures.saturating_add(1);
+            let retry = *retryable && task.retry.retries_after(failures);
+            Settlement {
+                state: if retry {
+                    TaskState::Pending
+                } else {
+                    TaskState::Failed
+                },
+                failures,
+                retry_in_ms: retry.then(|| task.retry.delay_ms(failures)),
+                result: None,
+                error: Some(error.clone()),
+            }
+        }
+        Outcome::Cancelled { reason } => Settlement {
+            state: TaskState::Cancelled,
+            failures: task.failures,
+            retry_in_ms: None,
+            result: None,
+            error: Some(reason.clone()),
+        },
+    }
+}
+
+fn check_id(what: &str, id: &str) -> Result<(), Error> {
+    if id.is_empty() || id.len() > 200 || id.chars().any(char::is_control) {
+        return Err(Error::invalid_input(format!(
+            "a {what} id must be 1 to 200 characters without control characters, not {id:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a task spec's fields (not its owner's existence): the check every
+/// backend runs before it touches the database (`invalid_input`).
+pub fn check_task_spec(spec: &TaskSpec) -> Result<(), Error> {
+    check_id("task", &spec.id)?;
+    check_id(spec.owner.kind.as_str(), &spec.owner.id)?;
+    if spec.retry.max_attempts == 0 {
+        return Err(Error::invalid_input(format!(
+            "task {:?}: retry.max_attempts must be at least 1 (1 = no retry)",
+            spec.id
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a new work as every backend does before it touches the database
+/// (`invalid_input`): ids, owner kinds that belong to the work's kind,
+/// unique ids, and tasks that each name one of the new owners. A face may
+/// call it to refuse a bad request early.
+pub fn check_new_work(work: &NewWork) -> Result<(), Error> {
+    check_id(work.kind.as_str(), &work.id)?;
+    let mut owners = HashSet::new();
+    for owner in &work.owners {
+        check_id(owner.kind.as_str(), &owner.id)?;
+        if owner.kind.work_kind() != work.kind {
+            return Err(Error::invalid_input(format!(
+                "a {} cannot own a {} ({:?})",
+                work.kind, owner.kind, owner.id
+            )));
+        }
+        if !owners.insert((owner.kind, owner.id.as_str())) {
+            return Err(Error::invalid_input(format!(
+                "{} {:?} is listed twice",
+                owner.kind, owner.id
+            )));
+        }
+    }
+    check_tasks(&work.tasks)?;
+    for task in &work.tasks {
+        if !owners.contains(&(task.owner.kind, task.owner.id.as_str())) {
+            return Err(Error::invalid_input(format!(
+                "task {:?} names {} {:?}, which is not one of this {}'s",
+                task.id, task.owner.kind, task.owner.id, work.kind
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks task specs and that their ids are unique among themselves
+/// (`invalid_input`).
+pub fn check_tasks(tasks: &[TaskSpec]) -> Result<(), Error> {
+    let mut ids = HashSet::new();
+    for task in tasks {
+        check_task_spec(task)?;
+        if !ids.insert(task.id.as_str()) {
+            return Err(Error::invalid_input(format!(
+                "task {:?} is listed twice",
+                task.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a claim request (`invalid_input`): a limit of at least 1, a
+/// positive lease, a worker name.
+pub fn check_claim(request: &ClaimRequest) -> Result<(), Error> {
+    if request.limit == 0 {
+        return Err(Error::invalid_input("a claim's limit must be at least 1"));
+    }
+    if request.lease_ttl.is_zero() {
+        return Err(Error::invalid_input("a claim's lease_ttl must be positive"));
+    }
+    if request.worker.is_empty() {
+        return Err(Error::invalid_input("a claim must name its worker"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arena::Lane;
+    use serde_json::json;
+
+    fn task(failures: u32, retry: RetryPolicy) -> Task {
+        Task {
+            id: "t".into(),
+            work_id: "w".into(),
+            owner: OwnerRef {
+                kind: OwnerKind::Step,
+                id: "s".into(),
+            },
+            lane: Lane::Cloud,
+            state: TaskState::Running,
+            payload: json!({}),
+            attempt: failures + 1,
+            failures,
+            rescues: 0,
+            retry,
+            max_rescues: 3,
+            available_at: 0,
+            worker: None,
+            lease_expires_at: Some(1),
+            heartbeat_at: Some(0),
+            result: None,
+            error: None,
+            created_at: 0,
+            started_at: Some(0),
+            finished_at: None,
+        }
+    }
+
+    #[test]
+    fn retryable_failures_go_back_with_backoff_until_the_policy_is_spent() {
+        let policy = RetryPolicy::exponential(3, 100, 2.0, 1000);
+        let failed = Outcome::Failed {
+            error: "boom".into(),
+            retryable: true,
+        };
+        let first = settle(&task(0, policy), &failed);
+        assert_eq!(
+            (first.state, first.failures, first.retry_in_ms),
+            (TaskState::Pending, 1, Some(100))
+        );
+        let second = settle(&task(1, policy), &failed);
+        assert_eq!(
+            (second.state, second.retry_in_ms),
+            (TaskState::Pending, Some(200))
+        );
+        let last = settle(&task(2, policy), &failed);
+        assert_eq!(
+            (last.state, last.failures, last.retry_in_ms),
+            (TaskState::Failed, 3, None)
+        );
+        let fatal = Outcome::Failed {
+            error: "bad request".into(),
+            retryable: false,
+        };
+        assert_eq!(settle(&task(0, policy), &fatal).state, TaskState::Failed);
+        let done = settle(&task(0, policy), &Outcome::Completed { result: json!(1) });
+        assert_eq!(
+            (done.state, done.result),
+            (TaskState::Completed, Some(json!(1)))
+        );
+    }
+
+    #[test]
+    fn new_work_is_checked_before_it_reaches_a_database() {
+        let owner = |id: &str, kind| NewOwner {
+            id: id.into(),
+            kind,
+            status: "queued".into(),
+            data: json!({}),
+        };
+        let spec = |id: &str, owner: &str| {
+            TaskSpec::new(
+                id,
+                OwnerRef {
+                    kind: OwnerKind::Contestant,
+                    id: owner.into(),
+                },
+                Lane::Local,
+            )
+        };
+        let mut work = NewWork {
+            id: "b1".into(),
+            kind: WorkKind::Battle,
+            status: "running".into(),
+            data: json!({}),
+            owners: vec![owner("c1", OwnerKind::Contestant)],
+            tasks: vec![spec("t1", "c1")],
+            event: NewEvent::new(EventType::BattleStarted, json!({})),
+        };
+        assert!(check_new_work(&work).is_ok());
+        work.tasks.push(spec("t2", "c9"));
+        assert!(check_new_work(&work)
+            .unwrap_err()
+            .message()
+            .contains("not one of"));
+        work.tasks.pop();
+        work.owners.push(owner("s1", OwnerKind::Step));
+        assert!(check_new_work(&work)
+            .unwrap_err()
+            .message()
+            .contains("cannot own"));
+        work.owners.pop();
+        work.tasks.push(spec("t1", "c1"));
+        assert!(check_new_work(&work)
+            .unwrap_err()
+            .message()
+            .contains("twice"));
+        work.tasks.pop();
+        work.id = String::new();
+        assert!(check_new_work(&work).is_err());
+        assert!(check_claim(&ClaimRequest::new("w").limit(0)).is_err());
+        assert!(check_claim(&ClaimRequest::new("w")).is_ok());
+    }
+}

@@ -1,0 +1,846 @@
+//! The shared store: PostgreSQL (`DATABASE_URL=postgres://…`), for several
+//! servers working on one queue.
+//!
+//! - Claims: `UPDATE tasks … WHERE id IN (SELECT id … FOR UPDATE SKIP
+//!   LOCKED LIMIT n) RETURNING …`, so concurrent claimers never wait on
+//!   each other's rows and never take the same one.
+//! - Lanes: a claim in a capped lane holds the lane row `FOR UPDATE` while
+//!   it counts the lane's running tasks and claims; a claim in an unbounded
+//!   lane holds it `FOR SHARE` (so a concurrent change of the capacity
+//!   waits for it). Lane rows are always locked in [`Lane::ALL`] order, so
+//!   claims of several lanes cannot deadlock.
+//! - Fenced writes lock their task row (`SELECT … FOR UPDATE` on id, token
+//!   and `state = 'running'`); the rescuer locks with `SKIP LOCKED` and
+//!   re-checks its predicate on the row's newest version, so a completion
+//!   and a rescue of the same task end in exactly one outcome.
+//! - Events: every insert takes `pg_advisory_xact_lock` first (held to
+//!   commit, keyed by the schema), so seq order is commit order.
+//! - Times come from the server's clock (`now()`, `clock_timestamp()`).
+//! - A deadlock or serialization failure is retried (the transaction
+//!   changed nothing).
+
+use super::records::*;
+use super::sql::*;
+use super::{check_claim, check_new_work, check_task_spec, check_tasks, settle, Store};
+use crate::arena::Lane;
+use crate::error::Error;
+use crate::task::TaskState;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+const BACKEND: &str = "postgres";
+
+const TASK_COLUMNS: &str = "id, work_id, owner_kind, owner_id, lane, state, \
+    payload::text AS payload, attempt, failures, rescues, max_attempts, backoff_initial_ms, \
+    backoff_multiplier, backoff_max_ms, max_rescues, \
+    coderig_ms(available_at) AS available_at, worker, \
+    coderig_ms(lease_expires_at) AS lease_expires_at, \
+    coderig_ms(heartbeat_at) AS heartbeat_at, result::text AS result, error, \
+    coderig_ms(created_at) AS created_at, coderig_ms(started_at) AS started_at, \
+    coderig_ms(finished_at) AS finished_at";
+
+const EVENT_COLUMNS: &str = "seq, kind, work_id, owner_id, task_id, payload::text AS payload, \
+    coderig_ms(created_at) AS created_at";
+
+/// `$n` milliseconds as an interval.
+fn ms(param: usize) -> String {
+    format!("(${param}::float8 * interval '1 millisecond')")
+}
+
+/// The advisory lock class of the event log ("codr").
+const EVENT_LOCK_CLASS: i32 = 0x636f_6472;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/postgres");
+
+/// How the PostgreSQL store connects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostgresOptions {
+    /// Connections in the pool (default 10).
+    pub max_connections: u32,
+    /// How long a call waits for a free connection (default 30 s).
+    pub acquire_timeout: Duration,
+    /// The schema holding the store's tables (created when missing), or
+    /// `None` for the connection's default search path (usually `public`).
+    /// Lowercase letters, digits and `_` only.
+    pub schema: Option<String>,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            max_connections: 10,
+            acquire_timeout: Duration::from_secs(30),
+            schema: None,
+        }
+    }
+}
+
+/// The PostgreSQL [`Store`]. Cheap to clone (the pool is shared).
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+    epoch: String,
+    event_lock: i32,
+    /// Per lane (in `Lane::ALL` order): was it capped at the last claim?
+    capped: Arc<[AtomicBool]>,
+}
+
+/// True for errors after which the whole transaction may simply run again:
+/// deadlock detected (40P01), serialization failure (40001).
+fn is_retryable(e: &TxError) -> bool {
+    match e {
+        TxError::Sql(sqlx::Error::Database(db)) => {
+            matches!(db.code().as_deref(), Some("40P01") | Some("40001"))
+        }
+        _ => false,
+    }
+}
+
+/// Runs `$body` (using `$tx: &mut PgConnection`) in a transaction begun by
+/// `$begin`, retrying deadlocks and serialization failures.
+macro_rules! pg_tx {
+    ($store:expr, $begin:expr, |$tx:ident| $body:expr) => {{
+        let store = $store;
+        let mut tries = 0u32;
+        loop {
+            let attempt: Result<_, TxError> = async {
+                let mut transaction = store.pool.begin_with($begin).await?;
+                let $tx: &mut PgConnection = &mut transaction;
+                let value = $body;
+                transaction.commit().await?;
+                Ok(value)
+            }
+            .await;
+            match attempt {
+                Err(e) if is_retryable(&e) && tries < 20 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(u64::from(tries) * 5)).await;
+                }
+                other => break other.map_err(|e| e.into_error(BACKEND)),
+            }
+        }
+    }};
+}
+
+const WRITE: &str = "BEGIN";
+const READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://user@host:port/db`) with
+    /// [`PostgresOptions::default`] and runs the migrations.
+    pub async fn connect(url: &str) -> Result<PostgresStore, Error> {
+        PostgresStore::connect_with(url, PostgresOptions::default()).await
+    }
+
+    /// Connects to the URL in `DATABASE_URL`; `unavailable` when it is not
+    /// set.
+    pub async fn from_env() -> Result<PostgresStore, Error> {
+        let url = std::env::var("DATABASE_URL")
+            .map_err(|_| Error::unavailable("DATABASE_URL is not set"))?;
+        PostgresStore::connect(&url).await
+    }
+
+    /// Connects to `url` with `options` and runs the migrations (in
+    /// `options.schema`, created when missing).
+    pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<PostgresStore, Error> {
+        let io = |e: sqlx::Error| sql_error(BACKEND, e);
+        let mut connect = PgConnectOptions::from_str(url).map_err(|e| {
+            Error::invalid_input(format!("not a PostgreSQL URL: {e}")).with_detail("path", "db")
+        })?;
+        if let Some(schema) = &options.schema {
+            let valid = !schema.is_empty()
+                && schema.len() <= 63
+                && schema
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                && !schema.as_bytes()[0].is_ascii_digit();
+            if !valid {
+                return Err(Error::invalid_input(format!(
+                    "a store schema is 1 to 63 lowercase letters, digits or '_', \
+                     not starting with a digit, not {schema:?}"
+                )));
+            }
+            let mut admin = connect.connect().await.map_err(io)?;
+            sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+                .execute(&mut admin)
+                .await
+                .map_err(io)?;
+            admin.close().await.map_err(io)?;
+            connect = connect.options([("search_path", schema.as_str())]);
+        }
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections.max(1))
+            .acquire_timeout(options.acquire_timeout)
+            .connect_with(connect)
+            .await
+            .map_err(io)?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|e| Error::io(format!("postgres store: migrating: {e}")))?;
+        let row = sqlx::query(
+            "SELECT (SELECT value FROM meta WHERE key = 'instance_id') AS epoch, \
+             current_schema() AS schema",
+        )
+        .fetch_one(&pool)
+        .await
+        .map_err(io)?;
+        let epoch = row.text("epoch")?;
+        let schema = row.text("schema")?;
+        Ok(PostgresStore {
+            pool,
+            epoch,
+            event_lock: crate::xxhash32(schema.as_bytes(), 0) as i32,
+            // Local starts capped (its default is 1), cloud unbounded.
+            capped: Lane::ALL
+                .iter()
+                .map(|lane| AtomicBool::new(*lane == Lane::Local))
+                .collect(),
+        })
+    }
+
+    /// Closes every connection; the store must not be used afterwards.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+async fn insert_event(
+    tx: &mut PgConnection,
+    event_lock: i32,
+    work_id: &str,
+    owner_id: Option<&str>,
+    task_id: Option<&str>,
+    event: &NewEvent,
+) -> Result<EventRecord, TxError> {
+    event.check()?;
+    // Held until commit: no other transaction can take a seq and commit
+    // before this one, so seqs become visible in order.
+    sqlx::query("SELECT pg_advisory_xact_lock($1, $2)")
+        .bind(EVENT_LOCK_CLASS)
+        .bind(event_lock)
+        .execute(&mut *tx)
+        .await?;
+    let row = sqlx::query(&format!(
+        "INSERT INTO events (kind, work_id, owner_id, task_id, payload, created_at) \
+         VALUES ($1, $2, $3, $4, $5::jsonb, clock_timestamp()) RETURNING {EVENT_COLUMNS}"
+    ))
+    .bind(event.kind.as_str())
+    .bind(work_id)
+    .bind(owner_id)
+    .bind(task_id)
+    .bind(json_text(&event.payload))
+    .fetch_one(&mut *tx)
+    .await?;
+    Ok(event_from_row(&row)?)
+}
+
+async fn insert_task(tx: &mut PgConnection, spec: &TaskSpec) -> Result<Task, TxError> {
+    check_task_spec(spec)?;
+    let row = sqlx::query(&format!(
+        "INSERT INTO tasks (id, work_id, owner_kind, owner_id, lane, state, payload, \
+             max_attempts, backoff_initial_ms, backoff_multiplier, backoff_max_ms, max_rescues, \
+             available_at, created_at) \
+         SELECT $1, o.work_id, o.kind, o.id, $4, 'pending', $5::jsonb, $6, $7, $8, $9, $10, \
+             clock_timestamp() + {}, clock_timestamp() \
+         FROM owners o WHERE o.id = $3 AND o.kind = $2 \
+         RETURNING {TASK_COLUMNS}",
+        ms(11)
+    ))
+    .bind(&spec.id)
+    .bind(spec.owner.kind.as_str())
+    .bind(&spec.owner.id)
+    .bind(spec.lane.as_str())
+    .bind(json_text(&spec.payload))
+    .bind(i64::from(spec.retry.max_attempts))
+    .bind(to_i64(spec.retry.initial_ms))
+    .bind(spec.retry.multiplier)
+    .bind(to_i64(spec.retry.max_ms))
+    .bind(i64::from(spec.max_rescues))
+    .bind(to_i64(spec.delay_ms))
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(|e| on_duplicate(e, "task", &spec.id))?;
+    match row {
+        Some(row) => Ok(task_from_row(&row)?),
+        None => Err(Error::not_found_id(spec.owner.kind.as_str(), &spec.owner.id).into()),
+    }
+}
+
+async fn lease_lost(tx: &mut PgConnection, task_id: &str) -> Result<Error, TxError> {
+    let row = sqlx::query("SELECT state, attempt, worker FROM tasks WHERE id = $1")
+        .bind(task_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let now = match row {
+        None => None,
+        Some(row) => Some((
+            row.name::<TaskState>("state")?,
+            row.count("attempt")?,
+            row.opt_text("worker")?,
+        )),
+    };
+    Ok(lost_lease(task_id, now))
+}
+
+/// The task under `fence`, locked, or the error of a lost lease.
+async fn fenced_task(tx: &mut PgConnection, fence: &Fence) -> Result<Task, TxError> {
+    let row = sqlx::query(&format!(
+        "SELECT {TASK_COLUMNS} FROM tasks \
+         WHERE id = $1 AND lease_token = $2 AND state = 'running' FOR UPDATE"
+    ))
+    .bind(&fence.task_id)
+    .bind(&fence.lease_token)
+    .fetch_optional(&mut *tx)
+    .await?;
+    match row {
+        Some(row) => Ok(task_from_row(&row)?),
+        None => Err(lease_lost(tx, &fence.task_id).await?.into()),
+    }
+}
+
+async fn update_owner(
+    tx: &mut PgConnection,
+    owner_id: &str,
+    update: &OwnerUpdate,
+) -> Result<(), TxError> {
+    if update.status.is_none() && update.data.is_none() {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE owners SET status = coalesce($2, status), data = coalesce($3::jsonb, data), \
+         updated_at = clock_timestamp() WHERE id = $1",
+    )
+    .bind(owner_id)
+    .bind(update.status.as_deref())
+    .bind(update.data.as_ref().map(json_text))
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+async fn apply_update(
+    tx: &mut PgConnection,
+    event_lock: i32,
+    task: &Task,
+    owner: Option<&OwnerUpdate>,
+    event: Option<&NewEvent>,
+) -> Result<Option<EventRecord>, TxError> {
+    if let Some(owner) = owner {
+        update_owner(tx, &task.owner.id, owner).await?;
+    }
+    match event {
+        None => Ok(None),
+        Some(event) => Ok(Some(
+            insert_event(
+                tx,
+                event_lock,
+                &task.work_id,
+                Some(&task.owner.id),
+                Some(&task.id),
+                event,
+            )
+            .await?,
+        )),
+    }
+}
+
+/// One claim transaction; `None` when a lane turned out to be capped under
+/// a shared lock (run it again, now with the exclusive one).
+async fn claim_once(
+    tx: &mut PgConnection,
+    request: &ClaimRequest,
+    lanes: &[Lane],
+    ttl: i64,
+    capped: &[AtomicBool],
+) -> Result<Option<Vec<Claim>>, TxError> {
+    // Lock the lane rows in one fixed order: a capped lane exclusively
+    // (FOR UPDATE, held while counting and claiming), an unbounded one
+    // shared (so a concurrent change of its capacity waits for us). Which
+    // lock to take is a guess from the last claim (`capped`); a wrong guess
+    // is found under the lock: an exclusive lock on an unbounded lane is
+    // merely stronger than needed, a shared lock on a capped lane means
+    // starting again with the exclusive one.
+    let mut capacity = Vec::with_capacity(lanes.len());
+    for lane in Lane::ALL.iter().filter(|l| lanes.contains(l)) {
+        let index = Lane::ALL.iter().position(|l| l == lane).unwrap_or(0);
+        let exclusive = capped[index].load(Ordering::Relaxed);
+        let mode = if exclusive { "UPDATE" } else { "SHARE" };
+        let locked = sqlx::query(&format!(
+            "SELECT capacity FROM lanes WHERE name = $1 FOR {mode}"
+        ))
+        .bind(lane.as_str())
+        .fetch_one(&mut *tx)
+        .await?
+        .opt_int("capacity")?;
+        capped[index].store(locked.is_some(), Ordering::Relaxed);
+        if locked.is_some() && !exclusive {
+            return Ok(None);
+        }
+        capacity.push((*lane, locked));
+    }
+    let mut claims = Vec::new();
+    for lane in lanes {
+        let left = i64::from(request.limit) - claims.len() as i64;
+        if left <= 0 {
+            break;
+        }
+        let cap = capacity
+            .iter()
+            .find(|(l, _)| l == lane)
+            .and_then(|(_, c)| *c);
+        let n = match cap {
+            None => left,
+            Some(cap) => {
+                let running = sqlx::query(
+                    "SELECT count(*) AS running FROM tasks WHERE lane = $1 AND state = 'running'",
+                )
+                .bind(lane.as_str())
+                .fetch_one(&mut *tx)
+                .await?
+                .int("running")?;
+                left.min(cap - running)
+            }
+        };
+        if n <= 0 {
+            continue;
+        }
+        let picked = sqlx::query(&format!(
+            "UPDATE tasks SET state = 'running', attempt = attempt + 1, worker = $2, \
+                 lease_token = gen_random_uuid()::text, \
+                 lease_expires_at = clock_timestamp() + {}, heartbeat_at = clock_timestamp(), \
+                 started_at = clock_timestamp(), finished_at = NULL \
+             WHERE id IN (SELECT id FROM tasks \
+                 WHERE state = 'pending' AND lane = $1 AND available_at <= now() \
+                 ORDER BY available_at, queue_seq LIMIT $4 FOR UPDATE SKIP LOCKED) \
+             RETURNING {TASK_COLUMNS}, lease_token",
+            ms(3)
+        ))
+        .bind(lane.as_str())
+        .bind(&request.worker)
+        .bind(ttl)
+        .bind(n)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut picked = rows(&picked, claim_from_row)?;
+        picked.sort_by(|a, b| {
+            (a.task.available_at, a.task.created_at).cmp(&(b.task.available_at, b.task.created_at))
+        });
+        claims.extend(picked);
+    }
+    Ok(Some(claims))
+}
+
+#[async_trait::async_trait]
+impl Store for PostgresStore {
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn epoch(&self) -> &str {
+        &self.epoch
+    }
+
+    async fn create_work(&self, work: NewWork) -> Result<EventRecord, Error> {
+        check_new_work(&work)?;
+        let work = &work;
+        let lock = self.event_lock;
+        pg_tx!(self, WRITE, |tx| {
+            sqlx::query(
+                "INSERT INTO works (id, kind, status, data) VALUES ($1, $2, $3, $4::jsonb)",
+            )
+            .bind(&work.id)
+            .bind(work.kind.as_str())
+            .bind(&work.status)
+            .bind(json_text(&work.data))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| on_duplicate(e, work.kind.as_str(), &work.id))?;
+            for (ordinal, owner) in work.owners.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO owners (id, work_id, kind, status, data, ordinal) \
+                     VALUES ($1, $2, $3, $4, $5::jsonb, $6)",
+                )
+                .bind(&owner.id)
+                .bind(&work.id)
+                .bind(owner.kind.as_str())
+                .bind(&owner.status)
+                .bind(json_text(&owner.data))
+                .bind(ordinal as i64)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| on_duplicate(e, owner.kind.as_str(), &owner.id))?;
+            }
+            for spec in &work.tasks {
+                insert_task(tx, spec).await?;
+            }
+            insert_event(tx, lock, &work.id, None, None, &work.event).await?
+        })
+    }
+
+    async fn enqueue(
+        &self,
+        tasks: Vec<TaskSpec>,
+        event: Option<NewEvent>,
+    ) -> Result<Vec<Task>, Error> {
+        check_tasks(&tasks)?;
+        if tasks.is_empty() {
+            return match event {
+                None => Ok(Vec::new()),
+                Some(_) => Err(Error::invalid_input(
+                    "an enqueue with an event needs at least one task (the event's work)",
+                )),
+            };
+        }
+        let (tasks, event) = (&tasks, &event);
+        let lock = self.event_lock;
+        pg_tx!(self, WRITE, |tx| {
+            let mut created = Vec::with_capacity(tasks.len());
+            for spec in tasks {
+                created.push(insert_task(tx, spec).await?);
+            }
+            if let Some(event) = event {
+                let first: &Task = &created[0];
+                insert_event(tx, lock, &first.work_id, Some(&first.owner.id), None, event).await?;
+            }
+            created
+        })
+    }
+
+    async fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claim>, Error> {
+        check_claim(request)?;
+        let lanes = claim_lanes(request);
+        let ttl = millis(request.lease_ttl);
+        loop {
+            let lanes = &lanes;
+            let claimed = pg_tx!(self, WRITE, |tx| claim_once(
+                tx,
+                request,
+                lanes,
+                ttl,
+                &self.capped
+            )
+            .await?)?;
+            if let Some(claims) = claimed {
+                return Ok(claims);
+            }
+        }
+    }
+
+    async fn heartbeat(&self, fence: &Fence, ttl: Duration) -> Result<Millis, Error> {
+        if ttl.is_zero() {
+            return Err(Error::invalid_input("a heartbeat's ttl must be positive"));
+        }
+        let ttl = millis(ttl);
+        pg_tx!(self, WRITE, |tx| {
+            let row = sqlx::query(&format!(
+                "UPDATE tasks SET lease_expires_at = clock_timestamp() + {}, \
+                     heartbeat_at = clock_timestamp() \
+                 WHERE id = $1 AND lease_token = $2 AND state = 'running' \
+                 RETURNING coderig_ms(lease_expires_at) AS lease_expires_at",
+                ms(3)
+            ))
+            .bind(&fence.task_id)
+            .bind(&fence.lease_token)
+            .bind(ttl)
+            .fetch_optional(&mut *tx)
+            .await?;
+            match row {
+                Some(row) => row.int("lease_expires_at")?,
+                None => return Err(lease_lost(tx, &fence.task_id).await?.into()),
+            }
+        })
+    }
+
+    async fn record(&self, fence: &Fence, update: Update) -> Result<Option<EventRecord>, Error> {
+        let update = &update;
+        let lock = self.event_lock;
+        pg_tx!(self, WRITE, |tx| {
+            let task = fenced_task(tx, fence).await?;
+            apply_update(
+                tx,
+                lock,
+                &task,
+                update.owner.as_ref(),
+                update.event.as_ref(),
+            )
+            .await?
+        })
+    }
+
+    async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {
+        check_tasks(&completion.enqueue)?;
+        let completion = &completion;
+        let lock = self.event_lock;
+        pg_tx!(self, WRITE, |tx| {
+            let task = fenced_task(tx, fence).await?;
+            let settled = settle(&task, &completion.outcome);
+            let finished = settled.state != TaskState::Pending;
+            let row = sqlx::query(&format!(
+                "UPDATE tasks SET state = $2, failures = $3, \
+                     available_at = CASE WHEN $4::bigint IS NULL THEN available_at \
+                         ELSE clock_timestamp() + {} END, \
+                     lease_token = NULL, lease_expires_at = NULL, heartbeat_at = NULL, \
+                     result = $5::jsonb, error = $6, \
+                     finished_at = CASE WHEN $7 THEN clock_timestamp() ELSE NULL END \
+                 WHERE id = $1 RETURNING {TASK_COLUMNS}",
+                ms(4)
+            ))
+            .bind(&task.id)
+            .bind(settled.state.as_str())
+            .bind(i64::from(settled.failures))
+            .bind(settled.retry_in_ms.map(to_i64))
+            .bind(settled.result.as_ref().map(json_text))
+            .bind(settled.error.as_deref())
+            .bind(finished)
+            .fetch_one(&mut *tx)
+            .await?;
+            let after = task_from_row(&row)?;
+            for spec in &completion.enqueue {
+                insert_task(tx, spec).await?;
+            }
+            apply_update(
+                tx,
+                lock,
+                &after,
+                completion.owner.as_ref(),
+                completion.event.as_ref(),
+            )
+            .await?;
+            after
+        })
+    }
+
+    async fn cancel(&self, task_id: &str, reason: &str, update: Update) -> Result<Task, Error> {
+        let update = &update;
+        let lock = self.event_lock;
+        pg_tx!(self, WRITE, |tx| {
+            let row = sqlx::query(&format!(
+                "UPDATE tasks SET state = 'cancelled', lease_token = NULL, \
+                     lease_expires_at = NULL, heartbeat_at = NULL, error = $2, \
+                     finished_at = clock_timestamp() \
+                 WHERE id = $1 AND state IN ('pending', 'running', 'blocked') \
+                 RETURNING {TASK_COLUMNS}"
+            ))
+            .bind(task_id)
+            .bind(reason)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let task = match row {
+                Some(row) => task_from_row(&row)?,
+                None => {
+                    let state = sqlx::query("SELECT state FROM tasks WHERE id = $1")
+                        .bind(task_id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                    return Err(match state {
+                        None => Error::not_found_id("task", task_id),
+                        Some(row) => Error::conflict(format!(
+                            "task {task_id:?} is already {}; there is nothing to cancel",
+                            row.text("state")?
+                        ))
+                        .with_detail("task_id", task_id)
+                        .with_detail("state", row.text("state")?),
+                    }
+                    .into());
+                }
+            };
+            apply_update(
+                tx,
+                lock,
+                &task,
+                update.owner.as_ref(),
+                update.event.as_ref(),
+            )
+            .await?;
+            task
+        })
+    }
+
+    async fn rescue_expired(&self, limit: u32) -> Result<Vec<Rescued>, Error> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        pg_tx!(self, WRITE, |tx| {
+            // The outer predicate is re-checked on the newest row version
+            // after the lock: a task completed meanwhile is left alone.
+            let rescued = sqlx::query(&format!(
+                "UPDATE tasks SET \
+                     state = CASE WHEN rescues < max_rescues THEN 'pending' ELSE 'failed' END, \
+                     rescues = rescues + 1, available_at = clock_timestamp(), \
+                     lease_token = NULL, lease_expires_at = NULL, heartbeat_at = NULL, \
+                     error = 'lease expired', \
+                     finished_at = CASE WHEN rescues < max_rescues THEN NULL \
+                         ELSE clock_timestamp() END \
+                 WHERE id IN (SELECT id FROM tasks \
+                         WHERE state = 'running' AND lease_expires_at < now() \
+                         ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
+                     AND state = 'running' AND lease_expires_at < now() \
+                 RETURNING {TASK_COLUMNS}"
+            ))
+            .bind(i64::from(limit))
+            .fetch_all(&mut *tx)
+            .await?;
+            rows(&rescued, |row| {
+                let task = task_from_row(row)?;
+                Ok(Rescued {
+                    worker: task.worker.clone(),
+                    task,
+                })
+            })?
+        })
+    }
+
+    async fn transition(&self, transition: Transition) -> Result<Option<EventRecord>, Error> {
+        let t = &transition;
+        let (table, what, id) = match &t.target {
+            Target::Work(id) => ("works", "battle or run", id.as_str()),
+            Target::Owner(id) => ("owners", "contestant or step", id.as_str()),
+        };
+        let lock = self.event_lock;
+        pg_tx!(self, WRITE, |tx| {
+            let select = if table == "works" {
+                "SELECT status, id AS work_id FROM works WHERE id = $1 FOR UPDATE"
+            } else {
+                "SELECT status, work_id FROM owners WHERE id = $1 FOR UPDATE"
+            };
+            let Some(row) = sqlx::query(select)
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?
+            else {
+                return Err(Error::not_found_id(what, id).into());
+            };
+            let status = row.text("status")?;
+            let work_id = row.text("work_id")?;
+            if !t.from.is_empty() && !t.from.contains(&status) {
+                return Err(Error::conflict(format!(
+                    "{what} {id:?} is {status}; the change to {} needs one of: {}",
+                    t.to,
+                    t.from.join(", ")
+                ))
+                .with_detail("id", id)
+                .with_detail("status", status.as_str())
+                .into());
+            }
+            sqlx::query(&format!(
+                "UPDATE {table} SET status = $2, data = coalesce($3::jsonb, data), \
+                 updated_at = clock_timestamp() WHERE id = $1"
+            ))
+            .bind(id)
+            .bind(&t.to)
+            .bind(t.data.as_ref().map(json_text))
+            .execute(&mut *tx)
+            .await?;
+            match &t.event {
+                None => None,
+                Some(event) => {
+                    let owner = (table == "owners").then_some(id);
+                    Some(insert_event(tx, lock, &work_id, owner, None, event).await?)
+                }
+            }
+        })
+    }
+
+    async fn task(&self, id: &str) -> Result<Task, Error> {
+        pg_tx!(self, READ, |tx| {
+            let row = sqlx::query(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = $1"))
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            match row {
+                Some(row) => task_from_row(&row)?,
+                None => return Err(Error::not_found_id("task", id).into()),
+            }
+        })
+    }
+
+    async fn work(&self, id: &str) -> Result<WorkSnapshot, Error> {
+        pg_tx!(self, READ, |tx| {
+            let row = sqlx::query(
+                "SELECT id, kind, status, data::text AS data, coderig_ms(created_at) AS created_at, \
+                     coderig_ms(updated_at) AS updated_at FROM works WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(row) = row else {
+                return Err(Error::not_found_id("battle or run", id).into());
+            };
+            let work = work_from_row(&row)?;
+            let owners = sqlx::query(
+                "SELECT id, work_id, kind, status, data::text AS data, \
+                     coderig_ms(updated_at) AS updated_at \
+                 FROM owners WHERE work_id = $1 ORDER BY ordinal",
+            )
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?;
+            let tasks = sqlx::query(&format!(
+                "SELECT {TASK_COLUMNS} FROM tasks WHERE work_id = $1 ORDER BY queue_seq"
+            ))
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?;
+            WorkSnapshot {
+                work,
+                owners: rows(&owners, owner_from_row)?,
+                tasks: rows(&tasks, task_from_row)?,
+            }
+        })
+    }
+
+    async fn events_after(&self, after: i64, limit: u32) -> Result<Vec<EventRecord>, Error> {
+        pg_tx!(self, READ, |tx| {
+            let events = sqlx::query(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"
+            ))
+            .bind(after)
+            .bind(i64::from(limit))
+            .fetch_all(&mut *tx)
+            .await?;
+            rows(&events, event_from_row)?
+        })
+    }
+
+    async fn event_window(&self) -> Result<crate::event::StoreWindow, Error> {
+        let (oldest, newest) = pg_tx!(self, READ, |tx| {
+            let row = sqlx::query(
+                "SELECT coalesce(min(seq), 0)::int8 AS oldest, coalesce(max(seq), 0)::int8 AS newest \
+                 FROM events",
+            )
+            .fetch_one(&mut *tx)
+            .await?;
+            (row.int("oldest")?, row.int("newest")?)
+        })?;
+        Ok(window(&self.epoch, oldest, newest))
+    }
+
+    async fn lanes(&self) -> Result<Vec<LaneState>, Error> {
+        let found = pg_tx!(self, READ, |tx| {
+            let lanes = sqlx::query(
+                "SELECT name, capacity, (SELECT count(*) FROM tasks t \
+                     WHERE t.lane = l.name AND t.state = 'running') AS running \
+                 FROM lanes l",
+            )
+            .fetch_all(&mut *tx)
+            .await?;
+            rows(&lanes, lane_from_row)?
+        })?;
+        Ok(in_lane_order(found))
+    }
+
+    async fn set_lane_capacity(&self, lane: Lane, capacity: Option<u32>) -> Result<(), Error> {
+        pg_tx!(self, WRITE, |tx| {
+            sqlx::query("UPDATE lanes SET capacity = $2 WHERE name = $1")
+                .bind(lane.as_str())
+                .bind(capacity.map(i64::from))
+                .execute(&mut *tx)
+                .await?;
+        })
+    }
+}

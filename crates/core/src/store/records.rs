@@ -1,0 +1,691 @@
+//! The store's records: what goes in and what comes out. Pure types, always
+//! compiled (no IO, no async), so faces and pure tests can name them without
+//! the `runtime` feature.
+//!
+//! Times are [`Millis`]: milliseconds since the Unix epoch, always taken from
+//! the **database clock** (never from the caller's), so servers whose clocks
+//! disagree still agree on when a lease expires.
+
+use crate::arena::Lane;
+use crate::error::Error;
+pub use crate::event::EventType;
+use crate::event::{Event, StoredEvent};
+use crate::names::named_enum;
+use crate::task::TaskState;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::Duration;
+
+/// Milliseconds since the Unix epoch, read from the database clock.
+pub type Millis = i64;
+
+/// The lease a claim gets when the caller does not say: 30 s. Heartbeat
+/// every third of it ([`ClaimRequest::heartbeat_every`]).
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// How many times by default an expired lease puts a task back in the queue
+/// before the store gives up on it (a task whose worker keeps dying is
+/// failed with `lease expired` instead of killing workers forever).
+pub const DEFAULT_MAX_RESCUES: u32 = 3;
+
+/// The kind of a unit of work: what owns a set of owners and their tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WorkKind {
+    /// An arena battle; its owners are contestants.
+    Battle,
+    /// A flow run; its owners are steps.
+    Run,
+}
+named_enum!(WorkKind, "work kind", { Battle => "battle", Run => "run" });
+
+/// The kind of the row a task belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OwnerKind {
+    /// A battle's contestant.
+    Contestant,
+    /// A run's step.
+    Step,
+}
+named_enum!(OwnerKind, "owner kind", { Contestant => "contestant", Step => "step" });
+
+impl OwnerKind {
+    /// The kind of work this kind of owner belongs to: contestants to
+    /// battles, steps to runs.
+    pub fn work_kind(self) -> WorkKind {
+        match self {
+            OwnerKind::Contestant => WorkKind::Battle,
+            OwnerKind::Step => WorkKind::Run,
+        }
+    }
+}
+
+/// When a worker's reported failure is retried, and after how long.
+///
+/// Only failures the worker reports as retryable count ([`Outcome::Failed`]);
+/// an attempt lost because its lease expired is a *rescue*, counted against
+/// [`TaskSpec::max_rescues`] instead, so a crash does not eat a step's
+/// retry budget.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RetryPolicy {
+    /// Attempts that may fail before the task fails for good (1 = no retry).
+    pub max_attempts: u32,
+    /// The delay before the first retry.
+    pub initial_ms: u64,
+    /// The factor each further retry's delay grows by (≥ 1).
+    pub multiplier: f64,
+    /// The longest delay.
+    pub max_ms: u64,
+}
+
+impl RetryPolicy {
+    /// No retry: the first failure is final.
+    pub const NONE: RetryPolicy = RetryPolicy {
+        max_attempts: 1,
+        initial_ms: 0,
+        multiplier: 1.0,
+        max_ms: 0,
+    };
+
+    /// Up to `max_attempts` attempts, waiting `initial_ms`, then `multiplier`
+    /// times longer after each failure, never more than `max_ms`.
+    pub fn exponential(max_attempts: u32, initial_ms: u64, multiplier: f64, max_ms: u64) -> Self {
+        RetryPolicy {
+            max_attempts,
+            initial_ms,
+            multiplier,
+            max_ms,
+        }
+    }
+
+    /// True when a task that has now failed `failures` times goes back to
+    /// the queue (`failures < max_attempts`).
+    pub fn retries_after(&self, failures: u32) -> bool {
+        failures < self.max_attempts
+    }
+
+    /// The wait before the next attempt after `failures` (≥ 1) failures:
+    /// `initial_ms · multiplier^(failures−1)`, capped at `max_ms` (and at
+    /// `initial_ms` when `max_ms` is below it). A multiplier below 1 or not
+    /// finite counts as 1.
+    pub fn delay_ms(&self, failures: u32) -> u64 {
+        let multiplier = if self.multiplier.is_finite() && self.multiplier >= 1.0 {
+            self.multiplier
+        } else {
+            1.0
+        };
+        let exponent = failures.saturating_sub(1).min(1024) as i32;
+        let delay = self.initial_ms as f64 * multiplier.powi(exponent);
+        let cap = self.max_ms.max(self.initial_ms) as f64;
+        if delay.is_finite() {
+            delay.min(cap) as u64
+        } else {
+            cap as u64
+        }
+    }
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy::NONE
+    }
+}
+
+/// A reference to the row a task belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OwnerRef {
+    /// Contestant or step.
+    pub kind: OwnerKind,
+    /// The owner's id.
+    pub id: String,
+}
+
+/// A task to put in the queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSpec {
+    /// The task's id, chosen by the caller (unique in the store: enqueuing
+    /// the same id twice is a `conflict`, which makes re-enqueuing after a
+    /// crash safe).
+    pub id: String,
+    /// The contestant or step it runs. The owner must exist (or be created
+    /// in the same call): a task never belongs to an unknown owner.
+    pub owner: OwnerRef,
+    /// The lane whose capacity it counts against while running.
+    pub lane: Lane,
+    /// What the worker needs to run it (opaque to the store).
+    pub payload: Value,
+    /// Retries of reported failures.
+    pub retry: RetryPolicy,
+    /// Expired leases that put it back in the queue before it fails with
+    /// `lease expired`.
+    pub max_rescues: u32,
+    /// Not claimable before this long after it is enqueued.
+    pub delay_ms: u64,
+}
+
+impl TaskSpec {
+    /// A task for `owner` on `lane` with an empty payload, no retry,
+    /// [`DEFAULT_MAX_RESCUES`] and no delay.
+    pub fn new(id: impl Into<String>, owner: OwnerRef, lane: Lane) -> Self {
+        TaskSpec {
+            id: id.into(),
+            owner,
+            lane,
+            payload: Value::Object(Default::default()),
+            retry: RetryPolicy::NONE,
+            max_rescues: DEFAULT_MAX_RESCUES,
+            delay_ms: 0,
+        }
+    }
+
+    /// The same task with this payload.
+    pub fn with_payload(mut self, payload: Value) -> Self {
+        self.payload = payload;
+        self
+    }
+
+    /// The same task with this retry policy.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The same task with this many rescues allowed.
+    pub fn with_max_rescues(mut self, max_rescues: u32) -> Self {
+        self.max_rescues = max_rescues;
+        self
+    }
+}
+
+/// An event to append, in the transaction of the change it reports.
+///
+/// Only stored types ([`EventType::is_stored`]) may be appended; an
+/// `agent_output` is `invalid_input` (it is live only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewEvent {
+    /// Its type.
+    pub kind: EventType,
+    /// Its fields (DESIGN "events", without `type`); opaque to the store.
+    pub payload: Value,
+}
+
+impl NewEvent {
+    /// An event of `kind` with `payload`.
+    pub fn new(kind: EventType, payload: Value) -> Self {
+        NewEvent { kind, payload }
+    }
+
+    /// The typed event of [`crate::event`], as the store keeps it: its type
+    /// and its other fields. `invalid_input` for `agent_output`.
+    pub fn from_event(event: &Event) -> Result<NewEvent, Error> {
+        let kind = event.event_type();
+        if !kind.is_stored() {
+            return Err(Error::invalid_input(format!(
+                "{kind} events are live only; the store keeps no {kind}"
+            )));
+        }
+        let mut payload = serde_json::to_value(event)
+            .map_err(|e| Error::internal(format!("serializing a {kind} event: {e}")))?;
+        if let Value::Object(fields) = &mut payload {
+            fields.remove("type");
+        }
+        Ok(NewEvent { kind, payload })
+    }
+
+    /// `invalid_input` unless the store keeps events of this type.
+    pub fn check(&self) -> Result<(), Error> {
+        if self.kind.is_stored() {
+            Ok(())
+        } else {
+            Err(Error::invalid_input(format!(
+                "{} events are live only; the store keeps none",
+                self.kind
+            )))
+        }
+    }
+}
+
+/// A stored event.
+///
+/// Guarantees: `seq` increases strictly with every append and becomes
+/// visible in order — a reader that has seen `seq = N` never later finds a
+/// committed event below `N`. On SQLite the log has no gaps; PostgreSQL
+/// skips the numbers of a transaction that died after taking one
+/// (sequences are not rolled back), so a reader must not wait for a gap to
+/// fill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// The position in the store's one event log.
+    pub seq: i64,
+    /// Its type (always a stored one).
+    pub kind: EventType,
+    /// The battle or run it belongs to.
+    pub work_id: String,
+    /// The contestant or step it is about, when there is one.
+    pub owner_id: Option<String>,
+    /// The task whose write appended it, when there is one.
+    pub task_id: Option<String>,
+    /// Its fields.
+    pub payload: Value,
+    /// When it was appended.
+    pub created_at: Millis,
+}
+
+impl EventRecord {
+    /// The typed event with its seq (and the store's epoch, for the SSE id):
+    /// the payload read as the fields of an event of type `kind`.
+    /// `invalid_input` when the payload is not such an event (the store
+    /// keeps payloads opaque, so a runtime could have written anything).
+    pub fn to_stored(&self, epoch: Option<&str>) -> Result<StoredEvent, Error> {
+        let mut fields = match &self.payload {
+            Value::Object(fields) => fields.clone(),
+            other => {
+                return Err(Error::invalid_input(format!(
+                    "event {} is not an object: {other}",
+                    self.seq
+                )))
+            }
+        };
+        fields.insert("type".into(), Value::String(self.kind.as_str().into()));
+        let event: Event = serde_json::from_value(Value::Object(fields)).map_err(|e| {
+            Error::invalid_input(format!("event {} is not a {}: {e}", self.seq, self.kind))
+        })?;
+        Ok(StoredEvent {
+            seq: u64::try_from(self.seq).unwrap_or(0),
+            epoch: epoch.map(str::to_string),
+            event,
+        })
+    }
+}
+
+/// An owner (contestant or step) created with its work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewOwner {
+    /// Its id (unique in the store).
+    pub id: String,
+    /// Contestant (of a battle) or step (of a run).
+    pub kind: OwnerKind,
+    /// Its first status (the runtime's vocabulary: `queued`, `pending`, …).
+    pub status: String,
+    /// The runtime's fields (identity, model, step id, …); opaque here.
+    pub data: Value,
+}
+
+/// A battle with its contestants, or a run with its steps, and their first
+/// tasks and event: created all at once or not at all
+/// (`Store::create_work`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewWork {
+    /// Its id (unique in the store).
+    pub id: String,
+    /// Battle or run.
+    pub kind: WorkKind,
+    /// Its first status (`running`, …).
+    pub status: String,
+    /// The runtime's fields (the spec, the prompt, …); opaque here.
+    pub data: Value,
+    /// Its contestants or steps, in order.
+    pub owners: Vec<NewOwner>,
+    /// The tasks to queue now; each names one of `owners`.
+    pub tasks: Vec<TaskSpec>,
+    /// The event announcing it (`battle_started`, `run_updated`).
+    pub event: NewEvent,
+}
+
+/// A stored battle or run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Work {
+    /// Its id.
+    pub id: String,
+    /// Battle or run.
+    pub kind: WorkKind,
+    /// Its status (the runtime's vocabulary).
+    pub status: String,
+    /// The runtime's fields.
+    pub data: Value,
+    /// When it was created.
+    pub created_at: Millis,
+    /// When its status or data last changed.
+    pub updated_at: Millis,
+}
+
+/// A stored contestant or step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Owner {
+    /// Its id.
+    pub id: String,
+    /// The battle or run it belongs to.
+    pub work_id: String,
+    /// Contestant or step.
+    pub kind: OwnerKind,
+    /// Its status (the runtime's vocabulary).
+    pub status: String,
+    /// The runtime's fields.
+    pub data: Value,
+    /// When its status or data last changed.
+    pub updated_at: Millis,
+}
+
+/// A battle or run with everything it owns, as one consistent snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkSnapshot {
+    /// The battle or run.
+    pub work: Work,
+    /// Its contestants or steps, in creation order.
+    pub owners: Vec<Owner>,
+    /// Their tasks, in queue order.
+    pub tasks: Vec<Task>,
+}
+
+/// A stored task. The lease token is never part of it: only the claim that
+/// set it ([`Claim`]) knows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    /// Its id.
+    pub id: String,
+    /// The battle or run of its owner.
+    pub work_id: String,
+    /// The contestant or step it runs.
+    pub owner: OwnerRef,
+    /// The lane it counts against while running.
+    pub lane: Lane,
+    /// Where it stands.
+    pub state: TaskState,
+    /// What the worker needs.
+    pub payload: Value,
+    /// How many times it has been claimed (the current or last attempt's
+    /// number; 0 before the first claim). Each `(id, attempt)` is claimed
+    /// exactly once.
+    pub attempt: u32,
+    /// Reported failures so far.
+    pub failures: u32,
+    /// Expired leases so far.
+    pub rescues: u32,
+    /// Retries of reported failures.
+    pub retry: RetryPolicy,
+    /// Rescues allowed.
+    pub max_rescues: u32,
+    /// Not claimable before this time.
+    pub available_at: Millis,
+    /// The worker of the current or last claim.
+    pub worker: Option<String>,
+    /// When the current lease ends (only while `running`).
+    pub lease_expires_at: Option<Millis>,
+    /// The last heartbeat of the current lease (only while `running`).
+    pub heartbeat_at: Option<Millis>,
+    /// The result of a completed task.
+    pub result: Option<Value>,
+    /// The last error (failure, cancellation reason, `lease expired`).
+    pub error: Option<String>,
+    /// When it was enqueued.
+    pub created_at: Millis,
+    /// When its current or last attempt was claimed.
+    pub started_at: Option<Millis>,
+    /// When it reached `completed`, `failed` or `cancelled`.
+    pub finished_at: Option<Millis>,
+}
+
+impl Task {
+    /// True in `completed`, `failed` and `cancelled`: nothing will change it
+    /// any more.
+    pub fn is_finished(&self) -> bool {
+        matches!(
+            self.state,
+            TaskState::Completed | TaskState::Failed | TaskState::Cancelled
+        )
+    }
+}
+
+/// What a claim asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimRequest {
+    /// Who claims (a server or worker name; recorded on the task).
+    pub worker: String,
+    /// The lanes to claim from, in this order; empty means every lane.
+    pub lanes: Vec<Lane>,
+    /// At most this many tasks (≥ 1).
+    pub limit: u32,
+    /// The lease's length (> 0); the expiry is computed by the database.
+    pub lease_ttl: Duration,
+}
+
+impl ClaimRequest {
+    /// One task from any lane for `worker`, with [`DEFAULT_LEASE_TTL`].
+    pub fn new(worker: impl Into<String>) -> Self {
+        ClaimRequest {
+            worker: worker.into(),
+            lanes: Vec::new(),
+            limit: 1,
+            lease_ttl: DEFAULT_LEASE_TTL,
+        }
+    }
+
+    /// The same request for at most `limit` tasks.
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// The same request, only from `lanes`.
+    pub fn lanes(mut self, lanes: &[Lane]) -> Self {
+        self.lanes = lanes.to_vec();
+        self
+    }
+
+    /// The same request with this lease length.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl;
+        self
+    }
+
+    /// How often a holder should heartbeat: a third of the lease.
+    pub fn heartbeat_every(&self) -> Duration {
+        self.lease_ttl / 3
+    }
+}
+
+/// A claimed task: the task as the claim left it (`running`, its attempt
+/// counted) and the lease that fences every later write for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    /// The task, now `running`.
+    pub task: Task,
+    /// A fresh random token (from the database); every later write names it.
+    pub lease_token: String,
+    /// When the lease ends unless a heartbeat extends it (database clock).
+    pub lease_expires_at: Millis,
+}
+
+impl Claim {
+    /// The fence of this claim's writes.
+    pub fn fence(&self) -> Fence {
+        Fence {
+            task_id: self.task.id.clone(),
+            lease_token: self.lease_token.clone(),
+        }
+    }
+}
+
+/// What every write of a lease holder names: its task and its lease token.
+/// A write whose fence no longer matches a `running` task is a `conflict`
+/// and changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Fence {
+    /// The task.
+    pub task_id: String,
+    /// The token of the claim.
+    pub lease_token: String,
+}
+
+/// A change to the owner (contestant or step) of a task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OwnerUpdate {
+    /// The new status, when it changes.
+    pub status: Option<String>,
+    /// The new data (replaces the old), when it changes.
+    pub data: Option<Value>,
+}
+
+/// A lease holder's write that does not end its task: the owner's new
+/// status or data and the event reporting it, in one transaction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Update {
+    /// The change to the task's owner.
+    pub owner: Option<OwnerUpdate>,
+    /// The event to append.
+    pub event: Option<NewEvent>,
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// It succeeded with this result.
+    Completed {
+        /// The result.
+        result: Value,
+    },
+    /// It failed. A `retryable` failure goes back to the queue (after the
+    /// policy's backoff, as `available_at`) while the retry policy allows;
+    /// otherwise the task fails.
+    Failed {
+        /// What went wrong.
+        error: String,
+        /// Whether the policy may retry it.
+        retryable: bool,
+    },
+    /// The worker gave up on it (e.g. the battle was stopped).
+    Cancelled {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The end of an attempt, with what it changes besides the task, all in one
+/// transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    /// How the attempt ended.
+    pub outcome: Outcome,
+    /// The change to the task's owner.
+    pub owner: Option<OwnerUpdate>,
+    /// The event to append.
+    pub event: Option<NewEvent>,
+    /// Follow-up tasks to queue (e.g. the steps this one made ready).
+    pub enqueue: Vec<TaskSpec>,
+}
+
+impl Completion {
+    /// A completion with only an outcome.
+    pub fn new(outcome: Outcome) -> Self {
+        Completion {
+            outcome,
+            owner: None,
+            event: None,
+            enqueue: Vec::new(),
+        }
+    }
+
+    /// `Completed` with `result`.
+    pub fn completed(result: Value) -> Self {
+        Completion::new(Outcome::Completed { result })
+    }
+
+    /// `Failed` with `error`.
+    pub fn failed(error: impl Into<String>, retryable: bool) -> Self {
+        Completion::new(Outcome::Failed {
+            error: error.into(),
+            retryable,
+        })
+    }
+
+    /// The same completion, also changing the owner.
+    pub fn with_owner(mut self, owner: OwnerUpdate) -> Self {
+        self.owner = Some(owner);
+        self
+    }
+
+    /// The same completion, also appending `event`.
+    pub fn with_event(mut self, event: NewEvent) -> Self {
+        self.event = Some(event);
+        self
+    }
+}
+
+/// The row a [`Transition`] changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Target {
+    /// A battle or run.
+    Work(String),
+    /// A contestant or step.
+    Owner(String),
+}
+
+/// A compare-and-set of a work's or owner's status, with its event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transition {
+    /// The row.
+    pub target: Target,
+    /// The statuses it may be in now; empty means any. Any other status is
+    /// a `conflict` (e.g. stopping a finished battle).
+    pub from: Vec<String>,
+    /// The new status.
+    pub to: String,
+    /// The new data (replaces the old), when it changes.
+    pub data: Option<Value>,
+    /// The event to append.
+    pub event: Option<NewEvent>,
+}
+
+/// A task an expired lease put back (or, out of rescues, failed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rescued {
+    /// The task as the rescue left it: `pending`, or `failed` with error
+    /// `lease expired`.
+    pub task: Task,
+    /// The worker whose lease expired.
+    pub worker: Option<String>,
+}
+
+/// A lane's capacity and load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaneState {
+    /// The lane.
+    pub lane: Lane,
+    /// Tasks that may run in it at once across every server (`None` =
+    /// unbounded).
+    pub capacity: Option<u32>,
+    /// Tasks running in it now.
+    pub running: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_by_the_multiplier_and_stops_at_the_cap() {
+        let p = RetryPolicy::exponential(5, 1000, 2.0, 5000);
+        assert_eq!(
+            (1..=5).map(|f| p.delay_ms(f)).collect::<Vec<_>>(),
+            [1000, 2000, 4000, 5000, 5000]
+        );
+        assert!(p.retries_after(4));
+        assert!(!p.retries_after(5));
+        assert!(!RetryPolicy::NONE.retries_after(1));
+        assert_eq!(RetryPolicy::exponential(3, 10, 0.5, 0).delay_ms(3), 10);
+        assert_eq!(
+            RetryPolicy::exponential(3, 10, f64::INFINITY, 99).delay_ms(3),
+            10
+        );
+        assert_eq!(
+            RetryPolicy::exponential(3, 10, 1e300, 99).delay_ms(u32::MAX),
+            99
+        );
+    }
+
+    #[test]
+    fn names_of_the_store_enums() {
+        assert_eq!(WorkKind::NAMES, ["battle", "run"]);
+        assert_eq!(OwnerKind::NAMES, ["contestant", "step"]);
+        assert_eq!(OwnerKind::Step.work_kind(), WorkKind::Run);
+    }
+}
