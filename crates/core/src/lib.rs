@@ -9,6 +9,15 @@
 //! - [`flow`]: DAG scheduling decisions with Airflow-grade trigger rules.
 //! - [`arena`]: lanes, benchmarks, analysis prompts and ratings for battles
 //!   between coding agents.
+//! - `model`: model-name matching, fallback chains, error classification.
+//! - `conflict`: collision detection across worktrees.
+//! - `event`: the events of battles and runs, and the SSE replay decision.
+//!
+//! The contract every face shares: [`json`] (strict decoders of every shape
+//! a face takes from dynamic input), [`error`] (the one error taxonomy),
+//! [`names`] (the names of every enum that crosses a face). The runtime's
+//! backends sit behind features: `store` (`sqlite`, `postgres`) and
+//! `workspace` (the git implementation under `git`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
