@@ -4,6 +4,8 @@
 //!   [`TurnOutcome`], [`AgentError`].
 //! - [`parse`] (pure): one parser per stream format, `fn(line) ->
 //!   Vec<AgentEvent>`, tested on output captured from the real CLIs.
+//! - [`outcome`] (pure): [`OutcomeBuilder`], the fold of a turn's events
+//!   into its outcome.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
 //! - The [`Agent`] trait (feature `runtime`) and its implementations: `cli`
 //!   (presets `claude`, `qwen`, `codex`, `opencode`, `custom`, run as a
@@ -12,9 +14,11 @@
 //!   [`Registry`] of identities built from `coderig.toml` or in code.
 
 pub mod duration;
+pub mod outcome;
 
 pub mod types;
 
+pub use outcome::OutcomeBuilder;
 pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcome, Usage};
 
 #[cfg(feature = "runtime")]
