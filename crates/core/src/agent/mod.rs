@@ -6,6 +6,7 @@
 //!   Vec<AgentEvent>`, tested on output captured from the real CLIs.
 //! - [`outcome`] (pure): [`OutcomeBuilder`], the fold of a turn's events
 //!   into its outcome.
+//! - [`script`] (pure): the scripted agent's actions, decoded strictly.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
 //! - The [`Agent`] trait (feature `runtime`) and its implementations: `cli`
 //!   (presets `claude`, `qwen`, `codex`, `opencode`, `custom`, run as a
@@ -15,6 +16,7 @@
 
 pub mod duration;
 pub mod outcome;
+pub mod script;
 
 pub mod types;
 
@@ -24,4 +26,8 @@ pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcom
 #[cfg(feature = "runtime")]
 mod runtime;
 #[cfg(feature = "runtime")]
+mod scripted;
+#[cfg(feature = "runtime")]
 pub use runtime::*;
+#[cfg(feature = "runtime")]
+pub use scripted::ScriptedAgent;
