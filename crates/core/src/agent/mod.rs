@@ -7,6 +7,7 @@
 //! - [`outcome`] (pure): [`OutcomeBuilder`], the fold of a turn's events
 //!   into its outcome.
 //! - [`script`] (pure): the scripted agent's actions, decoded strictly.
+//! - [`config`] (pure decoding): `coderig.toml`'s agents and lanes.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
 //! - The [`Agent`] trait (feature `runtime`) and its implementations: `cli`
 //!   (presets `claude`, `qwen`, `codex`, `opencode`, `custom`, run as a
@@ -14,6 +15,7 @@
 //!   `scripted` (plays a script; for tests, demos and examples), and the
 //!   [`Registry`] of identities built from `coderig.toml` or in code.
 
+pub mod config;
 pub mod duration;
 pub mod outcome;
 pub mod script;
@@ -24,7 +26,11 @@ pub use outcome::OutcomeBuilder;
 pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcome, Usage};
 
 #[cfg(feature = "runtime")]
+mod registry;
+#[cfg(feature = "runtime")]
 mod runtime;
+#[cfg(feature = "runtime")]
+pub use registry::{find_executable, AgentEntry, AgentInfo, Registry, TurnHandle};
 #[cfg(feature = "runtime")]
 mod scripted;
 #[cfg(feature = "runtime")]
