@@ -2,7 +2,8 @@
 # Re-captures the agent fixtures: drives each pinned CLI (scripts/install-agents.sh)
 # against the scripted model server (crates/scripted-model) and stores its stdout.
 #
-#   tests/agents/capture.sh [OUT_DIR] [CLI...]     (CLI: claude codex opencode qwen)
+#   tests/agents/capture.sh [OUT_DIR] [CLI...]     (CLI: claude codex opencode qwen;
+#                                                   qwen-edit re-runs only the qwen auto-edit pair)
 #
 # OUT_DIR defaults to crates/core/tests/fixtures/agents. Every run gets a fresh
 # HOME and a fresh one-commit git repo as its work dir; stdin is /dev/null.
