@@ -6,6 +6,8 @@
 //!   Vec<AgentEvent>`, tested on output captured from the real CLIs.
 //! - [`outcome`] (pure): [`OutcomeBuilder`], the fold of a turn's events
 //!   into its outcome.
+//! - [`openai_sse`] and [`openai_chunk`] (pure): server-sent events framing
+//!   and the Chat Completions wire format the `openai` agent speaks.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
 //! - The [`Agent`] trait (feature `runtime`) and its implementations: `cli`
 //!   (presets `claude`, `qwen`, `codex`, `opencode`, `custom`, run as a
@@ -14,6 +16,8 @@
 //!   [`Registry`] of identities built from `coderig.toml` or in code.
 
 pub mod duration;
+pub mod openai_chunk;
+pub mod openai_sse;
 pub mod outcome;
 
 pub mod types;
