@@ -29,3 +29,8 @@ pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcom
 mod runtime;
 #[cfg(feature = "runtime")]
 pub use runtime::*;
+
+#[cfg(feature = "http")]
+mod openai;
+#[cfg(feature = "http")]
+pub use openai::{OpenAiAgent, OpenAiConfig};
