@@ -4,7 +4,7 @@
 //! everything it decides is decided here.
 
 use super::{AgentError, AgentErrorKind, AgentEvent, Usage};
-use crate::model::{explain_error, parse_retry_after, Evidence};
+use crate::model::{classify_status, explain_error, parse_retry_after, ErrorClass, Evidence};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -260,12 +260,16 @@ fn minus(total: &Usage, seen: &Usage) -> Usage {
 }
 
 /// A provider's error object (`{"message", "type", "code", ...}`, or a
-/// bare string) as a classified [`AgentErrorKind::Provider`] error. The
-/// class comes from [`explain_error`] with the message, the status, and
-/// as the name whichever of `code` and `type` is a known error name
-/// (`code` first: `model_not_found` says more than
-/// `invalid_request_error`). A numeric `code` in 400–599 stands for the
-/// status when the HTTP one is unknown (llama.cpp's mid-stream frames).
+/// bare string) as a classified [`AgentErrorKind::Provider`] error. A
+/// numeric `code` in 400–599 stands for the status when the HTTP one is
+/// unknown (llama.cpp's mid-stream frames).
+///
+/// The class is [`explain_error`]'s on the message and status, with a
+/// name when one is known to it: a string `code` first (`model_not_found`,
+/// `insufficient_quota`), then `type`. `type` is a category, and OpenAI
+/// puts `invalid_request_error` on 400, 404 and 422 alike, so a `type`
+/// that says `fatal` does not override a status that says otherwise (a
+/// 404 stays `fallback`).
 pub fn provider_error(err: &Value, http_status: Option<u16>, context: &str) -> AgentError {
     let message = match err {
         Value::String(s) => s.clone(),
@@ -281,19 +285,18 @@ pub fn provider_error(err: &Value, http_status: Option<u16>, context: &str) -> A
             .filter(|c| (400..600).contains(c))
             .map(|c| c as u16)
     });
-    let names: Vec<&str> = [
-        code.and_then(Value::as_str),
-        err.get("type").and_then(Value::as_str),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
     let msg = Some(message.as_str());
-    let class = names
-        .iter()
-        .map(|n| explain_error(Some(n), msg, status))
-        .find(|c| c.evidence == Evidence::Name)
-        .unwrap_or_else(|| explain_error(names.first().copied(), msg, status))
+    let by_name = |name: Option<&str>| {
+        name.map(|n| explain_error(Some(n), msg, status))
+            .filter(|c| c.evidence == Evidence::Name)
+    };
+    let status_class = status.and_then(classify_status).map(|(class, _)| class);
+    let by_type = by_name(err.get("type").and_then(Value::as_str)).filter(|c| {
+        c.class != ErrorClass::Fatal || status_class.is_none_or(|s| s == ErrorClass::Fatal)
+    });
+    let class = by_name(code.and_then(Value::as_str))
+        .or(by_type)
+        .unwrap_or_else(|| explain_error(None, msg, status))
         .class;
     let label = match status {
         Some(s) => format!("{context} (HTTP {s})"),

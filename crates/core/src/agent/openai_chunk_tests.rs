@@ -1,5 +1,4 @@
 use super::*;
-use crate::model::ErrorClass;
 use std::time::{Duration, UNIX_EPOCH};
 
 fn text(t: &str) -> AgentEvent {
