@@ -244,7 +244,9 @@ fn status_errors_table() {
     let body = |t: &str, code: Value, m: &str| {
         json!({"error": {"message": m, "type": t, "code": code}}).to_string()
     };
-    let cases: Vec<(u16, String, Option<&str>, ErrorClass, Option<u64>)> = vec![
+    // (status, body, Retry-After, class, retry_after_ms)
+    type Case<'a> = (u16, String, Option<&'a str>, ErrorClass, Option<u64>);
+    let cases: Vec<Case> = vec![
         (
             429,
             body("rate_limit_error", json!(null), "slow down"),
