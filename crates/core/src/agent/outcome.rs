@@ -155,7 +155,14 @@ mod tests {
             })
         };
         // (events with their elapsed ms, expected final text, ttft, generation, usage out)
-        let cases: Vec<(Vec<(AgentEvent, u64)>, &str, Option<u64>, Option<u64>, u64)> = vec![
+        type Case = (
+            Vec<(AgentEvent, u64)>,
+            &'static str,
+            Option<u64>,
+            Option<u64>,
+            u64,
+        );
+        let cases: Vec<Case> = vec![
             (vec![], "", None, None, 0),
             (
                 vec![(text("a"), 5), (text("b"), 9)],

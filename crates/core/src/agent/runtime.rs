@@ -32,3 +32,25 @@ pub trait Agent: Send + Sync {
         Ok(vec![])
     }
 }
+
+/// The CLI agent a `kind = "cli"` table describes (see `cli`).
+pub(crate) fn build_cli_agent(
+    identity: &str,
+    spec: &super::config::AgentSpec,
+) -> Result<std::sync::Arc<dyn Agent>, crate::Error> {
+    let _ = spec;
+    Err(crate::Error::unavailable(format!(
+        "agents.{identity}: CLI agents are not in this build yet"
+    )))
+}
+
+/// The HTTP agent a `kind = "openai"` table describes (feature `http`).
+pub(crate) fn build_openai_agent(
+    identity: &str,
+    spec: &super::config::AgentSpec,
+) -> Result<std::sync::Arc<dyn Agent>, crate::Error> {
+    let _ = spec;
+    Err(crate::Error::unavailable(format!(
+        "agents.{identity}: kind \"openai\" needs coderig built with the `http` feature"
+    )))
+}

@@ -18,7 +18,7 @@ pub enum BattleType {
 named_enum!(BattleType, "battle type", { Qa => "qa" | "q&a" | "q_a", Coding => "coding" | "code" });
 
 /// The lane a contestant runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Lane {
     /// The serial lane of the local model server.
     Local,

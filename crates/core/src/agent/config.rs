@@ -1,0 +1,315 @@
+//! `coderig.toml` (pure decoding): the agents a rig knows and the lanes'
+//! capacities.
+//!
+//! ```toml
+//! [agents.claude]                  # a CLI preset
+//! kind = "cli"
+//! preset = "claude"                # claude | qwen | codex | opencode | custom
+//! command = "/opt/agents/bin/claude"
+//! extra_args = ["--max-turns", "30"]
+//! env = { ANTHROPIC_BASE_URL = "http://127.0.0.1:9000" }
+//! timeout = "20m"
+//! idle_timeout = "5m"
+//! [agents.local]
+//! kind = "openai"
+//! base_url = "http://127.0.0.1:8080/v1"
+//! lane = "local"
+//! [agents.alice]
+//! kind = "scripted"
+//! script = [ { write = { path = "fix.py", content = "x = 1\n" } }, { text = "done" } ]
+//! [lanes]
+//! local = 1
+//! ```
+//!
+//! Decoding is strict: an unknown key, a key that belongs to another kind
+//! (`base_url` on a `cli` agent), a missing required key or a bad value is
+//! an `invalid_input` error naming its path (`agents.local.base_url`), and
+//! every problem of the file is reported at once.
+
+use super::duration::{parse_duration, seconds};
+use super::script::Script;
+use crate::arena::Lane;
+use crate::error::Error;
+use crate::names::named_enum;
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The kinds of agent a config can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AgentKind {
+    /// A CLI agent run as a process group (`preset` says which).
+    Cli,
+    /// An OpenAI-compatible HTTP endpoint (feature `http`).
+    Openai,
+    /// A scripted agent.
+    Scripted,
+}
+named_enum!(AgentKind, "agent kind", {
+    Cli => "cli",
+    Openai => "openai" | "open_ai",
+    Scripted => "scripted",
+});
+
+/// The whole file.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RigConfig {
+    /// The agents by identity (`[agents.<identity>]`).
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentSpec>,
+    /// Lane capacities across every server sharing the store
+    /// (`[lanes] local = 1`); lanes not named keep the store's default.
+    #[serde(default)]
+    pub lanes: BTreeMap<Lane, u32>,
+}
+
+/// One `[agents.<identity>]` table. Which keys are allowed depends on
+/// `kind` (see [`RigConfig::validate`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    /// What the agent is.
+    pub kind: AgentKind,
+    /// The lane its turns run in (default `cloud`; `local` shares the
+    /// global local lane).
+    #[serde(default)]
+    pub lane: Option<Lane>,
+    /// The default wall-clock timeout of a turn.
+    #[serde(default, deserialize_with = "duration_opt")]
+    pub timeout: Option<Duration>,
+    /// The default idle timeout of a turn.
+    #[serde(default, deserialize_with = "duration_opt")]
+    pub idle_timeout: Option<Duration>,
+    /// Environment added to the process (cli) or sent nowhere (others).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Models the agent is known to serve (listed by `agents()` when the
+    /// backend cannot say).
+    #[serde(default)]
+    pub models: Vec<String>,
+    /// cli: `claude | qwen | codex | opencode | custom`.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// cli: the binary (default: the preset's binary on `PATH`).
+    #[serde(default)]
+    pub command: Option<PathBuf>,
+    /// cli `custom`: the arguments, with `{prompt}`, `{model}`, `{workdir}`.
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    /// cli: arguments appended to the preset's own.
+    #[serde(default)]
+    pub extra_args: Vec<String>,
+    /// cli `custom`: the stream format of its stdout
+    /// (`claude-stream-json | codex-json | opencode-json | text`).
+    #[serde(default)]
+    pub format: Option<String>,
+    /// cli `custom`: whether its arguments really enforce read-only turns
+    /// (otherwise a `read_only` turn is refused as `unavailable`).
+    #[serde(default)]
+    pub enforces_read_only: bool,
+    /// openai: the base URL, ending in `/v1`.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// openai: the API key (prefer `api_key_env`).
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// openai: the environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// openai: the model when the turn names none.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// openai: extra HTTP headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// scripted: the script played for every model without its own.
+    #[serde(default)]
+    pub script: Option<Script>,
+    /// scripted: scripts by model name.
+    #[serde(default)]
+    pub scripts: BTreeMap<String, Script>,
+}
+
+fn duration_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Seconds(f64),
+        Text(String),
+    }
+    match Option::<Raw>::deserialize(d)? {
+        None => Ok(None),
+        Some(Raw::Seconds(s)) => seconds(s).map(Some).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "bad duration {s}: expected a non-negative number of seconds"
+            ))
+        }),
+        Some(Raw::Text(t)) => parse_duration(&t)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+    }
+}
+
+/// Which keys each kind may set (beyond `kind`, `lane`, `timeout`,
+/// `idle_timeout`, `env`, `models`, allowed for all).
+fn key_kind(key: &str) -> Option<AgentKind> {
+    match key {
+        "preset" | "command" | "args" | "extra_args" | "format" | "enforces_read_only" => {
+            Some(AgentKind::Cli)
+        }
+        "base_url" | "api_key" | "api_key_env" | "model" | "headers" => Some(AgentKind::Openai),
+        "script" | "scripts" => Some(AgentKind::Scripted),
+        _ => None,
+    }
+}
+
+impl RigConfig {
+    /// Decodes and validates a TOML document (feature `runtime`, which
+    /// brings the `toml` parser).
+    #[cfg(feature = "runtime")]
+    pub fn from_toml_str(text: &str) -> Result<RigConfig, Error> {
+        let value: toml::Value = toml::from_str(text).map_err(|e| {
+            Error::invalid_input(format!(
+                "coderig.toml is not valid TOML: {}",
+                e.message().trim()
+            ))
+        })?;
+        let json = serde_json::to_value(value).map_err(|e| Error::internal(e.to_string()))?;
+        RigConfig::from_json(json)
+    }
+
+    /// Decodes and validates the JSON form of the file (what the bindings
+    /// pass as `agents=`).
+    pub fn from_json(value: serde_json::Value) -> Result<RigConfig, Error> {
+        let problems = RigConfig::key_problems(&value);
+        if !problems.is_empty() {
+            return Err(Error::invalid_input(problems.join("; ")));
+        }
+        let config: RigConfig = crate::json::decode(value)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Keys set on an agent of the wrong kind, checked before decoding so
+    /// that the message names the kind they belong to.
+    fn key_problems(value: &serde_json::Value) -> Vec<String> {
+        let mut problems = vec![];
+        let Some(agents) = value.get("agents").and_then(|a| a.as_object()) else {
+            return problems;
+        };
+        for (identity, spec) in agents {
+            let Some(spec) = spec.as_object() else {
+                continue;
+            };
+            let Some(kind) = spec
+                .get("kind")
+                .and_then(|k| k.as_str())
+                .and_then(|k| k.parse::<AgentKind>().ok())
+            else {
+                continue;
+            };
+            for key in spec.keys() {
+                if let Some(owner) = key_kind(key).filter(|owner| *owner != kind) {
+                    problems.push(format!(
+                        "agents.{identity}.{key}: `{key}` is a key of kind \"{owner}\" agents, not \"{kind}\""
+                    ));
+                }
+            }
+        }
+        problems
+    }
+
+    /// Checks what decoding cannot: identities, presets, formats, the keys
+    /// each kind requires.
+    pub fn validate(&self) -> Result<(), Error> {
+        let mut problems = vec![];
+        for (identity, spec) in &self.agents {
+            let at = format!("agents.{identity}");
+            if identity.is_empty()
+                || !identity
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                problems.push(format!(
+                    "{at}: an identity is letters, digits, `-`, `_` and `.`"
+                ));
+            }
+            match spec.kind {
+                AgentKind::Cli => {
+                    const PRESETS: &[&str] = &["claude", "qwen", "codex", "opencode", "custom"];
+                    match spec.preset.as_deref() {
+                        None => problems.push(format!(
+                            "{at}.preset: required for kind \"cli\" (one of: {})",
+                            PRESETS.join(", ")
+                        )),
+                        Some(p) if !PRESETS.contains(&p) => problems.push(format!(
+                            "{at}.preset: unknown preset {p:?}; expected one of: {}",
+                            PRESETS.join(", ")
+                        )),
+                        Some("custom") => {
+                            if spec.command.is_none() {
+                                problems
+                                    .push(format!("{at}.command: required for the custom preset"));
+                            }
+                            if spec.args.is_none() {
+                                problems.push(format!("{at}.args: required for the custom preset (use {{prompt}}, {{model}}, {{workdir}})"));
+                            }
+                            const FORMATS: &[&str] =
+                                &["claude-stream-json", "codex-json", "opencode-json", "text"];
+                            match spec.format.as_deref() {
+                                Some(f) if FORMATS.contains(&f) => {}
+                                Some(f) => problems.push(format!(
+                                    "{at}.format: unknown format {f:?}; expected one of: {}",
+                                    FORMATS.join(", ")
+                                )),
+                                None => problems.push(format!(
+                                    "{at}.format: required for the custom preset (one of: {})",
+                                    FORMATS.join(", ")
+                                )),
+                            }
+                        }
+                        Some(_) => {
+                            for (key, set) in [
+                                ("args", spec.args.is_some()),
+                                ("format", spec.format.is_some()),
+                                ("enforces_read_only", spec.enforces_read_only),
+                            ] {
+                                if set {
+                                    problems.push(format!("{at}.{key}: only the custom preset takes `{key}` (use extra_args)"));
+                                }
+                            }
+                        }
+                    }
+                }
+                AgentKind::Openai => {
+                    match spec.base_url.as_deref() {
+                        None => problems.push(format!("{at}.base_url: required for kind \"openai\" (e.g. \"http://127.0.0.1:8080/v1\")")),
+                        Some(u) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                            problems.push(format!("{at}.base_url: {u:?} is not an http(s) URL"))
+                        }
+                        Some(_) => {}
+                    }
+                    if spec.api_key.is_some() && spec.api_key_env.is_some() {
+                        problems.push(format!(
+                            "{at}: set one of api_key and api_key_env, not both"
+                        ));
+                    }
+                }
+                AgentKind::Scripted => {
+                    if spec.script.is_none() && spec.scripts.is_empty() {
+                        problems.push(format!(
+                            "{at}.script: required for kind \"scripted\" (or `scripts` by model)"
+                        ));
+                    }
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::invalid_input(problems.join("; ")))
+        }
+    }
+}

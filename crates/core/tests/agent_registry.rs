@@ -1,0 +1,229 @@
+//! coderig.toml → the registry: strict decoding with paths, turns through
+//! the registry, and what `agents()` reports.
+
+use coderig::agent::config::RigConfig;
+use coderig::agent::{AgentEvent, Registry, Turn};
+use coderig::ErrorKind;
+use std::time::Duration;
+
+const TOML: &str = r#"
+[agents.alice]
+kind = "scripted"
+script = [ { write = { path = "fix.py", content = "x = 1\n" } }, { text = "done" } ]
+scripts = { slow = [ { sleep_ms = 5000 }, { text = "late" } ] }
+timeout = "90s"
+idle_timeout = 2.5
+lane = "local"
+[agents.ghost]
+kind = "cli"
+preset = "custom"
+command = "/nonexistent/coderig-ghost"
+args = ["--json", "{prompt}"]
+format = "text"
+[lanes]
+local = 1
+"#;
+
+#[test]
+fn bad_configs_name_every_problem_with_its_path() {
+    let cases = [
+        (
+            "[agents.a]\nkind = \"robot\"\n",
+            "agents.a.kind",
+            "unknown agent kind",
+        ),
+        (
+            "[agents.a]\nkind = \"cli\"\n",
+            "agents.a.preset",
+            "required",
+        ),
+        (
+            "[agents.a]\nkind = \"cli\"\npreset = \"cursor\"\n",
+            "agents.a.preset",
+            "claude, qwen",
+        ),
+        (
+            "[agents.a]\nkind = \"cli\"\npreset = \"claude\"\nbase_url = \"http://x\"\n",
+            "agents.a.base_url",
+            "kind \"openai\"",
+        ),
+        (
+            "[agents.a]\nkind = \"cli\"\npreset = \"claude\"\nformat = \"text\"\n",
+            "agents.a.format",
+            "only the custom preset",
+        ),
+        (
+            "[agents.a]\nkind = \"cli\"\npreset = \"custom\"\n",
+            "agents.a.command",
+            "required for the custom preset",
+        ),
+        (
+            "[agents.a]\nkind = \"openai\"\n",
+            "agents.a.base_url",
+            "required",
+        ),
+        (
+            "[agents.a]\nkind = \"openai\"\nbase_url = \"ftp://x\"\n",
+            "agents.a.base_url",
+            "not an http(s) URL",
+        ),
+        (
+            "[agents.a]\nkind = \"scripted\"\n",
+            "agents.a.script",
+            "required",
+        ),
+        (
+            "[agents.a]\nkind = \"scripted\"\nscript = [{ dance = 1 }]\n",
+            "agents.a.script[0]",
+            "unknown variant",
+        ),
+        (
+            "[agents.a]\nkind = \"scripted\"\nscript = []\ntimeout = \"5 parsecs\"\n",
+            "agents.a.timeout",
+            "bad duration",
+        ),
+        (
+            "[agents.a]\nkind = \"scripted\"\nscript = []\nlane = \"gpu\"\n",
+            "agents.a.lane",
+            "unknown lane",
+        ),
+        (
+            "[agents.a]\nkind = \"scripted\"\nscript = []\ncolour = 1\n",
+            "agents.a",
+            "unknown field `colour`",
+        ),
+        ("[lanes]\nlocal = -1\n", "lanes.local", "invalid value"),
+        ("[server]\nport = 1\n", "", "unknown field `server`"),
+        ("[agents.a\n", "", "not valid TOML"),
+    ];
+    for (toml, path, words) in cases {
+        let err = RigConfig::from_toml_str(toml).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{toml}");
+        assert!(
+            err.message().contains(path) && err.message().contains(words),
+            "{toml}: {}",
+            err.message()
+        );
+    }
+    // Every problem at once.
+    let err =
+        RigConfig::from_toml_str("[agents.a]\nkind = \"cli\"\n[agents.b]\nkind = \"openai\"\n")
+            .unwrap_err();
+    assert!(
+        err.message().contains("agents.a.preset") && err.message().contains("agents.b.base_url"),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn a_config_decodes_with_durations_lanes_and_scripts() {
+    let config = RigConfig::from_toml_str(TOML).unwrap();
+    let alice = &config.agents["alice"];
+    assert_eq!(alice.timeout, Some(Duration::from_secs(90)));
+    assert_eq!(alice.idle_timeout, Some(Duration::from_millis(2500)));
+    assert_eq!(alice.scripts["slow"].len(), 2);
+    assert_eq!(config.lanes[&coderig::arena::Lane::Local], 1);
+}
+
+#[tokio::test]
+async fn turns_run_through_the_registry_and_unknown_identities_are_named() {
+    let registry = Registry::from_config(&RigConfig::from_toml_str(
+        "[agents.alice]\nkind = \"scripted\"\nscript = [ { write = { path = \"fix.py\", content = \"x = 1\\n\" } }, { text = \"done\" } ]\nscripts = { slow = [ { hang = true } ] }\nidle_timeout = \"50ms\"\n",
+    ).unwrap())
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let turn = Turn::new("fix it")
+        .workdir(dir.path())
+        .access(coderig::agent::Access::Edit);
+    let mut handle = registry.start_turn("alice", turn).unwrap();
+    let mut types = vec![];
+    while let Some(e) = handle.next_event().await {
+        types.push(e.type_name());
+    }
+    assert_eq!(
+        types,
+        [
+            "session_started",
+            "tool_call",
+            "tool_result",
+            "text_delta",
+            "finished"
+        ]
+    );
+    assert_eq!(handle.wait().await.unwrap().final_text, "done");
+    assert!(dir.path().join("fix.py").exists());
+    assert_eq!(
+        handle.wait().await.unwrap_err().kind,
+        coderig::agent::AgentErrorKind::Protocol
+    );
+
+    // The entry's idle timeout applies when the turn sets none.
+    let mut hung = registry
+        .start_turn("alice", Turn::new("p").model("slow"))
+        .unwrap();
+    assert_eq!(
+        hung.wait().await.unwrap_err().kind,
+        coderig::agent::AgentErrorKind::Idle
+    );
+
+    // Cancel through the handle.
+    let mut hung = registry
+        .start_turn(
+            "alice",
+            Turn::new("p")
+                .model("slow")
+                .idle_timeout(Duration::from_secs(600)),
+        )
+        .unwrap();
+    assert!(matches!(
+        hung.next_event().await,
+        Some(AgentEvent::SessionStarted { .. })
+    ));
+    hung.cancel();
+    assert_eq!(
+        hung.wait().await.unwrap_err().kind,
+        coderig::agent::AgentErrorKind::Cancelled
+    );
+
+    let err = registry.start_turn("bob", Turn::new("p")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFoundId);
+    assert!(
+        err.message().contains("\"bob\"") && err.message().contains("configured: alice"),
+        "{}",
+        err.message()
+    );
+    let err = Registry::new()
+        .start_turn("bob", Turn::new("p"))
+        .unwrap_err();
+    assert!(
+        err.message().contains("none are configured"),
+        "{}",
+        err.message()
+    );
+}
+
+#[tokio::test]
+async fn info_reports_installed_reachable_and_models() {
+    let config = RigConfig::from_toml_str(TOML).unwrap();
+    let mut registry = Registry::new();
+    // Only the scripted one: CLI agents join the registry with the cli module.
+    let mut alice_only = config.clone();
+    alice_only.agents.remove("ghost");
+    registry = Registry::from_config(&alice_only).unwrap_or(registry);
+    let info = registry.info(Duration::from_secs(2)).await;
+    assert_eq!(info.len(), 1);
+    assert_eq!(info[0].identity, "alice");
+    assert_eq!(
+        (info[0].kind.as_str(), info[0].lane.as_str()),
+        ("scripted", "local")
+    );
+    assert_eq!((info[0].installed, info[0].reachable), (true, Some(true)));
+    assert_eq!(info[0].models, ["slow"]);
+    let json = serde_json::to_value(&info).unwrap();
+    assert_eq!(json[0]["identity"], "alice");
+    assert!(coderig::agent::find_executable(std::path::Path::new("sh"), None).is_some());
+    assert!(
+        coderig::agent::find_executable(std::path::Path::new("/nonexistent/x"), None).is_none()
+    );
+}
