@@ -483,3 +483,26 @@ async fn models_errors_carry_the_status() {
     assert_eq!(e.kind, AgentErrorKind::Provider);
     assert_eq!(e.http_status, Some(404));
 }
+
+#[tokio::test]
+async fn a_coderig_toml_openai_agent_runs_through_the_registry() {
+    let server = ScriptedModelServer::start().unwrap();
+    let toml = format!(
+        "[agents.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"scripted-model\"\nlane = \"local\"\n\
+         idle_timeout = \"5s\"\nheaders = {{ X-Rig = \"yes\" }}\n",
+        server.base_url()
+    );
+    let registry = coderig::agent::Registry::from_toml_str(&toml).unwrap();
+    let mut handle = registry
+        .start_turn("local", Turn::new("Reply with: via toml"))
+        .unwrap();
+    let out = handle.wait().await.unwrap();
+    assert_eq!(out.final_text, "via toml");
+    let req = server.requests().pop().unwrap();
+    assert_eq!(req.headers.get("x-rig").map(String::as_str), Some("yes"));
+
+    let info = registry.info(Duration::from_secs(5)).await;
+    assert_eq!(info.len(), 1);
+    assert_eq!(info[0].reachable, Some(true), "{:?}", info[0].error);
+    assert_eq!(info[0].models, vec!["scripted-model".to_string()]);
+}

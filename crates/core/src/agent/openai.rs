@@ -21,6 +21,7 @@
 //! [`openai_sse`]: super::openai_sse
 //! [`openai_chunk`]: super::openai_chunk
 
+use super::config::AgentSpec;
 use super::openai_chunk::{parse_models, request_body, status_error, ChatStream};
 use super::openai_sse::SseDecoder;
 use super::{Agent, AgentError, AgentErrorKind, AgentEvent, OutcomeBuilder, Turn, TurnOutcome};
@@ -74,6 +75,22 @@ impl OpenAiConfig {
         OpenAiConfig {
             base_url: base_url.into(),
             ..Self::default()
+        }
+    }
+
+    /// The config of a `kind = "openai"` table of `coderig.toml`:
+    /// `base_url`, `api_key` / `api_key_env`, `model`, `headers`,
+    /// `timeout`, `idle_timeout` (the table's `env` is sent nowhere).
+    pub fn from_spec(spec: &AgentSpec) -> Self {
+        OpenAiConfig {
+            base_url: spec.base_url.clone().unwrap_or_default(),
+            api_key: spec.api_key.clone(),
+            api_key_env: spec.api_key_env.clone(),
+            model: spec.model.clone(),
+            headers: spec.headers.clone(),
+            timeout: spec.timeout,
+            idle_timeout: spec.idle_timeout,
+            extra_body: Map::new(),
         }
     }
 
