@@ -2,8 +2,10 @@
 //!
 //! - [`types`] (pure): [`Turn`], [`Access`], [`AgentEvent`], [`Usage`],
 //!   [`TurnOutcome`], [`AgentError`].
-//! - [`parse`] (pure): one parser per stream format, `fn(line) ->
-//!   Vec<AgentEvent>`, tested on output captured from the real CLIs.
+//! - [`parse`] (pure): one parser per stream format ([`parse::StreamFormat`]:
+//!   `claude-stream-json`, `codex-json`, `opencode-json`, `text`),
+//!   `fn(line) -> Vec<AgentEvent>`, total on junk, tested on output
+//!   captured from the real CLIs; [`parse::StreamParser`] for a whole stream.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
 //! - The [`Agent`] trait (feature `runtime`) and its implementations: `cli`
 //!   (presets `claude`, `qwen`, `codex`, `opencode`, `custom`, run as a
@@ -12,6 +14,8 @@
 //!   [`Registry`] of identities built from `coderig.toml` or in code.
 
 pub mod duration;
+
+pub mod parse;
 
 pub mod types;
 
