@@ -189,6 +189,15 @@ struct ResultLine {
     /// The SDK's error subtypes list their messages here.
     #[serde(default)]
     errors: Lenient<Vec<String>>,
+    /// Qwen Code's error results carry `error.message` and no `result`.
+    #[serde(default)]
+    error: Lenient<ResultError>,
+}
+
+#[derive(Deserialize)]
+struct ResultError {
+    #[serde(default)]
+    message: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -201,15 +210,28 @@ struct AnthropicUsage {
     cache_read_input_tokens: Count,
     #[serde(default)]
     cache_creation_input_tokens: Count,
+    /// Only Qwen Code writes it, and its `input_tokens` then *include*
+    /// `cache_read_input_tokens` (OpenAI's `prompt_tokens`; captured: input
+    /// 200, cache read 50, total 220 for 200 prompt tokens of which 50
+    /// cached). Claude's (Anthropic's) usage has no total.
+    #[serde(default)]
+    total_tokens: Option<Count>,
 }
 
 fn result(line: &str) -> Option<Vec<AgentEvent>> {
     let r: ResultLine = serde_json::from_str(line).ok()?;
     let mut events = Vec::with_capacity(3);
     let usage = r.usage.unwrap_or_default();
-    let usage = Usage {
+    let input = match usage.total_tokens {
+        Some(_) => usage
+            .input_tokens
+            .0
+            .saturating_sub(usage.cache_read_input_tokens.0),
         // Anthropic's `input_tokens` already excludes the cache.
-        input: usage.input_tokens.0,
+        None => usage.input_tokens.0,
+    };
+    let usage = Usage {
+        input,
         output: usage.output_tokens.0,
         cache_read: usage.cache_read_input_tokens.0,
         cache_write: usage.cache_creation_input_tokens.0,
@@ -223,13 +245,17 @@ fn result(line: &str) -> Option<Vec<AgentEvent>> {
     if is_error {
         let status = r.api_error_status.0;
         let message = r
-            .result
-            .clone()
+            .error
+            .0
+            .and_then(|e| e.message)
+            .filter(|m| !m.is_empty())
+            .or_else(|| r.result.clone())
             .filter(|m| !m.is_empty())
             .or_else(|| r.errors.0.as_ref().map(|e| e.join("; ")))
             .filter(|m| !m.is_empty())
             .or_else(|| r.subtype.clone())
             .unwrap_or_else(|| "the agent reported an error".to_owned());
+        let status = status.or_else(|| status_in_message(&message));
         events.push(error_event(None, message, status));
     }
     events.push(AgentEvent::Finished {
@@ -239,4 +265,19 @@ fn result(line: &str) -> Option<Vec<AgentEvent>> {
         num_turns: r.num_turns.0,
     });
     Some(events)
+}
+
+/// The HTTP status in an `API Error: NNN …` message (how Qwen Code, which
+/// has no `api_error_status`, reports a provider's error status).
+fn status_in_message(message: &str) -> Option<u16> {
+    let at = message.find("API Error: ")? + "API Error: ".len();
+    let digits = message.get(at..at + 3)?;
+    let after = message[at + 3..].chars().next();
+    if after.is_some_and(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    digits
+        .parse::<u16>()
+        .ok()
+        .filter(|s| (400..=599).contains(s))
 }

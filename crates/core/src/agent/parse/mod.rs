@@ -20,7 +20,7 @@
 //! | `system` subtype `init` (Claude, Qwen) or `session_start` (Qwen) | `SessionStarted{session_id, model}` |
 //! | `assistant` `message.content[]` | in order: `text` → `TextDelta`, `thinking` → `ReasoningDelta`, `tool_use` → `ToolCall{id, name, input}` |
 //! | `user` `message.content[]` `tool_result` | `ToolResult{id: tool_use_id, ok: !is_error, output}` (string content, or the `text` blocks of an array joined by `\n`) |
-//! | `result` | `Usage` (`usage.input_tokens`, `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`, `total_cost_usd`), then `Error` when `is_error` (classified with `api_error_status`), then `Finished{stop_reason: subtype or stop_reason, final_text: result unless is_error, num_turns}` |
+//! | `result` | `Usage` (`usage.input_tokens`, `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`, `total_cost_usd`; when `usage.total_tokens` is present — Qwen — `input_tokens` include the cache read, which is subtracted), then `Error` when `is_error` (message: Qwen's `error.message`, else `result`, else `errors[]`, else the subtype; classified with `api_error_status`, else the status of an `API Error: NNN` message), then `Finished{stop_reason: subtype or stop_reason, final_text: result unless is_error, num_turns}` |
 //!
 //! Ignored: `stream_event` (partial-message deltas: the whole `assistant`
 //! message follows each one, so reading both would duplicate the text),
@@ -62,15 +62,16 @@
 //! | `reasoning` | `ReasoningDelta{part.text}` |
 //! | `tool_use` | `ToolCall{id: part.callID, name: part.tool, input: state.input}`, then `ToolResult{ok: state.status == "completed", output: state.output or state.error}` when the status is `completed` or `error` |
 //! | `step_finish` | `Usage` (`part.tokens` input, output, reasoning, cache.read, cache.write; `part.cost`), then `Finished{stop_reason: part.reason}` unless the reason is `tool-calls` or `unknown` (opencode starts another step for those) |
-//! | `error` | `Error{message: error.data.message}` (classified with `error.name` and `error.data.statusCode`) |
+//! | `error` | `SessionStarted{session_id: sessionID}`, then `Error{message: error.data.message}` (classified with `error.name` and `error.data.statusCode`) |
 //! | `done` | `Finished{}` (its `reason` is `idle`, the session's state, not why the model stopped, so the step's reason stands) |
 //!
 //! **SessionStarted.** opencode puts `sessionID` on every line and has no
 //! line that comes once per run, so a stateless parser cannot name "the
 //! first" one. The rule: every `step_start` announces the session (a turn
 //! with tool calls has several steps, hence several equal
-//! `SessionStarted`s), and [`StreamParser`] — what a runner feeds lines to —
-//! passes only the first per session id. `OutcomeBuilder`
+//! `SessionStarted`s), and so does `error` (a turn whose first model call
+//! fails prints one `error` line and nothing else); [`StreamParser`] — what
+//! a runner feeds lines to — passes only the first per session id. `OutcomeBuilder`
 //! keeps the first session id either way. opencode's `tokens.input` is
 //! already uncached (opencode subtracts the cache itself). Ignored: the
 //! `timestamp`s and part ids, `tool_use` states other than completed/error.

@@ -1,7 +1,7 @@
 //! `opencode run --format json`: see the module docs of [`super`] for the
 //! mapping (and for why every `step_start` announces the session).
 
-use super::{error_event, line_type, Cost, Count, Lenient};
+use super::{error_event, line_type, Cost, Count};
 use crate::agent::{AgentEvent, Usage};
 use serde::Deserialize;
 use serde_json::Value;
@@ -137,7 +137,7 @@ struct FinishPart {
     #[serde(default)]
     cost: Cost,
     #[serde(default)]
-    tokens: Lenient<Tokens>,
+    tokens: Option<Tokens>,
 }
 
 #[derive(Deserialize, Default)]
@@ -149,7 +149,7 @@ struct Tokens {
     #[serde(default)]
     reasoning: Count,
     #[serde(default)]
-    cache: Lenient<Cache>,
+    cache: Option<Cache>,
 }
 
 #[derive(Deserialize, Default)]
@@ -163,8 +163,8 @@ struct Cache {
 fn step_finish(line: &str) -> Option<Vec<AgentEvent>> {
     let Line { part } = serde_json::from_str::<Line<FinishPart>>(line).ok()?;
     let mut events = Vec::with_capacity(2);
-    let tokens = part.tokens.0.unwrap_or_default();
-    let cache = tokens.cache.0.unwrap_or_default();
+    let tokens = part.tokens.unwrap_or_default();
+    let cache = tokens.cache.unwrap_or_default();
     let usage = Usage {
         // Already uncached: opencode subtracts the cache from the
         // provider's input count itself.
@@ -195,13 +195,18 @@ fn step_finish(line: &str) -> Option<Vec<AgentEvent>> {
 
 #[derive(Deserialize)]
 struct ErrorLine {
+    #[serde(rename = "sessionID", default)]
+    session_id: Option<String>,
     #[serde(default)]
     error: Option<Value>,
 }
 
-/// `{"error": {"name": "APIError", "data": {"message", "statusCode"}}}`.
+/// `{"error": {"name": "APIError", "data": {"message", "statusCode"}}}`,
+/// after the session's announcement: a turn whose first model call fails
+/// prints this line alone, with no `step_start` before it.
 fn error(line: &str) -> Option<Vec<AgentEvent>> {
-    let e = serde_json::from_str::<ErrorLine>(line).ok()?.error?;
+    let ErrorLine { session_id, error } = serde_json::from_str::<ErrorLine>(line).ok()?;
+    let e = error?;
     let name = e.get("name").and_then(Value::as_str);
     let data = e.get("data");
     let message = data
@@ -217,5 +222,13 @@ fn error(line: &str) -> Option<Vec<AgentEvent>> {
         .and_then(|d| d.get("statusCode"))
         .and_then(Value::as_u64)
         .and_then(|s| u16::try_from(s).ok());
-    Some(vec![error_event(name, message, status)])
+    let mut events = Vec::with_capacity(2);
+    if let Some(session_id) = session_id.filter(|id| !id.is_empty()) {
+        events.push(AgentEvent::SessionStarted {
+            session_id,
+            model: None,
+        });
+    }
+    events.push(error_event(name, message, status));
+    Some(events)
 }
