@@ -2,8 +2,10 @@
 //!
 //! - [`types`] (pure): [`Turn`], [`Access`], [`AgentEvent`], [`Usage`],
 //!   [`TurnOutcome`], [`AgentError`].
-//! - [`parse`] (pure): one parser per stream format, `fn(line) ->
-//!   Vec<AgentEvent>`, tested on output captured from the real CLIs.
+//! - [`parse`] (pure): one parser per stream format ([`parse::StreamFormat`]:
+//!   `claude-stream-json`, `codex-json`, `opencode-json`, `text`),
+//!   `fn(line) -> Vec<AgentEvent>`, total on junk, tested on output
+//!   captured from the real CLIs; [`parse::StreamParser`] for a whole stream.
 //! - [`outcome`] (pure): [`OutcomeBuilder`], the fold of a turn's events
 //!   into its outcome.
 //! - [`openai_sse`] and [`openai_chunk`] (pure): server-sent events framing
@@ -22,8 +24,8 @@ pub mod duration;
 pub mod openai_chunk;
 pub mod openai_sse;
 pub mod outcome;
+pub mod parse;
 pub mod script;
-
 pub mod types;
 
 pub use outcome::OutcomeBuilder;
