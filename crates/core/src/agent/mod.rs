@@ -10,6 +10,8 @@
 //!   into its outcome.
 //! - [`openai_sse`] and [`openai_chunk`] (pure): server-sent events framing
 //!   and the Chat Completions wire format the `openai` agent speaks.
+//! - [`options`] (pure): [`TurnOptions`], a turn's options as every face
+//!   takes them.
 //! - [`script`] (pure): the scripted agent's actions, decoded strictly.
 //! - [`config`] (pure decoding): `coderig.toml`'s agents and lanes.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
@@ -23,11 +25,13 @@ pub mod config;
 pub mod duration;
 pub mod openai_chunk;
 pub mod openai_sse;
+pub mod options;
 pub mod outcome;
 pub mod parse;
 pub mod script;
 pub mod types;
 
+pub use options::TurnOptions;
 pub use outcome::OutcomeBuilder;
 pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcome, Usage};
 
@@ -36,7 +40,10 @@ mod registry;
 #[cfg(feature = "runtime")]
 mod runtime;
 #[cfg(feature = "runtime")]
-pub use registry::{find_executable, AgentEntry, AgentInfo, Registry, TurnHandle};
+pub use registry::{
+    find_executable, AgentEntry, AgentInfo, Registry, TurnHandle, DEFAULT_CONFIG,
+    DEFAULT_PROBE_TIMEOUT,
+};
 #[cfg(feature = "runtime")]
 mod scripted;
 #[cfg(feature = "runtime")]
