@@ -10,6 +10,9 @@
 //!   process group), `openai` (feature `http`: streaming chat completions),
 //!   `scripted` (plays a script; for tests, demos and examples), and the
 //!   [`Registry`] of identities built from `coderig.toml` or in code.
+//! - `process` (feature `runtime`, Unix): the subprocess runner under the
+//!   CLI agents — its own process group, bounded lines and stderr, timeout
+//!   and idle timeout, no survivor of the group after any ending.
 
 pub mod duration;
 
@@ -21,3 +24,6 @@ pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcom
 mod runtime;
 #[cfg(feature = "runtime")]
 pub use runtime::*;
+
+#[cfg(all(feature = "runtime", unix))]
+pub mod process;
