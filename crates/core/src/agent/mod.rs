@@ -4,6 +4,9 @@
 //!   [`TurnOutcome`], [`AgentError`].
 //! - [`parse`] (pure): one parser per stream format, `fn(line) ->
 //!   Vec<AgentEvent>`, tested on output captured from the real CLIs.
+//! - [`outcome`] (pure): [`OutcomeBuilder`], the fold of a turn's events
+//!   into its outcome.
+//! - [`script`] (pure): the scripted agent's actions, decoded strictly.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
 //! - The [`Agent`] trait (feature `runtime`) and its implementations: `cli`
 //!   (presets `claude`, `qwen`, `codex`, `opencode`, `custom`, run as a
@@ -15,15 +18,22 @@
 //!   and idle timeout, no survivor of the group after any ending.
 
 pub mod duration;
+pub mod outcome;
+pub mod script;
 
 pub mod types;
 
+pub use outcome::OutcomeBuilder;
 pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcome, Usage};
 
 #[cfg(feature = "runtime")]
 mod runtime;
 #[cfg(feature = "runtime")]
+mod scripted;
+#[cfg(feature = "runtime")]
 pub use runtime::*;
+#[cfg(feature = "runtime")]
+pub use scripted::ScriptedAgent;
 
 #[cfg(all(feature = "runtime", unix))]
 pub mod process;
