@@ -2,8 +2,10 @@
 //!
 //! - [`types`] (pure): [`Turn`], [`Access`], [`AgentEvent`], [`Usage`],
 //!   [`TurnOutcome`], [`AgentError`].
-//! - [`parse`] (pure): one parser per stream format, `fn(line) ->
-//!   Vec<AgentEvent>`, tested on output captured from the real CLIs.
+//! - [`parse`] (pure): one parser per stream format ([`parse::StreamFormat`]:
+//!   `claude-stream-json`, `codex-json`, `opencode-json`, `text`),
+//!   `fn(line) -> Vec<AgentEvent>`, total on junk, tested on output
+//!   captured from the real CLIs; [`parse::StreamParser`] for a whole stream.
 //! - [`outcome`] (pure): [`OutcomeBuilder`], the fold of a turn's events
 //!   into its outcome.
 //! - [`script`] (pure): the scripted agent's actions, decoded strictly.
@@ -20,6 +22,8 @@
 pub mod duration;
 pub mod outcome;
 pub mod script;
+
+pub mod parse;
 
 pub mod types;
 
