@@ -41,3 +41,8 @@ pub use scripted::ScriptedAgent;
 
 #[cfg(all(feature = "runtime", unix))]
 pub mod process;
+
+#[cfg(all(feature = "runtime", unix))]
+pub mod cli;
+#[cfg(all(feature = "runtime", unix))]
+pub use cli::{CliAgent, CliConfig, CliPreset};
