@@ -6,6 +6,10 @@
 //!
 //! - OpenAI Chat Completions, `POST /v1/chat/completions` (SSE `data:` chunks,
 //!   `data: [DONE]`; a JSON completion when `stream` is not true).
+//! - OpenAI Responses, `POST /v1/responses` (what codex speaks; `event:` frames
+//!   ending in `response.completed`).
+//! - Anthropic Messages, `POST /v1/messages[?beta=true]` (what claude speaks;
+//!   `message_start` … `message_stop`; errors in Anthropic's shape).
 //! - `GET /v1/models`.
 //!
 //! **The request alone decides the reply** ([`decide::decide`]): a tool result
@@ -27,8 +31,10 @@
 //! # let _ = (base, sent);
 //! ```
 
+pub mod anthropic;
 pub mod chat;
 pub mod decide;
+pub mod responses;
 mod server;
 pub mod sse;
 

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use crate::decide::{decide, Flags};
-use crate::{chat, sse};
+use crate::{anthropic, chat, responses, sse};
 
 /// One request as the server received it, in arrival order.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +46,7 @@ struct Shared {
 /// and runtime until [`ScriptedModelServer::shutdown`] or drop.
 ///
 /// Routes (each also without the `/v1` prefix): `POST /v1/chat/completions`,
+/// `POST /v1/responses`, `POST /v1/messages` (any query, e.g. `?beta=true`),
 /// `GET /v1/models`; anything else is a 404 with an OpenAI-style error body.
 /// Every request, whatever its route, is recorded for [`Self::requests`].
 pub struct ScriptedModelServer {
@@ -205,6 +206,8 @@ async fn handle(
     let protocol = match (&method, route) {
         (&Method::GET, "/models") => return models().into_response(),
         (&Method::POST, "/chat/completions") => Protocol::Chat,
+        (&Method::POST, "/responses") => Protocol::Responses,
+        (&Method::POST, "/messages") => Protocol::Anthropic,
         _ => {
             return sse::error_response(
                 404,
@@ -225,12 +228,19 @@ async fn handle(
 #[derive(Clone, Copy)]
 enum Protocol {
     Chat,
+    Responses,
+    Anthropic,
 }
 
 impl Protocol {
     fn error(self, status: u16, message: &str) -> Response {
         match self {
-            Protocol::Chat => sse::error_response(status, sse::openai_error(status, message)),
+            Protocol::Chat | Protocol::Responses => {
+                sse::error_response(status, sse::openai_error(status, message))
+            }
+            Protocol::Anthropic => {
+                sse::error_response(status, anthropic::error_body(status, message))
+            }
         }
     }
 
@@ -243,6 +253,24 @@ impl Protocol {
                     sse::Script::new(chat::frames(body, &reply, flags, n), flags).into_response()
                 } else {
                     axum::Json(chat::completion(body, &reply, flags, n)).into_response()
+                }
+            }
+            Protocol::Responses => {
+                let reply = decide(&responses::view(body));
+                if streaming {
+                    sse::Script::new(responses::frames(body, &reply, flags, n), flags)
+                        .into_response()
+                } else {
+                    axum::Json(responses::complete(body, &reply, flags, n)).into_response()
+                }
+            }
+            Protocol::Anthropic => {
+                let reply = decide(&anthropic::view(body));
+                if streaming {
+                    sse::Script::new(anthropic::frames(body, &reply, flags, n), flags)
+                        .into_response()
+                } else {
+                    axum::Json(anthropic::message(body, &reply, flags, n)).into_response()
                 }
             }
         }
