@@ -214,20 +214,25 @@ pub fn build_command(config: &CliConfig, turn: &Turn) -> Result<ProcessSpec, Age
             args.extend(config.extra_args.iter().cloned());
         }
         CliPreset::Qwen => {
+            if turn.access == Access::Edit {
+                // auto-edit approves file edits only; Edit includes the
+                // shell. The flag takes an array, which would swallow a
+                // positional prompt after it, so it comes first.
+                args.extend([s("--allowed-tools"), s("run_shell_command")]);
+            }
             args.extend([s("--output-format"), s("stream-json")]);
             if let Some(m) = model {
                 args.extend([s("-m"), s(m)]);
             }
+            // Non-interactive qwen leaves the tools that need approval out
+            // of the model's tool list, so `plan` offers no write or shell
+            // tool at all.
             let mode = match turn.access {
                 Access::ReadOnly => "plan",
-                Access::Edit => "auto_edit",
+                Access::Edit => "auto-edit",
                 Access::Full => "yolo",
             };
             args.extend([s("--approval-mode"), s(mode)]);
-            if turn.access == Access::Edit {
-                // auto_edit approves edits only; Edit includes the shell.
-                args.extend([s("--allowed-tools"), s("run_shell_command")]);
-            }
             if turn.access == Access::Full {
                 env.insert(s("QWEN_CODE_SUPPRESS_YOLO_WARNING"), s("1"));
             }
@@ -355,4 +360,227 @@ fn substitute(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(access: Access) -> Turn {
+        Turn::new("fix it").model("m1").workdir("/w").access(access)
+    }
+
+    fn argv(preset: CliPreset, turn: &Turn) -> Vec<String> {
+        let spec = build_command(&CliConfig::new(preset), turn).unwrap();
+        let mut v = vec![spec.program.display().to_string()];
+        v.extend(spec.args);
+        v
+    }
+
+    fn words(s: &str) -> Vec<String> {
+        s.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn presets_build_their_headless_command_by_table() {
+        use Access::*;
+        use CliPreset::*;
+        let rows: &[(CliPreset, Access, &str)] = &[
+            (Claude, ReadOnly, "claude -p fix-it --output-format stream-json --verbose --model m1 --permission-mode plan --disallowedTools Bash,Edit,Write,MultiEdit,NotebookEdit"),
+            (Claude, Edit, "claude -p fix-it --output-format stream-json --verbose --model m1 --permission-mode acceptEdits --allowedTools Bash"),
+            (Claude, Full, "claude -p fix-it --output-format stream-json --verbose --model m1 --dangerously-skip-permissions"),
+            (Qwen, ReadOnly, "qwen --output-format stream-json -m m1 --approval-mode plan fix-it"),
+            (Qwen, Edit, "qwen --allowed-tools run_shell_command --output-format stream-json -m m1 --approval-mode auto-edit fix-it"),
+            (Qwen, Full, "qwen --output-format stream-json -m m1 --approval-mode yolo fix-it"),
+            (Codex, ReadOnly, "codex exec --json --skip-git-repo-check -C /w -m m1 --sandbox read-only -c approval_policy=never fix-it"),
+            (Codex, Edit, "codex exec --json --skip-git-repo-check -C /w -m m1 --sandbox workspace-write -c approval_policy=never fix-it"),
+            (Codex, Full, "codex exec --json --skip-git-repo-check -C /w -m m1 --dangerously-bypass-approvals-and-sandbox fix-it"),
+            (Opencode, ReadOnly, "opencode run --format json --dir /w -m m1 fix-it"),
+            (Opencode, Edit, "opencode run --format json --dir /w -m m1 fix-it"),
+            (Opencode, Full, "opencode run --format json --dir /w -m m1 fix-it"),
+        ];
+        for (preset, access, want) in rows {
+            let got = argv(*preset, &turn(*access));
+            let want: Vec<String> = words(want)
+                .into_iter()
+                .map(|w| if w == "fix-it" { "fix it".into() } else { w })
+                .collect();
+            assert_eq!(got, want, "{preset} {access}");
+        }
+    }
+
+    #[test]
+    fn env_per_preset_and_access() {
+        use Access::*;
+        use CliPreset::*;
+        // (preset, access, variable, value or None for absent)
+        let rows: &[(CliPreset, Access, &str, Option<&str>)] = &[
+            (Claude, Full, "IS_SANDBOX", Some("1")),
+            (Claude, Edit, "IS_SANDBOX", None),
+            (Qwen, Full, "QWEN_CODE_SUPPRESS_YOLO_WARNING", Some("1")),
+            (
+                Opencode,
+                ReadOnly,
+                "OPENCODE_PERMISSION",
+                Some(OPENCODE_PERMISSIONS[0].1),
+            ),
+            (
+                Opencode,
+                Edit,
+                "OPENCODE_PERMISSION",
+                Some(OPENCODE_PERMISSIONS[1].1),
+            ),
+            (
+                Opencode,
+                Full,
+                "OPENCODE_PERMISSION",
+                Some(OPENCODE_PERMISSIONS[2].1),
+            ),
+            (Codex, Edit, "PWD", Some("/w")),
+            (Opencode, Edit, "PWD", Some("/w")),
+        ];
+        for (preset, access, name, want) in rows {
+            let spec = build_command(&CliConfig::new(*preset), &turn(*access)).unwrap();
+            assert_eq!(
+                spec.env.get(*name).map(String::as_str),
+                *want,
+                "{preset} {access} {name}"
+            );
+            assert_eq!(spec.cwd.as_deref(), Some(Path::new("/w")));
+        }
+        for (access, json) in OPENCODE_PERMISSIONS {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            let write = if access == ReadOnly { "deny" } else { "allow" };
+            assert_eq!(v["edit"], write);
+            assert_eq!(v["bash"], write);
+        }
+    }
+
+    #[test]
+    fn optional_parts_system_prompts_extra_args_and_env_precedence() {
+        let mut config = CliConfig::new(CliPreset::Codex);
+        config.command = Some("/opt/codex".into());
+        config.extra_args = vec!["-c".into(), "x=1".into()];
+        config.env.insert("A".into(), "config".into());
+        config.env.insert("PWD".into(), "/config".into());
+        let mut t = Turn::new("-do it").access(Access::Full);
+        t.system = Some("be brief".into());
+        t.env.insert("A".into(), "turn".into());
+        let spec = build_command(&config, &t).unwrap();
+        assert_eq!(spec.program, PathBuf::from("/opt/codex"));
+        assert_eq!(
+            spec.args,
+            words("exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox -c x=1")
+                .into_iter()
+                // The system prompt comes first, so the prompt's `-` is not first.
+                .chain(["be brief\n\n-do it".to_string()])
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(spec.env["A"], "turn");
+        assert_eq!(
+            spec.env["PWD"], "/config",
+            "no work dir: the config's PWD stands"
+        );
+        assert_eq!(spec.cwd, None);
+
+        // Claude takes the system prompt as a flag and keeps extra args last;
+        // a prompt that looks like a flag gets a leading space.
+        let mut config = CliConfig::new(CliPreset::Claude);
+        config.extra_args = vec!["--max-turns".into(), "3".into()];
+        let mut t = Turn::new("--help").access(Access::Edit);
+        t.system = Some("be brief".into());
+        let args = build_command(&config, &t).unwrap().args;
+        assert_eq!(
+            args,
+            [
+                "-p",
+                " --help",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--append-system-prompt",
+                "be brief",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "Bash",
+                "--max-turns",
+                "3",
+            ]
+        );
+    }
+
+    #[test]
+    fn custom_substitutes_placeholders_and_guards_read_only() {
+        let mut config = CliConfig::new(CliPreset::Custom);
+        config.command = Some("my-agent".into());
+        config.args = [
+            "--json",
+            "--model={model}",
+            "-C",
+            "{workdir}",
+            "{prompt}",
+            "{other}",
+        ]
+        .map(String::from)
+        .to_vec();
+        config.format = Some(StreamFormat::CodexJson);
+        let t = Turn::new("use {model} literally")
+            .model("m")
+            .workdir("/w")
+            .access(Access::Edit);
+        let spec = build_command(&config, &t).unwrap();
+        assert_eq!(
+            spec.args,
+            [
+                "--json",
+                "--model=m",
+                "-C",
+                "/w",
+                "use {model} literally",
+                "{other}"
+            ]
+        );
+        assert_eq!(config.stream_format(), StreamFormat::CodexJson);
+
+        let e = build_command(&config, &t.clone().access(Access::ReadOnly)).unwrap_err();
+        assert_eq!(e.kind, AgentErrorKind::Unavailable);
+        config.enforces_read_only = true;
+        assert!(build_command(&config, &t.clone().access(Access::ReadOnly)).is_ok());
+
+        let mut no_model = t.clone();
+        no_model.model = None;
+        let e = build_command(&config, &no_model).unwrap_err();
+        assert_eq!(e.kind, AgentErrorKind::Spawn);
+        assert!(e.message.contains("{model}"), "{e:?}");
+        assert_eq!(
+            CliConfig::new(CliPreset::Custom).stream_format(),
+            StreamFormat::Text
+        );
+    }
+
+    #[test]
+    fn bad_configurations_are_spawn_errors() {
+        let t = Turn::new("p").access(Access::Edit);
+        let mut custom = CliConfig::new(CliPreset::Custom);
+        let mut with_args = CliConfig::new(CliPreset::Qwen);
+        with_args.args = vec!["x".into()];
+        let mut wrong_format = CliConfig::new(CliPreset::Claude);
+        wrong_format.format = Some(StreamFormat::Text);
+        let mut own_format = CliConfig::new(CliPreset::Claude);
+        own_format.format = Some(StreamFormat::ClaudeStreamJson);
+        for (config, turn, part) in [
+            (&custom, &t, "needs a `command`"),
+            (&with_args, &t, "extra_args"),
+            (&wrong_format, &t, "own format"),
+            (&own_format, &t.clone().workdir("rel"), "not absolute"),
+        ] {
+            let e = build_command(config, turn).unwrap_err();
+            assert_eq!(e.kind, AgentErrorKind::Spawn);
+            assert!(e.message.contains(part), "{part}: {e:?}");
+        }
+        custom.command = Some("x".into());
+        assert!(build_command(&custom, &t).is_ok());
+        assert!(build_command(&own_format, &t).is_ok());
+    }
 }

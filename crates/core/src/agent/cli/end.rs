@@ -40,7 +40,9 @@ pub(crate) fn end_turn(
     };
     let killed = |kind, msg: String| Err(with_evidence(AgentError::new(kind, msg)));
     match exit.ended {
-        Ended::Cancelled => return killed(AgentErrorKind::Cancelled, format!("{program}: cancelled")),
+        Ended::Cancelled => {
+            return killed(AgentErrorKind::Cancelled, format!("{program}: cancelled"))
+        }
         Ended::Timeout => {
             return killed(
                 AgentErrorKind::Timeout,
@@ -86,11 +88,8 @@ pub(crate) fn end_turn(
             .find(|l| !l.trim().is_empty())
             .map(|l| format!(": {}", l.trim()))
             .unwrap_or_default();
-        let mut e = AgentError::classified(
-            AgentErrorKind::Exit,
-            format!("{program} {how}{last}"),
-            None,
-        );
+        let mut e =
+            AgentError::classified(AgentErrorKind::Exit, format!("{program} {how}{last}"), None);
         if !last.is_empty() {
             // The whole tail says more than its last line ("429" may be
             // a few lines up).
@@ -172,9 +171,21 @@ mod tests {
             Result<&'static str, (AgentErrorKind, ErrorClass, &'static str)>,
         );
         let cases: Vec<Case> = vec![
-            (exit(Ended::Exited, Some(0), None, ""), vec![text("hi"), finished()], Ok("hi")),
-            (exit(Ended::Exited, Some(0), None, ""), vec![text("hi")], Ok("hi")),
-            (exit(Ended::Exited, Some(0), None, ""), vec![finished()], Ok("")),
+            (
+                exit(Ended::Exited, Some(0), None, ""),
+                vec![text("hi"), finished()],
+                Ok("hi"),
+            ),
+            (
+                exit(Ended::Exited, Some(0), None, ""),
+                vec![text("hi")],
+                Ok("hi"),
+            ),
+            (
+                exit(Ended::Exited, Some(0), None, ""),
+                vec![finished()],
+                Ok(""),
+            ),
             // A retried error, then success.
             (
                 exit(Ended::Exited, Some(0), None, ""),
@@ -197,12 +208,26 @@ mod tests {
                 Err((Provider, ErrorClass::Retry, "overloaded")),
             ),
             (
-                exit(Ended::Exited, Some(2), None, "x\nError: invalid api key\n\n"),
+                exit(
+                    Ended::Exited,
+                    Some(2),
+                    None,
+                    "x\nError: invalid api key\n\n",
+                ),
                 vec![],
-                Err((Exit, ErrorClass::Fatal, "exited with code 2: Error: invalid api key")),
+                Err((
+                    Exit,
+                    ErrorClass::Fatal,
+                    "exited with code 2: Error: invalid api key",
+                )),
             ),
             (
-                exit(Ended::Exited, Some(1), None, "HTTP 429 Too Many Requests\nbye"),
+                exit(
+                    Ended::Exited,
+                    Some(1),
+                    None,
+                    "HTTP 429 Too Many Requests\nbye",
+                ),
                 vec![],
                 Err((Exit, ErrorClass::Retry, "exited with code 1: bye")),
             ),

@@ -23,7 +23,7 @@
 //! | preset | `read_only` | `edit` | `full` |
 //! |---|---|---|---|
 //! | claude | `--permission-mode plan --disallowedTools Bash,Edit,Write,MultiEdit,NotebookEdit` | `--permission-mode acceptEdits --allowedTools Bash` | `--dangerously-skip-permissions`, env `IS_SANDBOX=1` |
-//! | qwen | `--approval-mode plan` | `--approval-mode auto_edit --allowed-tools run_shell_command` | `--approval-mode yolo` |
+//! | qwen | `--approval-mode plan` | `--allowed-tools run_shell_command … --approval-mode auto-edit` | `--approval-mode yolo` |
 //! | codex | `--sandbox read-only -c approval_policy=never` | `--sandbox workspace-write -c approval_policy=never` | `--dangerously-bypass-approvals-and-sandbox` |
 //! | opencode | env `OPENCODE_PERMISSION` denying edit, bash, webfetch, external dirs | allowing edit, bash, webfetch | allowing all of those |
 //! | custom | refused unless `enforces_read_only` | as configured | as configured |
@@ -100,7 +100,15 @@ impl Agent for CliAgent {
             kill_grace: self.config.kill_grace,
             ..Limits::default()
         };
-        run_cli(&spec, &limits, applied, self.config.stream_format(), events, cancel).await
+        run_cli(
+            &spec,
+            &limits,
+            applied,
+            self.config.stream_format(),
+            events,
+            cancel,
+        )
+        .await
     }
 }
 
@@ -112,10 +120,10 @@ async fn run_cli(
     events: mpsc::Sender<AgentEvent>,
     cancel: CancellationToken,
 ) -> Result<TurnOutcome, AgentError> {
-    let program = spec
-        .program
-        .file_name()
-        .map_or_else(|| spec.program.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let program = spec.program.file_name().map_or_else(
+        || spec.program.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let start = Instant::now();
     let mut parser = StreamParser::new(format);
     let mut outcome = OutcomeBuilder::new();
