@@ -114,8 +114,8 @@ pub(crate) fn end_turn(
 fn human(d: Duration) -> String {
     let ms = d.as_millis();
     match ms {
-        _ if ms % 60_000 == 0 && ms > 0 => format!("{} min", ms / 60_000),
-        _ if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        _ if ms.is_multiple_of(60_000) && ms > 0 => format!("{} min", ms / 60_000),
+        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
         _ => format!("{ms} ms"),
     }
 }
