@@ -20,6 +20,9 @@
 //!   process group), `openai` (feature `http`: streaming chat completions),
 //!   `scripted` (plays a script; for tests, demos and examples), and the
 //!   [`Registry`] of identities built from `coderig.toml` or in code.
+//! - `process` (feature `runtime`, Unix): the subprocess runner under the
+//!   CLI agents — its own process group, bounded lines and stderr, timeout
+//!   and idle timeout, no survivor of the group after any ending.
 
 pub mod config;
 pub mod duration;
@@ -55,3 +58,11 @@ pub use scripted::ScriptedAgent;
 mod openai;
 #[cfg(feature = "http")]
 pub use openai::{OpenAiAgent, OpenAiConfig};
+
+#[cfg(all(feature = "runtime", unix))]
+pub mod process;
+
+#[cfg(all(feature = "runtime", unix))]
+pub mod cli;
+#[cfg(all(feature = "runtime", unix))]
+pub use cli::{CliAgent, CliConfig, CliPreset};
