@@ -16,6 +16,7 @@ from typing import (
     final,
 )
 
+import pathlib
 import sys
 
 from . import arena as arena, flow as flow, hashline as hashline, model as model
@@ -312,11 +313,11 @@ class Rig:
         agents: Optional[Mapping[str, Mapping[str, Any]]] = None,
     ) -> None: ...
     @property
-    def data_dir(self) -> Optional[str]: ...
+    def data_dir(self) -> Optional[pathlib.Path]: ...
     @property
     def db(self) -> Optional[str]: ...
     @property
-    def config(self) -> Optional[str]:
+    def config(self) -> Optional[pathlib.Path]:
         """The coderig.toml the agents came from."""
     def agents(self, probe_timeout: Optional[_Duration] = None) -> List[_AgentInfo]:
         """Every agent, sorted by identity (blocking, GIL released); HTTP agents are
