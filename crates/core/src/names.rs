@@ -30,6 +30,11 @@ pub const LISTS: &[(&str, &[&str])] = &[
     ("lane", crate::arena::Lane::NAMES),
     ("contestant_status", crate::arena::ContestantStatus::NAMES),
     ("contestant_action", crate::arena::ContestantAction::NAMES),
+    ("access", crate::agent::Access::NAMES),
+    ("agent_kind", crate::agent::config::AgentKind::NAMES),
+    ("agent_error_kind", crate::agent::AgentErrorKind::NAMES),
+    ("agent_event_type", crate::agent::AgentEvent::TYPE_NAMES),
+    ("error_class", crate::model::ErrorClass::NAMES),
     ("error_kind", crate::ErrorKind::NAMES),
     ("error_code", crate::ErrorKind::CODES),
 ];
