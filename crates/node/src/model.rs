@@ -1,7 +1,7 @@
 //! `model.*`: model-name matching and error classification of
 //! [`coderig::model`].
 
-use crate::helpers::{arg, decode_named, js, options};
+use crate::helpers::{arg, decode_named, js, options, Res};
 use coderig::model;
 use napi::bindgen_prelude::Unknown;
 use napi::Env;
@@ -59,11 +59,16 @@ pub struct ModelError {
     pub http_status: Option<u32>,
 }
 
+fn failed_call(env: &Env, error: Unknown) -> Res<FailedCall> {
+    decode_named("error", Value::Object(options(env, error, "error")?))
+}
+
 /// What a failed model call means for the next one: `'retry'` the same
 /// model later (rate limit, overload, 5xx, timeout), `'fallback'` to the
 /// next model (not found, context too long), `'stop'` the chain (quota,
 /// billing) or `'fatal'` (the request is wrong). Keys may be camelCase or
-/// snake_case (`httpStatus`, `http_status`).
+/// snake_case (`httpStatus`, `http_status`); a status that is not an
+/// integer from 0 to 65535 throws `INVALID_INPUT`.
 #[napi(
     namespace = "model",
     ts_return_type = "'retry' | 'fallback' | 'stop' | 'fatal'"
@@ -73,13 +78,47 @@ pub fn classify_error(
     #[napi(ts_arg_type = "model.ModelError")] error: Unknown,
 ) -> napi::Result<&'static str> {
     js(&env, || {
-        let call: FailedCall =
-            decode_named("error", Value::Object(options(&env, error, "error")?))?;
+        let call = failed_call(&env, error)?;
         Ok(model::classify_error(
             call.name.as_deref(),
             call.message.as_deref(),
             call.http_status,
         )
         .as_str())
+    })
+}
+
+/// `classifyError` with what decided it: `{class, evidence, rule}`, where
+/// `evidence` is `'name'`, `'message'`, `'status'` or `'none'` and `rule`
+/// the phrase, name or status group that matched (`'default'` for none).
+#[napi(
+    namespace = "model",
+    ts_return_type = "{ class: 'retry' | 'fallback' | 'stop' | 'fatal', evidence: string, rule: string }"
+)]
+pub fn explain_error(
+    env: Env,
+    #[napi(ts_arg_type = "model.ModelError")] error: Unknown,
+) -> napi::Result<Value> {
+    js(&env, || {
+        let call = failed_call(&env, error)?;
+        let found = model::explain_error(
+            call.name.as_deref(),
+            call.message.as_deref(),
+            call.http_status,
+        );
+        Ok(serde_json::to_value(found).unwrap_or(Value::Null))
+    })
+}
+
+/// The form model names are compared in: trimmed, lower-cased, the Claude
+/// family's minor version written with a dot (`claude-sonnet-4-5` →
+/// `claude-sonnet-4.5`; a date is never taken for one).
+#[napi(namespace = "model")]
+pub fn normalize_model(
+    env: Env,
+    #[napi(ts_arg_type = "string")] name: Unknown,
+) -> napi::Result<String> {
+    js(&env, || {
+        Ok(model::normalize_model(&arg::<String>(&env, "name", name)?))
     })
 }
