@@ -262,7 +262,8 @@ impl Turn {
     /// (`UNAVAILABLE` when the agent cannot do what the turn asks) and
     /// `details` a `TurnErrorDetails` (`agent_error`: `idle`, `cancelled`,
     /// `provider`, ...; `class`: `retry`, `fallback`, `stop` or `fatal`).
-    /// Every call settles the same way.
+    /// Every call settles the same way. Like any pending I/O, a pending
+    /// `wait()` keeps Node running until the turn ends.
     #[napi(ts_return_type = "Promise<TurnOutcome>")]
     pub fn wait<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
         let shared = self.shared.clone();
