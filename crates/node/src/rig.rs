@@ -34,7 +34,8 @@ use tokio::sync::{Mutex, OnceCell};
 use tokio_util::sync::CancellationToken;
 
 /// How long `rig.agents()` waits for an HTTP agent's model list by default.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// (Python's `Rig.agents` waits as long.)
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The config a rig reads when given neither `config` nor `agents`.
 const DEFAULT_CONFIG: &str = "coderig.toml";
@@ -95,9 +96,9 @@ fn options_of<T: for<'de> Deserialize<'de>>(env: &Env, value: Option<Unknown>) -
     decode_named("options", Value::Object(options(env, value, "options")?))
 }
 
-/// The registry `args` name: a `coderig.toml`, the `agents` table, or
-/// `./coderig.toml` when it exists (else none).
-fn registry(args: &RigArgs) -> Res<Registry> {
+/// The registry `args` name and the file it came from: a `coderig.toml`,
+/// the `agents` table, or `./coderig.toml` when it exists (else none).
+fn registry(args: &RigArgs) -> Res<(Registry, Option<String>)> {
     let registry = match (&args.config, &args.agents) {
         (Some(_), Some(_)) => {
             return Err(Error::invalid_input(
@@ -105,14 +106,16 @@ fn registry(args: &RigArgs) -> Res<Registry> {
             )
             .into())
         }
-        (Some(path), None) => Registry::load(Path::new(path))?,
-        (None, Some(agents)) => {
-            Registry::from_config(&RigConfig::from_json(json!({ "agents": agents }))?)?
-        }
-        (None, None) if Path::new(DEFAULT_CONFIG).is_file() => {
-            Registry::load(Path::new(DEFAULT_CONFIG))?
-        }
-        (None, None) => Registry::new(),
+        (Some(path), None) => (Registry::load(Path::new(path))?, Some(path.clone())),
+        (None, Some(agents)) => (
+            Registry::from_config(&RigConfig::from_json(json!({ "agents": agents }))?)?,
+            None,
+        ),
+        (None, None) if Path::new(DEFAULT_CONFIG).is_file() => (
+            Registry::load(Path::new(DEFAULT_CONFIG))?,
+            Some(DEFAULT_CONFIG.to_owned()),
+        ),
+        (None, None) => (Registry::new(), None),
     };
     Ok(registry)
 }
@@ -128,6 +131,7 @@ pub struct Rig {
     registry: Registry,
     data_dir: Option<String>,
     db: Option<String>,
+    config: Option<String>,
 }
 
 #[napi]
@@ -145,10 +149,12 @@ impl Rig {
     ) -> napi::Result<Self> {
         js(&env, || {
             let args: RigArgs = options_of(&env, options)?;
+            let (registry, config) = registry(&args)?;
             Ok(Rig {
-                registry: registry(&args)?,
+                registry,
                 data_dir: args.data_dir,
                 db: args.db,
+                config,
             })
         })
     }
@@ -165,6 +171,13 @@ impl Rig {
         self.db.clone()
     }
 
+    /// The `coderig.toml` the agents came from (`config`, or
+    /// `'coderig.toml'` when the default was read), or `null`.
+    #[napi(getter)]
+    pub fn config(&self) -> Option<String> {
+        self.config.clone()
+    }
+
     /// Every identity, sorted.
     #[napi(getter)]
     pub fn identities(&self) -> Vec<String> {
@@ -172,7 +185,7 @@ impl Rig {
     }
 
     /// What every agent is: installed, reachable (HTTP agents are asked for
-    /// their models, each for at most `options.probeTimeout`, default 5 s),
+    /// their models, each for at most `options.probeTimeout`, default 2 s),
     /// its models. In the order of `identities`.
     #[napi(ts_return_type = "Promise<Array<AgentInfo>>")]
     pub fn agents<'env>(
@@ -202,8 +215,9 @@ impl Rig {
     ) -> napi::Result<Turn> {
         js(&env, || {
             let identity: String = arg(&env, "identity", identity)?;
+            let model: Option<String> = arg(&env, "model", model)?;
             let mut turn = coderig::agent::Turn::new(arg::<String>(&env, "prompt", prompt)?);
-            turn.model = arg(&env, "model", model)?;
+            turn.model = model.clone();
             let o: TurnArgs = options_of(&env, options)?;
             turn.workdir = o.workdir;
             turn.access = o.access.unwrap_or_default();
@@ -213,7 +227,7 @@ impl Rig {
             turn.env = o.env.unwrap_or_default();
             // start_turn spawns on the current tokio runtime: napi's.
             let handle = within_runtime_if_available(|| self.registry.start_turn(&identity, turn))?;
-            Ok(Turn::new(handle))
+            Ok(Turn::new(handle, identity, model))
         })
     }
 }
@@ -229,10 +243,12 @@ struct Shared {
 #[napi]
 pub struct Turn {
     shared: Arc<Shared>,
+    identity: String,
+    model: Option<String>,
 }
 
 impl Turn {
-    fn new(handle: TurnHandle) -> Self {
+    fn new(handle: TurnHandle, identity: String, model: Option<String>) -> Self {
         let cancel = handle.cancel_token();
         Turn {
             shared: Arc::new(Shared {
@@ -240,12 +256,26 @@ impl Turn {
                 cancel,
                 outcome: OnceCell::new(),
             }),
+            identity,
+            model,
         }
     }
 }
 
 #[napi]
 impl Turn {
+    /// The agent's identity.
+    #[napi(getter)]
+    pub fn identity(&self) -> String {
+        self.identity.clone()
+    }
+
+    /// The model asked for (`null`: the agent's default).
+    #[napi(getter)]
+    pub fn model(&self) -> Option<String> {
+        self.model.clone()
+    }
+
     /// The turn's events, in order, as an async iterator: `for await
     /// (const event of turn.events())`. Each event is read once (two
     /// iterators share the stream); the iteration ends after the last event.

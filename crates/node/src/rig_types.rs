@@ -61,7 +61,7 @@ pub struct TurnOptions {
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct AgentsOptions {
     /// How long an HTTP agent may take to list its models (seconds or a
-    /// duration string; default 5 s).
+    /// duration string; default 2 s).
     #[napi(ts_type = "number | string | null")]
     pub probe_timeout: Option<String>,
 }

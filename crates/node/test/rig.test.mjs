@@ -53,6 +53,8 @@ describe('runTurn', () => {
   test('streams the events in order, writes the file, and wait() resolves the outcome', async () => {
     const workdir = tmp()
     const turn = rig.runTurn('alice', 'm1', 'fix it', { workdir, access: 'edit' })
+    assert.equal(turn.identity, 'alice')
+    assert.equal(turn.model, 'm1')
     const events = await collect(turn)
     assert.deepEqual(events, [
       { type: 'session_started', session_id: events[0].session_id, model: 'm1' },
@@ -83,6 +85,7 @@ describe('runTurn', () => {
   test('a read_only turn (the default) is refused the write, as a failed tool result', async () => {
     const workdir = tmp()
     const turn = rig.runTurn('alice', null, 'fix it', { workdir })
+    assert.equal(turn.model, null)
     const events = await collect(turn)
     const result = events.find((e) => e.type === 'tool_result')
     assert.deepEqual(result, { type: 'tool_result', id: result.id, ok: false, output: 'write fix.py: refused in a read_only turn' })
@@ -181,6 +184,9 @@ describe('new Rig', () => {
     assert.deepEqual(fromFile.identities, ['bob'])
     assert.equal(fromFile.dataDir, dir)
     assert.equal(fromFile.db, 'sqlite::memory:')
+    assert.equal(fromFile.config, path)
+    assert.equal(rig.config, null)
+    assert.equal(rig.dataDir, null)
     assert.equal((await fromFile.runTurn('bob', null, 'p').wait()).final_text, 'from the file')
   })
 
@@ -217,6 +223,7 @@ describe('new Rig', () => {
       assert.deepEqual(new Rig({ dataDir: null, config: null, agents: null }).identities, [])
       writeFileSync(join(dir, 'coderig.toml'), '[agents.carol]\nkind = "scripted"\nscript = []\n')
       assert.deepEqual(new Rig({}).identities, ['carol'])
+      assert.equal(new Rig().config, 'coderig.toml')
       throwsCode(() => new Rig().runTurn('dave', null, 'p'), 'NOT_FOUND_ID', { message: 'no agent "dave"; configured: carol' })
     } finally {
       process.chdir(cwd)
