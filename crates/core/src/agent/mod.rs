@@ -6,6 +6,8 @@
 //!   Vec<AgentEvent>`, tested on output captured from the real CLIs.
 //! - [`outcome`] (pure): [`OutcomeBuilder`], the fold of a turn's events
 //!   into its outcome.
+//! - [`openai_sse`] and [`openai_chunk`] (pure): server-sent events framing
+//!   and the Chat Completions wire format the `openai` agent speaks.
 //! - [`script`] (pure): the scripted agent's actions, decoded strictly.
 //! - [`config`] (pure decoding): `coderig.toml`'s agents and lanes.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
@@ -17,6 +19,8 @@
 
 pub mod config;
 pub mod duration;
+pub mod openai_chunk;
+pub mod openai_sse;
 pub mod outcome;
 pub mod script;
 
@@ -37,3 +41,8 @@ mod scripted;
 pub use runtime::*;
 #[cfg(feature = "runtime")]
 pub use scripted::ScriptedAgent;
+
+#[cfg(feature = "http")]
+mod openai;
+#[cfg(feature = "http")]
+pub use openai::{OpenAiAgent, OpenAiConfig};
