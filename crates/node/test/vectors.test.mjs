@@ -356,7 +356,7 @@ const files = readdirSync(vectorsDir())
   .sort()
 
 test('the common-format vector files are there', () => {
-  for (const f of ['arena.json', 'edit.json', 'errors.json', 'flow.json', 'guards.json', 'hashline_ops.json', 'locate.json']) {
+  for (const f of ['arena.json', 'edit.json', 'errors.json', 'flow.json', 'guards.json', 'hashline_ops.json', 'locate.json', 'model.json']) {
     assert.ok(files.includes(f), `tests/vectors/${f}`)
   }
 })
