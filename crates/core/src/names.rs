@@ -31,6 +31,11 @@ pub const LISTS: &[(&str, &[&str])] = &[
     ("contestant_status", crate::arena::ContestantStatus::NAMES),
     ("contestant_action", crate::arena::ContestantAction::NAMES),
     ("stream_format", crate::agent::parse::StreamFormat::NAMES),
+    ("access", crate::agent::Access::NAMES),
+    ("agent_kind", crate::agent::config::AgentKind::NAMES),
+    ("agent_error_kind", crate::agent::AgentErrorKind::NAMES),
+    ("agent_event_type", crate::agent::AgentEvent::TYPE_NAMES),
+    ("error_class", crate::model::ErrorClass::NAMES),
     ("error_kind", crate::ErrorKind::NAMES),
     ("error_code", crate::ErrorKind::CODES),
 ];

@@ -15,7 +15,7 @@
 //! }
 //! ```
 //!
-//! One file per capability; namespaces (`hashline`, `flow`, `arena`) use
+//! One file per capability; namespaces (`hashline`, `flow`, `arena`, `model`) use
 //! `#[napi(namespace = "hashline")]` on the items of `src/hashline.rs` etc.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -26,6 +26,9 @@ pub mod flow;
 pub mod hash;
 pub mod hashline;
 pub mod helpers;
+pub mod model;
+pub mod rig;
+pub mod rig_types;
 
 use napi_derive::napi;
 use std::collections::BTreeMap;
@@ -41,7 +44,7 @@ pub fn name_lists() -> BTreeMap<&'static str, &'static [&'static str]> {
 /// every name a string argument accepts or a result holds (see
 /// [`name_lists`] for the keys).
 #[napi(
-    ts_return_type = "Record<'tier' | 'match_kind' | 'violation_kind' | 'trigger_rule' | 'step_kind' | 'skip_reason' | 'step_status' | 'resume_action' | 'failure_kind' | 'step_outcome' | 'flow_error' | 'task_state' | 'battle_type' | 'lane' | 'contestant_status' | 'contestant_action' | 'stream_format' | 'error_kind' | 'error_code', string[]>"
+    ts_return_type = "Record<'tier' | 'match_kind' | 'violation_kind' | 'trigger_rule' | 'step_kind' | 'skip_reason' | 'step_status' | 'resume_action' | 'failure_kind' | 'step_outcome' | 'flow_error' | 'task_state' | 'battle_type' | 'lane' | 'contestant_status' | 'contestant_action' | 'stream_format' | 'access' | 'agent_kind' | 'agent_error_kind' | 'agent_event_type' | 'error_class' | 'error_kind' | 'error_code', string[]>"
 )]
 pub fn names() -> BTreeMap<&'static str, Vec<&'static str>> {
     name_lists()

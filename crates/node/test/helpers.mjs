@@ -52,3 +52,18 @@ export function throwsCode(fn, code, expect = {}) {
   }
   return caught
 }
+
+/**
+ * `throwsCode` for a Promise: awaits `promise`, which must reject with a
+ * JS `Error` of the core's taxonomy (checked as `throwsCode` checks it).
+ * Returns the error.
+ */
+export async function rejectsCode(promise, code, expect = {}) {
+  let outcome
+  try {
+    outcome = await promise
+  } catch (error) {
+    return throwsCode(() => { throw error }, code, expect)
+  }
+  throw new Error(`expected a rejection with code ${code}, got ${JSON.stringify(outcome)}`)
+}

@@ -14,7 +14,8 @@ const names = coderig.names()
 const KEYS = [
   'tier', 'match_kind', 'violation_kind', 'trigger_rule', 'step_kind', 'skip_reason', 'step_status',
   'resume_action', 'failure_kind', 'step_outcome', 'flow_error', 'task_state', 'battle_type', 'lane',
-  'contestant_status', 'contestant_action', 'stream_format', 'error_kind', 'error_code',
+  'contestant_status', 'contestant_action', 'stream_format', 'access', 'agent_kind', 'agent_error_kind', 'agent_event_type',
+  'error_class', 'error_kind', 'error_code',
 ]
 
 /** Unions that are not a core list, each with why. */
@@ -70,6 +71,11 @@ test('every string union of index.d.ts is one of the core\'s lists, in its order
     }
     assert.ok(NOT_A_LIST.has(JSON.stringify(literals)), `the union ${literals.map((l) => `'${l}'`).join(' | ')} is no core list; the core's lists are ${JSON.stringify(names)}`)
   }
+  // The event types are the discriminants of the AgentEvent union.
+  const events = dts.match(/export type AgentEvent =([\s\S]*?)\n\n/)
+  assert.ok(events, 'type AgentEvent in index.d.ts')
+  assert.deepEqual([...events[1].matchAll(/\{ type: '(\w+)'/g)].map((m) => m[1]), names.agent_event_type, 'the AgentEvent union')
+  used.add('agent_event_type')
   // Every list a JS caller meets is typed somewhere (errors carry theirs as
   // `code` / `kind`, and a refused scheduler event its flow error name as
   // `details.reason`).

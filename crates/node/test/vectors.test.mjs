@@ -12,7 +12,7 @@ import { loadVectors, vectorsDir } from './helpers.mjs'
 // case; an unknown op, an unknown case field or an input field the op does
 // not take fails the case (a bug in the vector, never a skip).
 const coderig = createRequire(import.meta.url)('../index.js')
-const { hashline, flow, arena } = coderig
+const { hashline, flow, arena, model } = coderig
 
 // ------------------------------------------------------- hashline.json
 
@@ -213,6 +213,15 @@ const OPS = {
   arena_should_name_winner(input) {
     return { result: arena.shouldNameWinner(new Args('arena_should_name_winner', input, ['succeeded']).get('succeeded')) }
   },
+  match_model(input) {
+    const a = new Args('match_model', input, ['target', 'available', 'providers'])
+    return { model: model.matchModel(a.get('target'), a.get('available'), a.opt('providers')) }
+  },
+  classify_error(input) {
+    // The failed call is one object: the input's optional fields.
+    const a = new Args('classify_error', input, ['name', 'message', 'http_status'])
+    return { class: model.classifyError(a.options(['name', 'message', 'http_status'])) }
+  },
 }
 
 const EVENTS = { start: 0, complete: 1, fail: 1, skip: 1 }
@@ -347,7 +356,7 @@ const files = readdirSync(vectorsDir())
   .sort()
 
 test('the common-format vector files are there', () => {
-  for (const f of ['arena.json', 'edit.json', 'errors.json', 'flow.json', 'guards.json', 'hashline_ops.json', 'locate.json']) {
+  for (const f of ['arena.json', 'edit.json', 'errors.json', 'flow.json', 'guards.json', 'hashline_ops.json', 'locate.json', 'model.json']) {
     assert.ok(files.includes(f), `tests/vectors/${f}`)
   }
 })
@@ -388,6 +397,9 @@ describe('the runner', () => {
     { name: 'locate', op: 'locate', input: { content: 'x', needle: '' }, error: { kind: 'invalid_input', code: 'INVALID_INPUT' } },
     { name: 'scheduler', op: 'flow_scheduler', input: { spec: { steps: [{ id: 'a', kind: 'code' }] }, events: [['start'], ['complete', 'a'], ['complete', 'a']] }, expect: { ready: [['a'], []] }, error: { kind: 'conflict', code: 'CONFLICT', details: { reason: 'invalid_transition' } } },
     { name: 'score', op: 'locate', input: { content: 'abc\n', needle: 'abc' }, expect: { score: 1 + 1e-12, text: 'abc' } },
+    { name: 'match', op: 'match_model', input: { target: 'gpt-4', available: ['gpt-4o', 'openai/gpt-4-turbo'], providers: null }, expect: { model: 'openai/gpt-4-turbo' } },
+    { name: 'classify', op: 'classify_error', input: { message: 'rate limit exceeded', http_status: 429 }, expect: { class: 'retry' } },
+    { name: 'bad status', op: 'classify_error', input: { http_status: -1 }, error: { kind: 'invalid_input', code: 'INVALID_INPUT' } },
   ]
   for (const c of ok) test(`passes a right case: ${c.name}`, () => runCase(c))
   const wrong = [

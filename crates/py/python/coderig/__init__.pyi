@@ -78,6 +78,10 @@ _MatchKind = Literal["exact", "whitespace", "unicode", "fuzzy", "ambiguous", "no
 _ViolationKind = Literal["truncation", "dropped_imports", "marker_leak", "conflict_marker"]
 # The stdout formats of agent CLIs (coderig.agent.parse.StreamFormat).
 _StreamFormat = Literal["claude-stream-json", "codex-json", "opencode-json", "text"]
+_Access = Literal["read_only", "edit", "full"]
+_AgentKind = Literal["cli", "openai", "scripted"]
+_AgentErrorKind = Literal["spawn", "timeout", "idle", "cancelled", "protocol", "provider", "exit", "unavailable"]
+_AgentEventType = Literal["session_started", "text_delta", "reasoning_delta", "tool_call", "tool_result", "usage", "finished", "error"]
 _ErrorKind = Literal[
     "not_found", "ambiguous", "guard", "no_op", "hashline_mismatch", "invalid_input",
     "conflict", "not_found_id", "unavailable", "agent", "io", "internal",
@@ -331,7 +335,7 @@ class Rig:
         model: Optional[str],
         prompt: str,
         workdir: Optional[_StrPath] = None,
-        access: str = "read_only",
+        access: _Access = "read_only",
         timeout: Optional[_Duration] = None,
         idle_timeout: Optional[_Duration] = None,
         system: Optional[str] = None,

@@ -1,4 +1,6 @@
-from typing import Dict, Iterable, List, Optional, final
+from typing import Dict, Iterable, List, Literal, Optional, final
+
+_ErrorClass = Literal["retry", "fallback", "stop", "fatal"]
 
 __all__ = [
     "FallbackChain",
@@ -19,7 +21,7 @@ def normalize_model(name: str) -> str:
     """Trimmed, lower-case, Claude minor versions with a dot (claude-sonnet-4-5 -> claude-sonnet-4.5)."""
 
 def classify_error(name: Optional[str] = None, message: Optional[str] = None,
-                   http_status: Optional[int] = None) -> str:
+                   http_status: Optional[int] = None) -> _ErrorClass:
     """"retry" (same model, later), "fallback" (the next model), "stop" (quota or billing)
     or "fatal" (the request is wrong). Phrases match on word boundaries: "503" is in
     "HTTP 503", not in "line 5031"."""

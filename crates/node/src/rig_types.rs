@@ -1,0 +1,263 @@
+//! The TypeScript shapes of the runtime's plain objects: what `new Rig`,
+//! `rig.runTurn` and `rig.agents` take, and what turns stream and return.
+//!
+//! Types only (`object_to_js` / `object_from_js` off): inputs are decoded
+//! by the core's decoders and outputs are the core's serde JSON, so the
+//! values are exactly what every other face sees (snake_case keys, absent
+//! optional fields left out). These declarations mirror the core's types
+//! (`coderig::agent::{AgentEvent, TurnOutcome, Usage, AgentInfo}`);
+//! `test/rig.test.mjs` checks real events and outcomes against them, and
+//! `test/names.test.mjs` every string union against the core's lists.
+
+use napi_derive::napi;
+
+/// What `new Rig(options)` takes. Every field may be absent or `null`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RigOptions {
+    /// Where the rig keeps its data (the store, opened by later versions).
+    #[napi(ts_type = "string | null")]
+    pub data_dir: Option<String>,
+    /// The store's URL (`sqlite:...`, `postgres://...`; opened by later
+    /// versions).
+    #[napi(ts_type = "string | null")]
+    pub db: Option<String>,
+    /// The path of a `coderig.toml` (not with `agents`).
+    #[napi(ts_type = "string | null")]
+    pub config: Option<String>,
+    /// The agents, in the JSON form of `coderig.toml`'s `[agents]` table:
+    /// `{alice: {kind: 'scripted', script: [{text: 'hi'}]}}` (snake_case
+    /// keys, as in the file; not with `config`).
+    #[napi(ts_type = "Record<string, Record<string, unknown>> | null")]
+    pub agents: Option<String>,
+}
+
+/// What `rig.runTurn(identity, model, prompt, options)` takes besides the
+/// prompt. Durations are seconds (a number) or strings with a unit
+/// (`'500ms'`, `'90s'`, `'20m'`, `'2h'`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct TurnOptions {
+    /// The directory the agent works in.
+    #[napi(ts_type = "string | null")]
+    pub workdir: Option<String>,
+    /// What the agent may do (default `'read_only'`).
+    #[napi(ts_type = "'read_only' | 'edit' | 'full' | null")]
+    pub access: Option<String>,
+    /// Wall-clock limit of the turn (default: the agent's).
+    #[napi(ts_type = "number | string | null")]
+    pub timeout: Option<String>,
+    /// The turn fails as hung when no event came for this long (default:
+    /// the agent's).
+    #[napi(ts_type = "number | string | null")]
+    pub idle_timeout: Option<String>,
+    /// A system prompt.
+    #[napi(ts_type = "string | null")]
+    pub system: Option<String>,
+    /// Environment variables added for this turn.
+    #[napi(ts_type = "Record<string, string> | null")]
+    pub env: Option<String>,
+}
+
+/// What `rig.agents(options)` takes.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct AgentsOptions {
+    /// How long an HTTP agent may take to list its models (seconds or a
+    /// duration string; default 2 s).
+    #[napi(ts_type = "number | string | null")]
+    pub probe_timeout: Option<String>,
+}
+
+/// One agent as `rig.agents()` reports it.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct AgentInfo {
+    /// The identity (`claude`, `local`, ...).
+    pub identity: String,
+    /// What it is.
+    #[napi(ts_type = "'cli' | 'openai' | 'scripted'")]
+    pub kind: String,
+    /// The CLI preset, for kind `cli`.
+    pub preset: Option<String>,
+    /// The lane its turns run in.
+    #[napi(ts_type = "'local' | 'cloud'")]
+    pub lane: String,
+    /// The binary as found on `PATH` (CLI agents).
+    pub command: Option<String>,
+    /// Whether the agent can be started.
+    pub installed: bool,
+    /// Whether the backend answered just now; `null` when that cannot be
+    /// known without a turn (CLIs).
+    #[napi(ts_type = "boolean | null")]
+    pub reachable: Option<bool>,
+    /// The models it serves.
+    pub models: Vec<String>,
+    /// Why it is not installed or not reachable.
+    pub error: Option<String>,
+}
+
+/// Token counts and cost (`input` is uncached input).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct Usage {
+    /// Uncached input tokens.
+    pub input: f64,
+    /// Output tokens.
+    pub output: f64,
+    /// Input tokens read from the provider's cache.
+    #[napi(js_name = "cache_read")]
+    pub cache_read: f64,
+    /// Input tokens written to the provider's cache.
+    #[napi(js_name = "cache_write")]
+    pub cache_write: f64,
+    /// Reasoning tokens, where reported apart.
+    pub reasoning: f64,
+    /// Cost in US dollars, where the backend reports one.
+    #[napi(js_name = "cost_usd")]
+    pub cost_usd: Option<f64>,
+}
+
+/// How a turn ended when it ended well: what `turn.wait()` resolves to.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct TurnOutcome {
+    /// The final answer: the agent's reported result, else its text.
+    #[napi(js_name = "final_text")]
+    pub final_text: String,
+    /// The sum of the turn's `usage` events.
+    pub usage: Usage,
+    /// The session id, where the agent has one.
+    #[napi(js_name = "session_id")]
+    pub session_id: Option<String>,
+    /// The model the agent reported.
+    pub model: Option<String>,
+    /// Model round trips, where counted.
+    #[napi(js_name = "num_turns")]
+    pub num_turns: Option<u32>,
+    /// Milliseconds to the first text or reasoning.
+    #[napi(js_name = "ttft_ms")]
+    pub ttft_ms: Option<f64>,
+    /// Milliseconds from start to end.
+    #[napi(js_name = "duration_ms")]
+    pub duration_ms: f64,
+    /// Milliseconds spent generating, where reported or measured.
+    #[napi(js_name = "generation_ms")]
+    pub generation_ms: Option<f64>,
+    /// Why the agent stopped.
+    #[napi(js_name = "stop_reason")]
+    pub stop_reason: Option<String>,
+    /// The CLI's exit code (CLI agents).
+    #[napi(js_name = "exit_code")]
+    pub exit_code: Option<i32>,
+}
+
+/// The `details` of the error `turn.wait()` rejects with when the turn
+/// failed (`code` `AGENT`, or `UNAVAILABLE` when the agent cannot do what
+/// the turn asks).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct TurnErrorDetails {
+    /// What failed.
+    #[napi(
+        js_name = "agent_error",
+        ts_type = "'spawn' | 'timeout' | 'idle' | 'cancelled' | 'protocol' | 'provider' | 'exit' | 'unavailable'"
+    )]
+    pub agent_error: String,
+    /// What to do about it.
+    #[napi(ts_type = "'retry' | 'fallback' | 'stop' | 'fatal'")]
+    pub class: String,
+    /// The provider's HTTP status.
+    #[napi(js_name = "http_status")]
+    pub http_status: Option<u32>,
+    /// How long the provider asked to wait before a retry.
+    #[napi(js_name = "retry_after_ms")]
+    pub retry_after_ms: Option<f64>,
+    /// The CLI's exit code.
+    #[napi(js_name = "exit_code")]
+    pub exit_code: Option<i32>,
+    /// The last lines of the CLI's stderr.
+    #[napi(js_name = "stderr_tail")]
+    pub stderr_tail: Option<String>,
+}
+
+/// One event of a turn, whatever the agent: a union on `type`. `usage`
+/// events add up to the outcome's usage.
+#[napi(
+    discriminant_case = "snake_case",
+    object_to_js = false,
+    object_from_js = false
+)]
+pub enum AgentEvent {
+    /// The agent's session began.
+    SessionStarted {
+        /// The session / thread id.
+        #[napi(js_name = "session_id")]
+        session_id: String,
+        /// The model the agent says it runs.
+        model: Option<String>,
+    },
+    /// Assistant text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// Reasoning text.
+    ReasoningDelta {
+        /// The text.
+        text: String,
+    },
+    /// The agent called a tool.
+    ToolCall {
+        /// The call id (pairs with `tool_result`'s).
+        id: String,
+        /// The tool's name as the agent spells it.
+        name: String,
+        /// The tool's input.
+        #[napi(ts_type = "unknown")]
+        input: String,
+    },
+    /// A tool call's result.
+    ToolResult {
+        /// The call id.
+        id: String,
+        /// Whether the tool succeeded.
+        ok: bool,
+        /// Its output.
+        output: String,
+    },
+    /// Tokens (and cost) spent since the previous `usage` event.
+    Usage {
+        /// Uncached input tokens.
+        input: f64,
+        /// Output tokens.
+        output: f64,
+        /// Input tokens read from the cache.
+        #[napi(js_name = "cache_read")]
+        cache_read: f64,
+        /// Input tokens written to the cache.
+        #[napi(js_name = "cache_write")]
+        cache_write: f64,
+        /// Reasoning tokens.
+        reasoning: f64,
+        /// Cost in US dollars.
+        #[napi(js_name = "cost_usd")]
+        cost_usd: Option<f64>,
+    },
+    /// The agent reported the end of its turn.
+    Finished {
+        /// Why it stopped.
+        #[napi(js_name = "stop_reason")]
+        stop_reason: Option<String>,
+        /// The final answer, where reported apart from the text.
+        #[napi(js_name = "final_text")]
+        final_text: Option<String>,
+        /// Model round trips.
+        #[napi(js_name = "num_turns")]
+        num_turns: Option<u32>,
+    },
+    /// The agent or its provider reported an error.
+    Error {
+        /// What went wrong.
+        message: String,
+        /// What to do about it.
+        #[napi(ts_type = "'retry' | 'fallback' | 'stop' | 'fatal'")]
+        class: String,
+        /// The provider's HTTP status.
+        #[napi(js_name = "http_status")]
+        http_status: Option<u32>,
+    },
+}
