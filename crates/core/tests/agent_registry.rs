@@ -187,6 +187,26 @@ async fn turns_run_through_the_registry_and_unknown_identities_are_named() {
         coderig::agent::AgentErrorKind::Cancelled
     );
 
+    // cancel_all stops every running turn, also through a clone.
+    let mut hung = registry
+        .clone()
+        .start_turn(
+            "alice",
+            Turn::new("p")
+                .model("slow")
+                .idle_timeout(Duration::from_secs(600)),
+        )
+        .unwrap();
+    assert!(matches!(
+        hung.next_event().await,
+        Some(AgentEvent::SessionStarted { .. })
+    ));
+    registry.cancel_all();
+    assert_eq!(
+        hung.wait().await.unwrap_err().kind,
+        coderig::agent::AgentErrorKind::Cancelled
+    );
+
     let err = registry.start_turn("bob", Turn::new("p")).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFoundId);
     assert!(

@@ -111,6 +111,9 @@ pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct Registry {
     entries: BTreeMap<String, AgentEntry>,
     lanes: BTreeMap<Lane, u32>,
+    // The parent of every turn's token: `cancel_all` stops them at once
+    // (a binding's interpreter exit, a server's shutdown).
+    turns: CancellationToken,
 }
 
 impl Registry {
@@ -227,7 +230,7 @@ impl Registry {
         turn.idle_timeout = turn.idle_timeout.or(entry.idle_timeout);
         let agent = entry.agent.clone();
         let (tx, rx) = mpsc::channel(256);
-        let cancel = CancellationToken::new();
+        let cancel = self.turns.child_token();
         let token = cancel.clone();
         let join = tokio::spawn(async move { agent.run(turn, tx, token).await });
         Ok(TurnHandle {
@@ -236,6 +239,14 @@ impl Registry {
             join: Some(join),
             outcome: None,
         })
+    }
+
+    /// Cancels every turn this registry (or a clone of it) started and has
+    /// not finished: their agents end with `cancelled` and stop their
+    /// processes. Turns started afterwards are cancelled at once, so call
+    /// it at shutdown only.
+    pub fn cancel_all(&self) {
+        self.turns.cancel();
     }
 
     /// What every agent is: installed, reachable, its models. HTTP agents
