@@ -85,6 +85,18 @@ fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.16,<2" "pytest>=7"
 "$VENV/bin/python" -m pytest --version
 
+stage "Agent CLIs (pinned: tests/agents/package-lock.json, into a cache dir)"
+# The real claude, codex, opencode and qwen binaries the agent tests drive
+# against the project's scripted model server. Installed once per lockfile
+# into ${CODERIG_AGENTS_CACHE:-~/.cache/coderig/agents}/<lock hash>; later
+# runs reuse it. Every agent test below must then run them: REQUIRE turns a
+# missing binary into a failure instead of a skip.
+CODERIG_AGENT_BIN="$(bash scripts/install-agents.sh | tail -n 1)"
+export CODERIG_AGENT_BIN CODERIG_REQUIRE_AGENTS=1
+for cli in claude codex opencode qwen; do
+    printf '  %-9s %s\n' "$cli" "$("$CODERIG_AGENT_BIN/$cli" --version </dev/null 2>/dev/null | head -n 1)"
+done
+
 stage "cargo fmt --check"
 cargo fmt --all --check
 
@@ -106,7 +118,24 @@ stage "rustdoc of the core (broken doc links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p coderig --no-deps
 
 stage "cargo test --all-features (unit, property, real git repositories, server end-to-end, doc)"
-cargo test --workspace --all-features
+TEST_LOG=$(mktemp)
+cargo test --workspace --all-features 2>&1 | tee "$TEST_LOG"
+# Each real-CLI agent test prints "real CLI agents: N of N turns passed";
+# a run where one did not run in full fails here, whatever cargo said.
+agent_reports=0
+while read -r passed total; do
+    agent_reports=$((agent_reports + 1))
+    echo "real CLI agents: $passed of $total turns passed"
+    if [[ $passed -eq 0 || $passed -ne $total ]]; then
+        echo "the real CLI agent turns did not all run and pass" >&2
+        exit 1
+    fi
+done < <(sed -nE 's/^real CLI agents: ([0-9]+) of ([0-9]+) turns passed.*/\1 \2/p' "$TEST_LOG")
+rm -f "$TEST_LOG"
+if [[ $agent_reports -eq 0 ]]; then
+    echo "no real CLI agent test reported" >&2
+    exit 1
+fi
 
 stage "Store on a throwaway PostgreSQL (conformance + kill -9)"
 # Starts its own PostgreSQL (initdb + pg_ctl on a free port, fsync off),
