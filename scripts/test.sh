@@ -114,8 +114,8 @@ if [[ -n "$forbidden" ]]; then
 fi
 echo "pure core: no tokio, sqlx, git2, reqwest or hyper in its dependency tree"
 
-stage "rustdoc of the core (broken doc links are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p coderig --no-deps
+stage "rustdoc of the core, every feature (broken doc links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p coderig --no-deps --all-features
 
 stage "cargo test --all-features (unit, property, real git repositories, server end-to-end, doc)"
 TEST_LOG=$(mktemp)
