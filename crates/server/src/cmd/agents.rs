@@ -19,7 +19,8 @@ pub struct Args {
 /// not reachable included), else the exit code of the config's error.
 pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
     let infos = rig.registry().and_then(|registry| {
-        super::runtime()?.block_on(async { Ok(registry.info(coderig_server::DEFAULT_PROBE_TIMEOUT).await) })
+        super::runtime()?
+            .block_on(async { Ok(registry.info(coderig_server::DEFAULT_PROBE_TIMEOUT).await) })
     });
     let infos = match infos {
         Ok(infos) => infos,
@@ -36,13 +37,18 @@ pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
             }
         }
     } else if infos.is_empty() {
-        eprintln!("no agents configured (add [agents.<identity>] to coderig.toml or pass --config)");
+        eprintln!(
+            "no agents configured (add [agents.<identity>] to coderig.toml or pass --config)"
+        );
         String::new()
     } else {
         table(&infos)
     };
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(3),
     }
@@ -59,7 +65,15 @@ fn yes_no(value: bool) -> &'static str {
 /// One row per agent, columns padded to their widest cell; the note says
 /// why an agent is not installed or not reachable.
 fn table(infos: &[AgentInfo]) -> String {
-    let header = ["IDENTITY", "KIND", "LANE", "INSTALLED", "REACHABLE", "MODELS", "NOTE"];
+    let header = [
+        "IDENTITY",
+        "KIND",
+        "LANE",
+        "INSTALLED",
+        "REACHABLE",
+        "MODELS",
+        "NOTE",
+    ];
     let rows: Vec<[String; 7]> = infos
         .iter()
         .map(|info| {
@@ -130,7 +144,11 @@ mod tests {
     fn the_table_aligns_and_says_why() {
         let text = table(&[
             info("claude", true, None),
-            info("x", false, Some("claude not found on PATH or not executable")),
+            info(
+                "x",
+                false,
+                Some("claude not found on PATH or not executable"),
+            ),
         ]);
         assert_eq!(
             text,

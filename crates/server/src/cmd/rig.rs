@@ -46,7 +46,9 @@ impl RigArgs {
     pub fn registry(&self) -> Result<Registry, coderig::Error> {
         match &self.config {
             Some(path) => Registry::load(path),
-            None if Path::new(DEFAULT_CONFIG).is_file() => Registry::load(Path::new(DEFAULT_CONFIG)),
+            None if Path::new(DEFAULT_CONFIG).is_file() => {
+                Registry::load(Path::new(DEFAULT_CONFIG))
+            }
             None => Ok(Registry::new()),
         }
     }

@@ -30,7 +30,11 @@ pub struct Args {
     #[arg(value_name = "IDENTITY[:MODEL]")]
     target: String,
     /// The prompt.
-    #[arg(long, conflicts_with = "prompt_file", required_unless_present = "prompt_file")]
+    #[arg(
+        long,
+        conflicts_with = "prompt_file",
+        required_unless_present = "prompt_file"
+    )]
     prompt: Option<String>,
     /// A file holding the prompt (`-` reads stdin).
     #[arg(long, value_name = "FILE")]
@@ -78,9 +82,8 @@ pub fn split_target(target: &str) -> Result<(&str, Option<&str>), coderig::Error
 
 /// Runs `coderig turn`; exit codes as in the module docs.
 pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
-    let prepared = prepare(&args, rig).and_then(|(registry, identity, turn)| {
-        Ok((super::runtime()?, registry, identity, turn))
-    });
+    let prepared = prepare(&args, rig)
+        .and_then(|(registry, identity, turn)| Ok((super::runtime()?, registry, identity, turn)));
     match prepared {
         Ok((runtime, registry, identity, turn)) => {
             runtime.block_on(drive(&registry, &identity, turn, args.json))
@@ -113,7 +116,8 @@ fn prepare(args: &Args, rig: &RigArgs) -> Result<(Registry, String, Turn), coder
 /// SIGINT / SIGTERM; returns the exit code.
 async fn drive(registry: &Registry, identity: &str, turn: Turn, json: bool) -> ExitCode {
     // Listeners first, so a signal that comes at any point of the turn is seen.
-    let signals = signal(SignalKind::interrupt()).and_then(|int| Ok((int, signal(SignalKind::terminate())?)));
+    let signals =
+        signal(SignalKind::interrupt()).and_then(|int| Ok((int, signal(SignalKind::terminate())?)));
     let (mut sigint, mut sigterm) = match signals {
         Ok(pair) => pair,
         Err(e) => {
@@ -204,7 +208,10 @@ impl Printer {
             AgentEvent::TextDelta { text } => self.text(text),
             AgentEvent::ReasoningDelta { text } => self.reasoning(text),
             AgentEvent::SessionStarted { session_id, model } => {
-                let model = model.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+                let model = model
+                    .as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default();
                 self.note(&format!("· session {session_id}{model}"));
             }
             AgentEvent::ToolCall { name, input, .. } => {
@@ -220,8 +227,13 @@ impl Printer {
                 class,
                 http_status,
             } => {
-                let status = http_status.map(|s| format!(", http {s}")).unwrap_or_default();
-                self.note(&format!("! error ({class}{status}): {}", short(message, 200)));
+                let status = http_status
+                    .map(|s| format!(", http {s}"))
+                    .unwrap_or_default();
+                self.note(&format!(
+                    "! error ({class}{status}): {}",
+                    short(message, 200)
+                ));
             }
             AgentEvent::Usage(_) | AgentEvent::Finished { .. } => {}
         }
@@ -233,7 +245,9 @@ impl Printer {
         }
         self.end_reasoning();
         let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+        let _ = stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush());
         self.text_open = !text.ends_with('\n');
     }
 

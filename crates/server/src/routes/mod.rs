@@ -43,7 +43,10 @@ impl Route {
     }
 
     /// `POST path` served by `handler`.
-    pub(crate) fn post<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
+    pub(crate) fn post<H: Handler<T, AppState>, T: 'static>(
+        path: &'static str,
+        handler: H,
+    ) -> Self {
         Route {
             method: Method::POST,
             path,
