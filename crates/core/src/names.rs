@@ -30,6 +30,7 @@ pub const LISTS: &[(&str, &[&str])] = &[
     ("lane", crate::arena::Lane::NAMES),
     ("contestant_status", crate::arena::ContestantStatus::NAMES),
     ("contestant_action", crate::arena::ContestantAction::NAMES),
+    ("stream_format", crate::agent::parse::StreamFormat::NAMES),
     ("error_kind", crate::ErrorKind::NAMES),
     ("error_code", crate::ErrorKind::CODES),
 ];

@@ -153,10 +153,8 @@ async fn turns_run_through_the_registry_and_unknown_identities_are_named() {
     );
     assert_eq!(handle.wait().await.unwrap().final_text, "done");
     assert!(dir.path().join("fix.py").exists());
-    assert_eq!(
-        handle.wait().await.unwrap_err().kind,
-        coderig::agent::AgentErrorKind::Protocol
-    );
+    let again = handle.wait().await.unwrap();
+    assert_eq!(again.final_text, "done", "wait() again gives the same outcome");
 
     // The entry's idle timeout applies when the turn sets none.
     let mut hung = registry
@@ -226,4 +224,34 @@ async fn info_reports_installed_reachable_and_models() {
     assert!(
         coderig::agent::find_executable(std::path::Path::new("/nonexistent/x"), None).is_none()
     );
+}
+
+#[test]
+fn open_chooses_one_source_and_load_errors_keep_their_details() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("coderig.toml");
+    std::fs::write(&file, "[agents.a]\nkind = \"scripted\"\nscript = []\n").unwrap();
+    let (registry, used) = Registry::open(Some(&file), None).unwrap();
+    assert_eq!(
+        (registry.identities(), used.as_deref()),
+        (vec!["a".to_string()], Some(file.as_path()))
+    );
+    let agents = serde_json::json!({"b": {"kind": "scripted", "script": [{"text": "hi"}]}});
+    let (registry, used) = Registry::open(None, Some(agents.clone())).unwrap();
+    assert_eq!((registry.identities(), used), (vec!["b".to_string()], None));
+    let err = Registry::open(Some(&file), Some(agents)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let err = Registry::open(None, Some(serde_json::json!({"b": {"kind": "robot"}}))).unwrap_err();
+    assert!(err.message().contains("agents.b.kind"), "{}", err.message());
+
+    std::fs::write(&file, "[agents.a]\nkind = \"robot\"\n").unwrap();
+    let err = Registry::load(&file).unwrap_err();
+    assert!(
+        err.message().starts_with(&file.display().to_string()),
+        "{}",
+        err.message()
+    );
+    assert_eq!(err.details()["file"], file.display().to_string());
+    let err = Registry::load(&dir.path().join("missing.toml")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Io);
 }

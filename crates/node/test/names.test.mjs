@@ -14,7 +14,7 @@ const names = coderig.names()
 const KEYS = [
   'tier', 'match_kind', 'violation_kind', 'trigger_rule', 'step_kind', 'skip_reason', 'step_status',
   'resume_action', 'failure_kind', 'step_outcome', 'flow_error', 'task_state', 'battle_type', 'lane',
-  'contestant_status', 'contestant_action', 'error_kind', 'error_code',
+  'contestant_status', 'contestant_action', 'stream_format', 'error_kind', 'error_code',
 ]
 
 /** Unions that are not a core list, each with why. */

@@ -26,12 +26,11 @@
 //! an `invalid_input` error naming its path (`agents.local.base_url`), and
 //! every problem of the file is reported at once.
 
-use super::duration::{parse_duration, seconds};
 use super::script::Script;
 use crate::arena::Lane;
 use crate::error::Error;
 use crate::names::named_enum;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -77,10 +76,10 @@ pub struct AgentSpec {
     #[serde(default)]
     pub lane: Option<Lane>,
     /// The default wall-clock timeout of a turn.
-    #[serde(default, deserialize_with = "duration_opt")]
+    #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
     pub timeout: Option<Duration>,
     /// The default idle timeout of a turn.
-    #[serde(default, deserialize_with = "duration_opt")]
+    #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
     pub idle_timeout: Option<Duration>,
     /// Environment added to the process (cli) or sent nowhere (others).
     #[serde(default)]
@@ -130,26 +129,6 @@ pub struct AgentSpec {
     /// scripted: scripts by model name.
     #[serde(default)]
     pub scripts: BTreeMap<String, Script>,
-}
-
-fn duration_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Seconds(f64),
-        Text(String),
-    }
-    match Option::<Raw>::deserialize(d)? {
-        None => Ok(None),
-        Some(Raw::Seconds(s)) => seconds(s).map(Some).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "bad duration {s}: expected a non-negative number of seconds"
-            ))
-        }),
-        Some(Raw::Text(t)) => parse_duration(&t)
-            .map(Some)
-            .map_err(serde::de::Error::custom),
-    }
 }
 
 /// Which keys each kind may set (beyond `kind`, `lane`, `timeout`,

@@ -38,6 +38,31 @@ fn bad(text: &str) -> String {
     )
 }
 
+/// serde's `deserialize_with` for an optional duration: absent or `null`
+/// is `None`, a number is seconds, a string is [`parse_duration`]'s form.
+pub fn deserialize_opt<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Duration>, D::Error> {
+    use serde::Deserialize;
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Seconds(f64),
+        Text(String),
+    }
+    match Option::<Raw>::deserialize(d)? {
+        None => Ok(None),
+        Some(Raw::Seconds(s)) => seconds(s).map(Some).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "bad duration {s}: expected a non-negative number of seconds"
+            ))
+        }),
+        Some(Raw::Text(t)) => parse_duration(&t)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

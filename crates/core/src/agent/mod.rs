@@ -2,10 +2,16 @@
 //!
 //! - [`types`] (pure): [`Turn`], [`Access`], [`AgentEvent`], [`Usage`],
 //!   [`TurnOutcome`], [`AgentError`].
-//! - [`parse`] (pure): one parser per stream format, `fn(line) ->
-//!   Vec<AgentEvent>`, tested on output captured from the real CLIs.
+//! - [`parse`] (pure): one parser per stream format ([`parse::StreamFormat`]:
+//!   `claude-stream-json`, `codex-json`, `opencode-json`, `text`),
+//!   `fn(line) -> Vec<AgentEvent>`, total on junk, tested on output
+//!   captured from the real CLIs; [`parse::StreamParser`] for a whole stream.
 //! - [`outcome`] (pure): [`OutcomeBuilder`], the fold of a turn's events
 //!   into its outcome.
+//! - [`openai_sse`] and [`openai_chunk`] (pure): server-sent events framing
+//!   and the Chat Completions wire format the `openai` agent speaks.
+//! - [`options`] (pure): [`TurnOptions`], a turn's options as every face
+//!   takes them.
 //! - [`script`] (pure): the scripted agent's actions, decoded strictly.
 //! - [`config`] (pure decoding): `coderig.toml`'s agents and lanes.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
@@ -14,14 +20,21 @@
 //!   process group), `openai` (feature `http`: streaming chat completions),
 //!   `scripted` (plays a script; for tests, demos and examples), and the
 //!   [`Registry`] of identities built from `coderig.toml` or in code.
+//! - `process` (feature `runtime`, Unix): the subprocess runner under the
+//!   CLI agents — its own process group, bounded lines and stderr, timeout
+//!   and idle timeout, no survivor of the group after any ending.
 
 pub mod config;
 pub mod duration;
+pub mod openai_chunk;
+pub mod openai_sse;
+pub mod options;
 pub mod outcome;
+pub mod parse;
 pub mod script;
-
 pub mod types;
 
+pub use options::TurnOptions;
 pub use outcome::OutcomeBuilder;
 pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcome, Usage};
 
@@ -30,10 +43,26 @@ mod registry;
 #[cfg(feature = "runtime")]
 mod runtime;
 #[cfg(feature = "runtime")]
-pub use registry::{find_executable, AgentEntry, AgentInfo, Registry, TurnHandle};
+pub use registry::{
+    find_executable, AgentEntry, AgentInfo, Registry, TurnHandle, DEFAULT_CONFIG,
+    DEFAULT_PROBE_TIMEOUT,
+};
 #[cfg(feature = "runtime")]
 mod scripted;
 #[cfg(feature = "runtime")]
 pub use runtime::*;
 #[cfg(feature = "runtime")]
 pub use scripted::ScriptedAgent;
+
+#[cfg(feature = "http")]
+mod openai;
+#[cfg(feature = "http")]
+pub use openai::{OpenAiAgent, OpenAiConfig};
+
+#[cfg(all(feature = "runtime", unix))]
+pub mod process;
+
+#[cfg(all(feature = "runtime", unix))]
+pub mod cli;
+#[cfg(all(feature = "runtime", unix))]
+pub use cli::{CliAgent, CliConfig, CliPreset};

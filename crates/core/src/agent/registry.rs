@@ -101,6 +101,12 @@ pub struct AgentInfo {
     pub error: Option<String>,
 }
 
+/// The file [`Registry::open`] reads when given neither a file nor agents.
+pub const DEFAULT_CONFIG: &str = "coderig.toml";
+
+/// How long `agents()` waits for an HTTP agent's model list by default.
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Identities → agents. Cheap to clone (entries are shared).
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
@@ -146,9 +152,41 @@ impl Registry {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::io(format!("cannot read {}: {e}", path.display())))?;
         Registry::from_toml_str(&text).map_err(|e| {
-            let message = format!("{}: {}", path.display(), e.message());
-            Error::new(e.kind(), message)
+            let mut err = Error::new(e.kind(), format!("{}: {}", path.display(), e.message()));
+            for (key, value) in e.details() {
+                err = err.with_detail(key, value.clone());
+            }
+            err.with_detail("file", path.display().to_string())
         })
+    }
+
+    /// The registry every face opens: from the `config` file, or from
+    /// `agents` (the JSON form of the file's `agents` table), or — with
+    /// neither — from `./coderig.toml` when it exists, else empty. Returns
+    /// the file it read, if any. Errors: `invalid_input` when both are
+    /// given; then as [`Registry::load`] / [`RigConfig::from_json`].
+    pub fn open(
+        config: Option<&Path>,
+        agents: Option<serde_json::Value>,
+    ) -> Result<(Registry, Option<PathBuf>), Error> {
+        match (config, agents) {
+            (Some(_), Some(_)) => Err(Error::invalid_input(
+                "give either a config file or an agents table, not both",
+            )),
+            (Some(path), None) => Ok((Registry::load(path)?, Some(path.to_path_buf()))),
+            (None, Some(agents)) => {
+                let config = RigConfig::from_json(serde_json::json!({ "agents": agents }))?;
+                Ok((Registry::from_config(&config)?, None))
+            }
+            (None, None) => {
+                let default = Path::new(DEFAULT_CONFIG);
+                if default.is_file() {
+                    Ok((Registry::load(default)?, Some(default.to_path_buf())))
+                } else {
+                    Ok((Registry::new(), None))
+                }
+            }
+        }
     }
 
     /// Lane capacities the config set.
@@ -197,6 +235,7 @@ impl Registry {
             events: rx,
             cancel,
             join: Some(join),
+            outcome: None,
         })
     }
 
@@ -274,6 +313,7 @@ pub struct TurnHandle {
     events: mpsc::Receiver<AgentEvent>,
     cancel: CancellationToken,
     join: Option<JoinHandle<Result<TurnOutcome, AgentError>>>,
+    outcome: Option<Result<TurnOutcome, AgentError>>,
 }
 
 impl TurnHandle {
@@ -293,13 +333,16 @@ impl TurnHandle {
         self.cancel.clone()
     }
 
-    /// Waits for the outcome (events not yet read are dropped). A second
-    /// call, or a turn whose task panicked, is an `AgentError` of kind
-    /// `protocol`.
+    /// Waits for the outcome (events not yet read are dropped). Every
+    /// later call gives the same result; a turn whose task panicked is an
+    /// `AgentError` of kind `protocol`.
     pub async fn wait(&mut self) -> Result<TurnOutcome, AgentError> {
+        if let Some(done) = &self.outcome {
+            return done.clone();
+        }
         self.events.close();
         while self.events.recv().await.is_some() {}
-        match self.join.take() {
+        let done = match self.join.take() {
             Some(join) => join.await.unwrap_or_else(|e| {
                 Err(AgentError::new(
                     AgentErrorKind::Protocol,
@@ -308,9 +351,11 @@ impl TurnHandle {
             }),
             None => Err(AgentError::new(
                 AgentErrorKind::Protocol,
-                "the outcome was already taken",
+                "the turn has no task",
             )),
-        }
+        };
+        self.outcome = Some(done.clone());
+        done
     }
 }
 

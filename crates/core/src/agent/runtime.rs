@@ -45,6 +45,18 @@ pub(crate) fn build_cli_agent(
 }
 
 /// The HTTP agent a `kind = "openai"` table describes (feature `http`).
+#[cfg(feature = "http")]
+pub(crate) fn build_openai_agent(
+    identity: &str,
+    spec: &super::config::AgentSpec,
+) -> Result<std::sync::Arc<dyn Agent>, crate::Error> {
+    let agent = super::OpenAiAgent::new(super::OpenAiConfig::from_spec(spec))
+        .map_err(|e| crate::Error::invalid_input(format!("agents.{identity}: {}", e.message)))?;
+    Ok(std::sync::Arc::new(agent))
+}
+
+/// The HTTP agent a `kind = "openai"` table describes (feature `http`).
+#[cfg(not(feature = "http"))]
 pub(crate) fn build_openai_agent(
     identity: &str,
     spec: &super::config::AgentSpec,

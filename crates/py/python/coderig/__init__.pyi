@@ -63,6 +63,8 @@ def xxhash32(data: Union[str, bytes], seed: Optional[int] = 0) -> int:
 _Tier = Literal["exact", "whitespace", "unicode", "fuzzy"]
 _MatchKind = Literal["exact", "whitespace", "unicode", "fuzzy", "ambiguous", "not_found"]
 _ViolationKind = Literal["truncation", "dropped_imports", "marker_leak", "conflict_marker"]
+# The stdout formats of agent CLIs (coderig.agent.parse.StreamFormat).
+_StreamFormat = Literal["claude-stream-json", "codex-json", "opencode-json", "text"]
 _ErrorKind = Literal[
     "not_found", "ambiguous", "guard", "no_op", "hashline_mismatch", "invalid_input",
     "conflict", "not_found_id", "unavailable", "agent", "io", "internal",

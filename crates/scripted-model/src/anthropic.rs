@@ -1,0 +1,329 @@
+//! Anthropic Messages (`POST /v1/messages`, what claude speaks): the request
+//! view and the reply, streamed as `event:`/`data:` frames from
+//! `message_start` to `message_stop` (or as one message without `stream: true`).
+
+use serde_json::{json, Value};
+
+use crate::chat::{CACHED_TOKENS, COMPLETION_TOKENS, PROMPT_TOKENS, REASONING_TEXT};
+use crate::decide::{Flags, Reply, RequestView, ToolArgs, ToolInfo};
+use crate::sse;
+
+fn blocks_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// What the decision needs from a Messages request body. Messages of any
+/// role are read (claude sends mid-conversation `role:"system"` entries).
+pub fn view(body: &Value) -> RequestView {
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| {
+                    Some(ToolInfo {
+                        name: t.get("name")?.as_str()?.to_string(),
+                        schema: t.get("input_schema").cloned().unwrap_or(Value::Null),
+                        freeform: false,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let has_tool_result = messages.iter().any(|m| {
+        m.get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|blocks| {
+                blocks
+                    .iter()
+                    .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            })
+    });
+    let content = |m: &Value| blocks_text(m.get("content").unwrap_or(&Value::Null));
+    let last_user_text = messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        .map(content)
+        .unwrap_or_default();
+    let mut all_text = vec![blocks_text(body.get("system").unwrap_or(&Value::Null))];
+    all_text.extend(messages.iter().map(content));
+    let schema = (body
+        .pointer("/output_config/format/type")
+        .and_then(Value::as_str)
+        == Some("json_schema"))
+    .then(|| {
+        body.pointer("/output_config/format/schema")
+            .cloned()
+            .unwrap_or(json!({"type":"object"}))
+    });
+    RequestView {
+        tools,
+        has_tool_result,
+        last_user_text,
+        all_text: all_text.join("\n"),
+        schema,
+    }
+}
+
+/// The Anthropic-shaped error body for `status` (`{"type":"error","error":{type,message}}`).
+pub fn error_body(status: u16, message: &str) -> Value {
+    let kind = match status {
+        400 | 422 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    };
+    json!({"type": "error", "error": {"type": kind, "message": message}})
+}
+
+/// Input usage: Anthropic's `input_tokens` excludes cache reads, so the
+/// cached share moves to `cache_read_input_tokens` (the total stays 200).
+fn input_usage(flags: &Flags) -> Value {
+    let cached = if flags.usage_cached { CACHED_TOKENS } else { 0 };
+    json!({
+        "input_tokens": PROMPT_TOKENS - cached,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": cached,
+    })
+}
+
+fn content_blocks(reply: &Reply, flags: &Flags, n: u64) -> (Vec<Value>, &'static str) {
+    let mut blocks = Vec::new();
+    if flags.reasoning || flags.reasoning_content {
+        blocks
+            .push(json!({"type": "thinking", "thinking": REASONING_TEXT, "signature": "scripted"}));
+    }
+    let stop = match reply {
+        Reply::Text(text) => {
+            blocks.push(json!({"type": "text", "text": text}));
+            "end_turn"
+        }
+        Reply::ToolCall { name, args } => {
+            let input = match args {
+                ToolArgs::Json(v) => v.clone(),
+                ToolArgs::Freeform(s) => json!({ "input": s }),
+            };
+            blocks.push(json!({"type": "tool_use", "id": format!("toolu_scripted_{n}"), "name": name, "input": input}));
+            "tool_use"
+        }
+    };
+    (blocks, stop)
+}
+
+fn model(body: &Value) -> Value {
+    body.get("model")
+        .cloned()
+        .unwrap_or(json!("scripted-model"))
+}
+
+/// The reply as one message object, for requests without `stream: true`.
+pub fn message(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Value {
+    let (content, stop) = content_blocks(reply, flags, n);
+    let mut usage = input_usage(flags);
+    usage["output_tokens"] = json!(COMPLETION_TOKENS);
+    json!({
+        "id": format!("msg_scripted_{n}"), "type": "message", "role": "assistant",
+        "model": model(body), "content": content, "stop_reason": stop,
+        "stop_sequence": null, "usage": usage,
+    })
+}
+
+/// The SSE frames of the streamed reply, faults applied (`hang` and `slow`
+/// are the transport's, see [`sse::Script`]).
+pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String> {
+    let (blocks, stop) = content_blocks(reply, flags, n);
+    let mut out = Vec::new();
+    let mut first_delta = None;
+    let mut usage = input_usage(flags);
+    usage["output_tokens"] = json!(1);
+    out.push(sse::event(
+        "message_start",
+        &json!({"type": "message_start", "message": {
+            "id": format!("msg_scripted_{n}"), "type": "message", "role": "assistant",
+            "model": model(body), "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": usage,
+        }}),
+    ));
+    for (index, block) in blocks.iter().enumerate() {
+        let (start, deltas): (Value, Vec<Value>) = match block["type"].as_str() {
+            Some("thinking") => (
+                json!({"type": "thinking", "thinking": "", "signature": ""}),
+                sse::pieces(REASONING_TEXT)
+                    .into_iter()
+                    .map(|p| json!({"type": "thinking_delta", "thinking": p}))
+                    .chain([json!({"type": "signature_delta", "signature": "scripted"})])
+                    .collect(),
+            ),
+            Some("text") => (
+                json!({"type": "text", "text": ""}),
+                sse::pieces(block["text"].as_str().unwrap_or_default())
+                    .into_iter()
+                    .map(|p| json!({"type": "text_delta", "text": p}))
+                    .collect(),
+            ),
+            _ => {
+                let json_text = block["input"].to_string();
+                let mid = json_text.len() / 2;
+                let mid = (0..=mid)
+                    .rev()
+                    .find(|i| json_text.is_char_boundary(*i))
+                    .unwrap_or(0);
+                let (a, b) = json_text.split_at(mid);
+                let mut start = block.clone();
+                start["input"] = json!({});
+                (
+                    start,
+                    [a, b]
+                        .into_iter()
+                        .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+                        .collect(),
+                )
+            }
+        };
+        out.push(sse::event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        for delta in deltas {
+            if first_delta.is_none() {
+                first_delta = Some(out.len());
+            }
+            out.push(sse::event(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        out.push(sse::event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    if flags.midstream_error {
+        out.truncate(first_delta.map_or(1, |i| i + 1));
+        out.push(sse::event(
+            "error",
+            &error_body(500, "scripted midstream error"),
+        ));
+        return out;
+    }
+    out.push(sse::event(
+        "message_delta",
+        &json!({"type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": null},
+                "usage": {"output_tokens": COMPLETION_TOKENS}}),
+    ));
+    if !flags.no_done {
+        out.push(sse::event("message_stop", &json!({"type": "message_stop"})));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(frames: &[String]) -> Vec<(String, Value)> {
+        frames
+            .iter()
+            .map(|f| {
+                let mut lines = f.lines();
+                let name = lines.next().unwrap().strip_prefix("event: ").unwrap();
+                let data = lines.next().unwrap().strip_prefix("data: ").unwrap();
+                (name.to_string(), serde_json::from_str(data).unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn view_reads_claude_shapes() {
+        let body = json!({
+            "system": [{"type": "text", "text": "Primary working directory: /w"}],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "<system-reminder>x</system-reminder>"}, {"type": "text", "text": "Create a containing b"}]},
+                {"role": "system", "content": "mid-conversation"},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}
+            ],
+            "tools": [{"name": "Write", "input_schema": {"type": "object"}}],
+            "output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}}
+        });
+        let v = view(&body);
+        assert!(v.has_tool_result);
+        assert_eq!(v.last_user_text, "");
+        assert!(v.all_text.starts_with("Primary working directory: /w"));
+        assert!(v.all_text.contains("Create a containing b"));
+        assert_eq!(v.tools[0].name, "Write");
+        assert!(v.schema.is_some());
+    }
+
+    #[test]
+    fn stream_shapes_per_flag() {
+        let reply = Reply::ToolCall {
+            name: "Bash".into(),
+            args: ToolArgs::Json(json!({"command": "echo hi > hello.txt"})),
+        };
+        let ev = events(&frames(
+            &json!({"model": "m"}),
+            &reply,
+            &Flags::default(),
+            2,
+        ));
+        let names: Vec<&str> = ev.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        let json_text: String = ev
+            .iter()
+            .filter_map(|(_, d)| d.pointer("/delta/partial_json").and_then(Value::as_str))
+            .collect();
+        assert_eq!(json_text, r#"{"command":"echo hi > hello.txt"}"#);
+        assert_eq!(ev[5].1["delta"]["stop_reason"], "tool_use");
+
+        let text = Reply::Text("done".into());
+        let f = Flags::parse("m+reasoning+usage_cached").1;
+        let ev = events(&frames(&json!({}), &text, &f, 1));
+        assert_eq!(ev[0].1["message"]["usage"]["cache_read_input_tokens"], 50);
+        assert_eq!(ev[0].1["message"]["usage"]["input_tokens"], 150);
+        assert_eq!(ev[1].1["content_block"]["type"], "thinking");
+
+        let ev = events(&frames(&json!({}), &text, &Flags::parse("m+no_done").1, 1));
+        assert_eq!(ev.last().unwrap().0, "message_delta");
+
+        let ev = events(&frames(
+            &json!({}),
+            &text,
+            &Flags::parse("m+midstream_error").1,
+            1,
+        ));
+        assert_eq!(ev[ev.len() - 2].0, "content_block_delta");
+        assert_eq!(ev.last().unwrap().1["error"]["type"], "api_error");
+    }
+}
