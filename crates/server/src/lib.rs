@@ -34,8 +34,9 @@ use tower_http::catch_panic::CatchPanicLayer;
 /// Default request-body limit: 8 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
-/// How long `GET /api/agents` waits for each HTTP agent's model list: 3 s.
-pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long `GET /api/agents` waits for each HTTP agent's model list: the
+/// core's default, as every face.
+pub const DEFAULT_PROBE_TIMEOUT: Duration = coderig::agent::DEFAULT_PROBE_TIMEOUT;
 
 /// Server settings that shape the router (not the socket).
 #[derive(Debug, Clone, PartialEq, Eq)]

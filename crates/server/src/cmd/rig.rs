@@ -3,12 +3,8 @@
 
 use coderig::agent::Registry;
 use coderig::store::Store;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-
-/// The config file looked for in the current directory when `--config` is
-/// not given.
-pub const DEFAULT_CONFIG: &str = "coderig.toml";
 
 /// Where a rig's agents and store are: global options, accepted before or
 /// after the subcommand. Subcommands that need no store (`agents`, `turn`,
@@ -44,13 +40,7 @@ impl RigArgs {
     /// and the bad key named), `unavailable` for an agent kind this build
     /// lacks.
     pub fn registry(&self) -> Result<Registry, coderig::Error> {
-        match &self.config {
-            Some(path) => Registry::load(path),
-            None if Path::new(DEFAULT_CONFIG).is_file() => {
-                Registry::load(Path::new(DEFAULT_CONFIG))
-            }
-            None => Ok(Registry::new()),
-        }
+        Registry::open(self.config.as_deref(), None).map(|(registry, _)| registry)
     }
 
     /// The store `--db` / `DATABASE_URL` names, else SQLite in the data dir

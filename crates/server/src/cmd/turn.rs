@@ -14,7 +14,7 @@
 
 use super::rig::RigArgs;
 use coderig::agent::duration::parse_duration;
-use coderig::agent::{Access, AgentError, AgentEvent, Registry, Turn, TurnOutcome};
+use coderig::agent::{Access, AgentError, AgentEvent, Registry, Turn, TurnOptions, TurnOutcome};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -103,12 +103,15 @@ fn prepare(args: &Args, rig: &RigArgs) -> Result<(Registry, String, Turn), coder
     let registry = rig.registry()?;
     // Unknown identities fail here, before a runtime starts.
     registry.get(identity)?;
-    let mut turn = Turn::new(prompt).access(args.access);
-    turn.model = model.map(str::to_string);
-    turn.workdir = args.workdir.clone();
-    turn.timeout = args.timeout;
-    turn.idle_timeout = args.idle_timeout;
-    turn.system = args.system.clone();
+    let options = TurnOptions {
+        workdir: args.workdir.clone(),
+        access: Some(args.access),
+        timeout: args.timeout,
+        idle_timeout: args.idle_timeout,
+        system: args.system.clone(),
+        env: None,
+    };
+    let turn = options.into_turn(prompt, model.map(str::to_string));
     Ok((registry, identity.to_string(), turn))
 }
 

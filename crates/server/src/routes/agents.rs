@@ -11,7 +11,7 @@ pub(super) fn routes() -> Vec<Route> {
 
 /// Every agent of the server's `coderig.toml`: its kind, lane, whether it is
 /// installed (CLIs: the binary on `PATH`) and reachable (HTTP agents: their
-/// model list answered within the probe timeout, 3 s), and its models.
+/// model list answered within the probe timeout, the core's 2 s), and its models.
 #[utoipa::path(get, tag = "agents", path = "/api/agents", responses(
     (status = 200, description = "One entry per configured identity, sorted by identity (empty when none are configured).", body = Vec<AgentInfo>),
 ))]
