@@ -154,7 +154,10 @@ async fn turns_run_through_the_registry_and_unknown_identities_are_named() {
     assert_eq!(handle.wait().await.unwrap().final_text, "done");
     assert!(dir.path().join("fix.py").exists());
     let again = handle.wait().await.unwrap();
-    assert_eq!(again.final_text, "done", "wait() again gives the same outcome");
+    assert_eq!(
+        again.final_text, "done",
+        "wait() again gives the same outcome"
+    );
 
     // The entry's idle timeout applies when the turn sets none.
     let mut hung = registry
@@ -203,14 +206,9 @@ async fn turns_run_through_the_registry_and_unknown_identities_are_named() {
 
 #[tokio::test]
 async fn info_reports_installed_reachable_and_models() {
-    let config = RigConfig::from_toml_str(TOML).unwrap();
-    let mut registry = Registry::new();
-    // Only the scripted one: CLI agents join the registry with the cli module.
-    let mut alice_only = config.clone();
-    alice_only.agents.remove("ghost");
-    registry = Registry::from_config(&alice_only).unwrap_or(registry);
-    let info = registry.info(Duration::from_secs(2)).await;
-    assert_eq!(info.len(), 1);
+    let registry = Registry::from_toml_str(TOML).unwrap();
+    let info = registry.info(coderig::agent::DEFAULT_PROBE_TIMEOUT).await;
+    assert_eq!(info.len(), 2);
     assert_eq!(info[0].identity, "alice");
     assert_eq!(
         (info[0].kind.as_str(), info[0].lane.as_str()),
@@ -218,6 +216,20 @@ async fn info_reports_installed_reachable_and_models() {
     );
     assert_eq!((info[0].installed, info[0].reachable), (true, Some(true)));
     assert_eq!(info[0].models, ["slow"]);
+    let ghost = &info[1];
+    assert_eq!(
+        (ghost.kind.as_str(), ghost.preset.as_deref()),
+        ("cli", Some("custom"))
+    );
+    assert_eq!((ghost.installed, ghost.reachable), (false, None));
+    assert!(
+        ghost
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("/nonexistent/coderig-ghost"),
+        "{ghost:?}"
+    );
     let json = serde_json::to_value(&info).unwrap();
     assert_eq!(json[0]["identity"], "alice");
     assert!(coderig::agent::find_executable(std::path::Path::new("sh"), None).is_some());

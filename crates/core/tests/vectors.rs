@@ -16,6 +16,7 @@ use coderig::arena::{self, BattleType, ContestantStatus, Lane};
 use coderig::edit::hashline;
 use coderig::flow::{self, Scheduler, StepStatus, TriggerRule};
 use coderig::json::{self, EditRequest, EditResponse};
+use coderig::model;
 use coderig::task::TaskState;
 use coderig::{ApplyOptions, Error};
 use serde_json::{json, Map, Value};
@@ -32,6 +33,7 @@ const FILES: &[&str] = &[
     "hashline_ops.json",
     "flow.json",
     "arena.json",
+    "model.json",
     "errors.json",
 ];
 
@@ -315,6 +317,25 @@ fn run_op(op: &str, input: &Value) -> Result<Value, Failure> {
             Ok(json!({ "result": result }))
         }
         "flow_scheduler" => bug("flow_scheduler is run by run_scheduler"),
+        "match_model" => {
+            let mut a = Args::new(op, input, &["target", "available", "providers"])?;
+            let target = a.string("target")?;
+            let available = a.strings("available")?;
+            let providers: Vec<String> = match a.opt("providers") {
+                Some(v) => a.typed("providers", v, "a list of strings or null")?,
+                None => vec![],
+            };
+            let providers: Vec<&str> = providers.iter().map(String::as_str).collect();
+            Ok(json!({ "model": model::match_model(&target, &available, &providers) }))
+        }
+        "classify_error" => {
+            let mut a = Args::new(op, input, &["name", "message", "http_status"])?;
+            let name = a.opt_string("name")?;
+            let message = a.opt_string("message")?;
+            let status = a.opt_int::<u16>("http_status")?;
+            let class = model::classify_error(name.as_deref(), message.as_deref(), status);
+            Ok(json!({ "class": class.as_str() }))
+        }
         "flow_should_retry" => {
             let mut a = Args::new(op, input, &["max_retries", "retry_count"])?;
             if !a.map.contains_key("max_retries") {
@@ -789,6 +810,11 @@ fn flow_vectors() {
 #[test]
 fn arena_vectors() {
     run_file("arena.json");
+}
+
+#[test]
+fn model_vectors() {
+    run_file("model.json");
 }
 
 #[test]

@@ -14,7 +14,8 @@
 //! }
 //! ```
 //!
-//! Submodules (`coderig.hashline`, `coderig.flow`, `coderig.arena`) follow
+//! Submodules (`coderig.hashline`, `coderig.flow`, `coderig.arena`,
+//! `coderig.model`) follow
 //! one pattern: `src/hashline.rs` has `pub fn register(m: &Bound<PyModule>)`;
 //! the module function below adds it as a submodule, and
 //! `python/coderig/hashline.py` re-exports the names explicitly with a
@@ -28,6 +29,9 @@ pub mod edit;
 pub mod flow;
 pub mod hashline;
 pub mod helpers;
+pub mod model;
+pub mod rig;
+pub mod turn;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -48,7 +52,8 @@ fn names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
-/// The native module `coderig._native`.
+/// The native module `coderig._native`. `Rig`, `Turn` and `TurnEvents`
+/// ([`rig`], [`turn`]) run agent turns on one shared tokio runtime.
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -56,6 +61,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(names, m)?)?;
     helpers::register(m)?;
     edit::register(m)?;
+    rig::register(m)?;
     for (sub_name, register) in [
         (
             "hashline",
@@ -63,6 +69,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ),
         ("arena", arena::register),
         ("flow", flow::register),
+        ("model", model::register),
     ] {
         let sub = PyModule::new(m.py(), sub_name)?;
         register(&sub)?;

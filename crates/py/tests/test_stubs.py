@@ -22,7 +22,7 @@ def _stub_all(module_name: str) -> list:
     raise AssertionError(f"{stub.name} has no __all__")
 
 
-@pytest.mark.parametrize("module_name", ["coderig", "coderig.arena", "coderig.flow", "coderig.hashline"])
+@pytest.mark.parametrize("module_name", ["coderig", "coderig.arena", "coderig.flow", "coderig.hashline", "coderig.model"])
 def test_stub_all_matches_the_runtime_all(module_name):
     module = importlib.import_module(module_name)
     assert _stub_all(module_name) == module.__all__

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import coderig
-from coderig import arena, flow, hashline
+from coderig import arena, flow, hashline, model
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "tests" / "vectors").is_dir())
 VECTORS = ROOT / "tests" / "vectors"
@@ -189,6 +189,9 @@ OPS = {
     "arena_extract_verdict": (set(), lambda text: {"verdict": _pair(arena.extract_verdict(text))}),
     "arena_should_name_winner": (set(), lambda succeeded: {
         "result": arena.should_name_winner(succeeded)}),
+    "match_model": ({"providers"}, lambda **a: {"model": model.match_model(**a)}),
+    "classify_error": ({"name", "message", "http_status"}, lambda **a: {
+        "class": model.classify_error(**a)}),
 }
 
 

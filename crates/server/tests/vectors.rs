@@ -7,7 +7,7 @@
 //! port, and the answer is compared with `expect` (the listed fields) or
 //! `error` (kind, code, message when given, each given detail; the status
 //! must be the kind's `http_status`). The ops without a route (the pure
-//! flow and arena decisions, `hashline_parse_ref`) are skipped and counted;
+//! flow, arena and model decisions, `hashline_parse_ref`) are skipped and counted;
 //! an op the table does not know, or an input field its row does not list,
 //! fails the vector.
 
@@ -29,6 +29,7 @@ const FILES: &[&str] = &[
     "hashline_ops.json",
     "flow.json",
     "arena.json",
+    "model.json",
     "errors.json",
 ];
 
@@ -71,6 +72,8 @@ const ROUTED: &[(&str, &str, &[&str])] = &[
 /// The ops of the table with no HTTP route.
 const UNROUTED: &[&str] = &[
     "hashline_parse_ref",
+    "match_model",
+    "classify_error",
     "flow_ready_steps",
     "flow_evaluate_trigger_rule",
     "flow_is_run_complete",

@@ -33,15 +33,47 @@ pub trait Agent: Send + Sync {
     }
 }
 
-/// The CLI agent a `kind = "cli"` table describes (see `cli`).
+/// The CLI agent a `kind = "cli"` table describes ([`super::CliAgent`]).
 pub(crate) fn build_cli_agent(
     identity: &str,
     spec: &super::config::AgentSpec,
 ) -> Result<std::sync::Arc<dyn Agent>, crate::Error> {
-    let _ = spec;
-    Err(crate::Error::unavailable(format!(
-        "agents.{identity}: CLI agents are not in this build yet"
-    )))
+    #[cfg(unix)]
+    {
+        let at = |key: &str, e: crate::names::ParseNameError| {
+            crate::Error::invalid_at(&format!("agents.{identity}.{key}"), e)
+        };
+        let preset: super::CliPreset = spec
+            .preset
+            .as_deref()
+            .unwrap_or_default()
+            .parse()
+            .map_err(|e| at("preset", e))?;
+        let mut config = super::CliConfig::new(preset);
+        config.command = spec.command.clone();
+        config.args = spec.args.clone().unwrap_or_default();
+        config.extra_args = spec.extra_args.clone();
+        config.env = spec.env.clone();
+        config.format = match spec.format.as_deref() {
+            Some(f) => Some(f.parse().map_err(|e| at("format", e))?),
+            None => None,
+        };
+        config.enforces_read_only = spec.enforces_read_only;
+        if let Some(t) = spec.timeout {
+            config.timeout = t;
+        }
+        if let Some(t) = spec.idle_timeout {
+            config.idle_timeout = t;
+        }
+        Ok(std::sync::Arc::new(super::CliAgent::new(config)))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = spec;
+        Err(crate::Error::unavailable(format!(
+            "agents.{identity}: CLI agents run as Unix process groups; this platform has none"
+        )))
+    }
 }
 
 /// The HTTP agent a `kind = "openai"` table describes (feature `http`).

@@ -8,6 +8,11 @@ Errors: every error is a ``coderig.Error`` with ``.kind``, ``.code``,
 subclass per kind (``coderig.names()["error_kind"]``). The edit refusals and
 ``InvalidInputError`` also derive from ``EditError``; ``InvalidInputError``
 is also a ``ValueError`` and ``IoError`` an ``OSError``.
+
+Agents: ``coderig.Rig(config=... | agents=...)`` holds the agents of a rig;
+``rig.run_turn(identity, model, prompt, ...)`` starts a ``Turn`` whose
+``events()`` is both an iterator and an async iterator of event dicts, and
+whose ``wait()`` / ``await wait_async()`` return the outcome dict.
 """
 
 from ._native import (
@@ -26,6 +31,9 @@ from ._native import (
     NoOpError,
     NotFoundError,
     NotFoundIdError,
+    Rig,
+    Turn,
+    TurnEvents,
     UnavailableError,
     Violation,
     __version__,
@@ -39,7 +47,7 @@ from ._native import (
     names,
     xxhash32,
 )
-from . import arena, flow, hashline
+from . import arena, flow, hashline, model
 
 EditIOError = IoError
 """Former name of ``IoError`` (kept so that old ``except`` clauses still work)."""
@@ -61,6 +69,9 @@ __all__ = [
     "NoOpError",
     "NotFoundError",
     "NotFoundIdError",
+    "Rig",
+    "Turn",
+    "TurnEvents",
     "UnavailableError",
     "Violation",
     "__version__",
@@ -74,6 +85,7 @@ __all__ = [
     "hashline",
     "hashline_edit_file",
     "locate",
+    "model",
     "names",
     "xxhash32",
 ]

@@ -1,6 +1,7 @@
 import os
 from typing import (
     Any,
+    Awaitable,
     ClassVar,
     Dict,
     Iterable,
@@ -15,8 +16,16 @@ from typing import (
     final,
 )
 
-from . import arena as arena, flow as flow, hashline as hashline
+import pathlib
+import sys
+
+from . import arena as arena, flow as flow, hashline as hashline, model as model
 from .hashline import _HashlineEdit
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # pragma: no cover
+    from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
     "AgentError",
@@ -35,6 +44,9 @@ __all__ = [
     "NoOpError",
     "NotFoundError",
     "NotFoundIdError",
+    "Rig",
+    "Turn",
+    "TurnEvents",
     "UnavailableError",
     "Violation",
     "__version__",
@@ -48,6 +60,7 @@ __all__ = [
     "hashline",
     "hashline_edit_file",
     "locate",
+    "model",
     "names",
     "xxhash32",
 ]
@@ -211,3 +224,118 @@ def hashline_edit_file(path: _StrPath, edits: Sequence[_HashlineEdit]) -> str:
     """hashline.apply on the file, written back atomically; returns the new content."""
 from . import arena as arena
 from . import flow as flow
+
+# --- agents ----------------------------------------------------------------------
+
+_Duration = Union[int, float, str]
+"""Seconds (int or float) or a duration string ("500ms", "90s", "20m", "2h"); a bad
+one is InvalidInputError with the core's message, another type a TypeError."""
+
+_AgentEvent = Dict[str, Any]
+"""One normalized event, exactly as the core serializes it: {"type": "session_started"
+(session_id, model?) | "text_delta" (text) | "reasoning_delta" (text) | "tool_call" (id,
+name, input) | "tool_result" (id, ok, output) | "usage" (input, output, cache_read,
+cache_write, reasoning, cost_usd?) | "finished" (stop_reason?, final_text?, num_turns?) |
+"error" (message, class, http_status?)}."""
+
+class _Usage(TypedDict):
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    reasoning: int
+    cost_usd: NotRequired[float]
+
+class _TurnOutcome(TypedDict):
+    """The core's TurnOutcome; absent optional fields are left out."""
+    final_text: str
+    usage: _Usage
+    session_id: NotRequired[str]
+    model: NotRequired[str]
+    num_turns: NotRequired[int]
+    ttft_ms: NotRequired[int]
+    duration_ms: int
+    generation_ms: NotRequired[int]
+    stop_reason: NotRequired[str]
+    exit_code: NotRequired[int]
+
+class _AgentInfo(TypedDict):
+    """The core's AgentInfo."""
+    identity: str
+    kind: str
+    preset: NotRequired[str]
+    lane: str
+    command: NotRequired[str]
+    installed: bool
+    reachable: Optional[bool]
+    models: List[str]
+    error: NotRequired[str]
+
+@final
+class TurnEvents:
+    """The events of a turn as dicts: an iterator (blocking, GIL released, Ctrl-C
+    cancels the turn and raises KeyboardInterrupt) and an async iterator. Every
+    events() of a turn reads the one stream; each event is delivered once."""
+    def __iter__(self) -> "TurnEvents": ...
+    def __next__(self) -> _AgentEvent: ...
+    def __aiter__(self) -> "TurnEvents": ...
+    def __anext__(self) -> Awaitable[_AgentEvent]: ...
+
+@final
+class Turn:
+    """A running agent turn. Dropping it does not stop the turn; cancel() does."""
+    @property
+    def identity(self) -> str: ...
+    @property
+    def model(self) -> Optional[str]: ...
+    @property
+    def outcome(self) -> Optional[_TurnOutcome]:
+        """The outcome once a wait returned it, else None."""
+    def events(self) -> TurnEvents:
+        """The event stream (ends with the turn, or when a wait starts)."""
+    def wait(self, timeout: Optional[_Duration] = None) -> _TurnOutcome:
+        """Blocks (GIL released) until the turn ends; a failed turn raises its error
+        (AgentError with details agent_error, class, ...; UnavailableError). When
+        timeout passes first, TimeoutError is raised and the turn goes on. Ctrl-C
+        cancels the turn and raises KeyboardInterrupt."""
+    def wait_async(self, timeout: Optional[_Duration] = None) -> Awaitable[_TurnOutcome]: ...
+    def cancel(self) -> None:
+        """Ends the turn with AgentError (details["agent_error"] == "cancelled"); any thread."""
+
+@final
+class Rig:
+    """The agents of a rig (config= a coderig.toml path, or agents= its agents table as
+    a dict; not both; neither: ./coderig.toml when it exists). data_dir and db are kept
+    for the store. A bad config is InvalidInputError naming the key (agents.x.kind)."""
+    def __init__(
+        self,
+        data_dir: Optional[_StrPath] = None,
+        db: Optional[_StrPath] = None,
+        config: Optional[_StrPath] = None,
+        agents: Optional[Mapping[str, Mapping[str, Any]]] = None,
+    ) -> None: ...
+    @property
+    def data_dir(self) -> Optional[pathlib.Path]: ...
+    @property
+    def db(self) -> Optional[str]: ...
+    @property
+    def config(self) -> Optional[pathlib.Path]:
+        """The coderig.toml the agents came from."""
+    def agents(self, probe_timeout: Optional[_Duration] = None) -> List[_AgentInfo]:
+        """Every agent, sorted by identity (blocking, GIL released); HTTP agents are
+        asked for their models for at most probe_timeout (default 2 s)."""
+    def agents_async(self, probe_timeout: Optional[_Duration] = None) -> Awaitable[List[_AgentInfo]]: ...
+    def run_turn(
+        self,
+        identity: str,
+        model: Optional[str],
+        prompt: str,
+        workdir: Optional[_StrPath] = None,
+        access: str = "read_only",
+        timeout: Optional[_Duration] = None,
+        idle_timeout: Optional[_Duration] = None,
+        system: Optional[str] = None,
+        env: Optional[Mapping[str, str]] = None,
+    ) -> Turn:
+        """Starts a turn. access: "read_only" | "edit" | "full". NotFoundIdError for an
+        unknown identity (details["known"]), InvalidInputError for a bad access or duration."""

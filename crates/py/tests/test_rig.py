@@ -1,0 +1,332 @@
+"""coderig.Rig, Turn and TurnEvents on scripted agents, real work dirs and
+real threads: events, outcomes, failures, timeouts, cancellation, configs."""
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import coderig
+
+WRITER = [
+    {"text": "looking"},
+    {"tool_call": {"name": "write_file", "input": {"path": "fix.py"}}},
+    {"write": {"path": "fix.py", "content": "x = 1\n"}},
+    {"usage": {"input": 10, "output": 5}},
+    {"text": " done"},
+]
+WRITER_TYPES = ["session_started", "text_delta", "tool_call", "tool_call", "tool_result",
+                "usage", "text_delta", "finished"]
+
+AGENTS = {
+    "alice": {"kind": "scripted", "script": WRITER},
+    "broke": {"kind": "scripted", "script": [
+        {"text": "hm"}, {"fail": {"message": "You exceeded your current quota", "class": "stop"}}]},
+    "sleepy": {"kind": "scripted", "script": [{"text": "zz"}, {"hang": True}]},
+    "by_model": {"kind": "scripted", "script": [{"text": "default"}],
+                 "scripts": {"small": [{"text": "small one"}]}, "models": ["small"]},
+}
+
+
+@pytest.fixture
+def rig():
+    return coderig.Rig(agents=AGENTS)
+
+
+def test_a_turn_streams_its_events_in_order_and_the_file_appears(rig, tmp_path):
+    turn = rig.run_turn("alice", None, "fix it", workdir=tmp_path, access="edit")
+    events = list(turn.events())
+    assert [e["type"] for e in events] == WRITER_TYPES
+    assert events[1] == {"type": "text_delta", "text": "looking"}
+    assert events[2] == {"type": "tool_call", "id": events[2]["id"], "name": "write_file",
+                         "input": {"path": "fix.py"}}
+    assert events[4]["ok"] is True
+    assert events[5] == {"type": "usage", "input": 10, "output": 5, "cache_read": 0,
+                         "cache_write": 0, "reasoning": 0}
+    assert (tmp_path / "fix.py").read_text() == "x = 1\n"
+    outcome = turn.wait()
+    assert outcome["final_text"] == "looking done"
+    assert outcome["usage"] == {"input": 10, "output": 5, "cache_read": 0, "cache_write": 0,
+                                "reasoning": 0}
+    assert outcome["session_id"] == events[0]["session_id"]
+    assert outcome["stop_reason"] == "end_turn"
+    assert isinstance(outcome["duration_ms"], int)
+    assert turn.outcome == outcome
+    assert turn.identity == "alice" and turn.model is None
+    assert "finished" in repr(turn)
+
+
+def test_the_async_iterator_and_wait_async_give_the_same_stream(rig, tmp_path):
+    async def main():
+        turn = rig.run_turn("alice", "any", "fix it", workdir=tmp_path, access="edit")
+        types = [e["type"] async for e in turn.events()]
+        return types, await turn.wait_async()
+
+    types, outcome = asyncio.run(main())
+    assert types == WRITER_TYPES
+    assert outcome["final_text"] == "looking done"
+    assert outcome["model"] == "any"
+    assert (tmp_path / "fix.py").is_file()
+
+
+def test_wait_without_reading_drops_the_events_and_keeps_the_outcome(rig, tmp_path):
+    turn = rig.run_turn("alice", None, "p", workdir=tmp_path, access="edit")
+    assert turn.outcome is None
+    outcome = turn.wait()
+    assert list(turn.events()) == []
+    assert turn.wait() == outcome  # the outcome is kept, not taken twice
+
+
+def test_a_read_only_turn_cannot_write(rig, tmp_path):
+    events = list(rig.run_turn("alice", None, "p", workdir=tmp_path).events())
+    result = next(e for e in events if e["type"] == "tool_result")
+    assert result["ok"] is False
+    assert not (tmp_path / "fix.py").exists()
+
+
+def test_the_model_picks_the_script(rig):
+    assert rig.run_turn("by_model", "small", "p").wait()["final_text"] == "small one"
+    assert rig.run_turn("by_model", None, "p").wait()["final_text"] == "default"
+
+
+def test_a_failed_turn_raises_agent_error_with_its_class(rig):
+    turn = rig.run_turn("broke", None, "p")
+    with pytest.raises(coderig.AgentError) as raised:
+        turn.wait()
+    e = raised.value
+    assert (e.kind, e.code) == ("agent", "AGENT")
+    assert e.message == "You exceeded your current quota"
+    assert e.details == {"agent_error": "provider", "class": "stop"}
+    assert turn.outcome is None and "failed" in repr(turn)
+    with pytest.raises(coderig.AgentError):  # again, the same error
+        turn.wait()
+
+
+def test_the_failed_turns_events_end_with_the_error_then_wait_raises(rig):
+    turn = rig.run_turn("broke", None, "p")
+    events = list(turn.events())
+    assert events[-1]["type"] == "error" and events[-1]["class"] == "stop"
+
+    async def main():
+        with pytest.raises(coderig.AgentError) as raised:
+            await turn.wait_async()
+        return raised.value
+
+    assert asyncio.run(main()).details["class"] == "stop"
+
+
+def test_a_hang_ends_idle_after_idle_timeout(rig):
+    started = time.monotonic()
+    turn = rig.run_turn("sleepy", None, "p", idle_timeout=0.2)
+    with pytest.raises(coderig.AgentError) as raised:
+        turn.wait()
+    assert raised.value.details["agent_error"] == "idle"
+    assert raised.value.details["class"] == "retry"
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("timeout", [0.2, "200ms"])
+def test_a_hang_ends_with_timeout(rig, timeout):
+    turn = rig.run_turn("sleepy", None, "p", timeout=timeout)
+    with pytest.raises(coderig.AgentError) as raised:
+        turn.wait()
+    assert raised.value.details["agent_error"] == "timeout"
+
+
+def test_cancel_from_another_thread_ends_a_hang(rig):
+    turn = rig.run_turn("sleepy", None, "p")
+    timer = threading.Timer(0.2, turn.cancel)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(coderig.AgentError) as raised:
+        for _ in turn.events():
+            pass
+        turn.wait()
+    timer.join()
+    assert raised.value.details["agent_error"] == "cancelled"
+    assert time.monotonic() - started < 5
+
+
+def test_wait_with_a_timeout_gives_up_and_the_turn_goes_on(rig):
+    turn = rig.run_turn("sleepy", None, "p")
+    with pytest.raises(TimeoutError):
+        turn.wait(timeout=0.1)
+    assert "running" in repr(turn)
+    turn.cancel()
+    with pytest.raises(coderig.AgentError) as raised:
+        turn.wait(timeout="5s")
+    assert raised.value.details["agent_error"] == "cancelled"
+
+
+def test_blocking_calls_release_the_gil(rig):
+    turn = rig.run_turn("sleepy", None, "p", timeout=0.5)
+    waiter = threading.Thread(target=lambda: pytest.raises(coderig.AgentError, turn.wait))
+    waiter.start()
+    spins = 0
+    while waiter.is_alive():
+        spins += 1
+    waiter.join()
+    assert spins > 1000
+
+
+def test_agents_lists_every_identity(rig):
+    infos = rig.agents()
+    assert [i["identity"] for i in infos] == sorted(AGENTS)
+    assert infos[0] == {"identity": "alice", "kind": "scripted", "lane": "cloud",
+                        "installed": True, "reachable": True, "models": []}
+    assert next(i for i in infos if i["identity"] == "by_model")["models"] == ["small"]
+
+    async def main():
+        return await rig.agents_async(probe_timeout="1s")
+
+    assert asyncio.run(main()) == infos
+    assert repr(rig) == "Rig(agents=['alice', 'broke', 'by_model', 'sleepy'])"
+
+
+def test_unknown_identity_is_not_found_id(rig):
+    with pytest.raises(coderig.NotFoundIdError) as raised:
+        rig.run_turn("bob", None, "p")
+    assert raised.value.details == {"what": "agent", "id": "bob", "known": sorted(AGENTS)}
+    assert raised.value.message == (
+        'no agent "bob"; configured: alice, broke, by_model, sleepy')
+
+
+def test_bad_access_and_durations_are_invalid_input_with_the_cores_message(rig):
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        rig.run_turn("alice", None, "p", access="sudo")
+    assert raised.value.message == (
+        'unknown access level "sudo"; expected one of: read_only, edit, full')
+    assert rig.run_turn("alice", None, "p", access="Read-Only").wait()["final_text"]
+    for bad, shown in [("5 parsecs", "5 parsecs"), (-1, "-1"), (float("nan"), "NaN")]:
+        with pytest.raises(coderig.InvalidInputError) as raised:
+            rig.run_turn("alice", None, "p", idle_timeout=bad)
+        assert raised.value.message == (
+            f'`idle_timeout`: bad duration "{shown}": expected a number of seconds or a '
+            'number with a unit ("500ms", "90s", "20m", "2h")')
+        assert raised.value.details == {"path": "idle_timeout"}
+    for wrong in [True, [1], {}]:
+        with pytest.raises(TypeError):
+            rig.run_turn("alice", None, "p", timeout=wrong)
+    turn = rig.run_turn("sleepy", None, "p")
+    with pytest.raises(coderig.InvalidInputError):
+        turn.wait(timeout="soon")
+    turn.cancel()
+
+
+TOML = """
+[agents.alice]
+kind = "scripted"
+script = [ { write = { path = "a.txt", content = "from toml\\n" } }, { text = "ok" } ]
+lane = "local"
+timeout = "30s"
+"""
+
+
+def test_config_reads_a_coderig_toml(tmp_path):
+    path = tmp_path / "coderig.toml"
+    path.write_text(TOML)
+    for config in (path, str(path)):
+        rig = coderig.Rig(config=config, data_dir=tmp_path / "data", db="sqlite://x.db")
+        assert rig.config == path
+        assert rig.data_dir == tmp_path / "data" and rig.db == "sqlite://x.db"
+        assert [(i["identity"], i["lane"]) for i in rig.agents()] == [("alice", "local")]
+    work = tmp_path / "work"
+    work.mkdir()
+    assert rig.run_turn("alice", None, "p", workdir=work, access="edit").wait()["final_text"] == "ok"
+    assert (work / "a.txt").read_text() == "from toml\n"
+
+
+def test_without_config_the_current_directorys_coderig_toml_is_read(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert coderig.Rig().agents() == []
+    (tmp_path / "coderig.toml").write_text(TOML)
+    rig = coderig.Rig()
+    assert rig.config == Path("coderig.toml")
+    assert [i["identity"] for i in rig.agents()] == ["alice"]
+
+
+def test_a_bad_config_names_the_key(tmp_path):
+    path = tmp_path / "coderig.toml"
+    path.write_text('[agents.x]\nkind = "robot"\n')
+    expected = ('`agents.x.kind`: unknown agent kind "robot"; expected one of: cli, openai, '
+                'scripted')
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        coderig.Rig(config=path)
+    assert raised.value.message == f"{path}: {expected}"
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        coderig.Rig(agents={"x": {"kind": "robot"}})
+    assert raised.value.message == expected
+    assert raised.value.details == {"path": "agents.x.kind"}
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        coderig.Rig(agents={"x": {"kind": "scripted", "script": [], "base_url": "http://h"}})
+    assert "agents.x.base_url" in raised.value.message
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        coderig.Rig(agents={"x": {"kind": "scripted", "script": [{"sing": "la"}]}})
+    assert "agents.x.script[0]" in raised.value.message
+
+
+def test_config_errors_of_other_kinds(tmp_path):
+    with pytest.raises(coderig.IoError) as raised:
+        coderig.Rig(config=tmp_path / "missing.toml")
+    assert str(tmp_path / "missing.toml") in raised.value.message
+    (tmp_path / "c.toml").write_text(TOML)
+    with pytest.raises(coderig.InvalidInputError, match="not both"):
+        coderig.Rig(config=tmp_path / "c.toml", agents=AGENTS)
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        coderig.Rig(agents={"x": {"kind": "scripted", "script": [{"text": object()}]}})
+    assert raised.value.details["path"] == "agents.x.script[0].text"
+    for bad in [dict(data_dir=1), dict(db=2), dict(config=3)]:
+        with pytest.raises(TypeError):
+            coderig.Rig(**bad)
+
+
+CTRL_C = textwrap.dedent("""
+    import sys, time, coderig
+    rig = coderig.Rig(agents={"sleepy": {"kind": "scripted", "script": [{"hang": True}]}})
+    turn = rig.run_turn("sleepy", None, "p")
+    print("waiting", flush=True)
+    try:
+        turn.{call}
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    try:
+        turn.wait(timeout=5)
+    except coderig.AgentError as e:
+        print(e.details["agent_error"], flush=True)
+""")
+
+
+@pytest.mark.parametrize("call", ["wait()", "events() and list(turn.events())"])
+def test_ctrl_c_interrupts_a_blocking_call_and_cancels_the_turn(call, tmp_path):
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(CTRL_C.replace("{call}", call))
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "waiting\n"
+        time.sleep(0.3)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert out.split() == ["interrupted", "cancelled"]
+    assert child.returncode == 0
+
+
+def test_turn_and_events_are_typed_objects(rig):
+    assert isinstance(rig, coderig.Rig)
+    turn = rig.run_turn("alice", None, "p", system="be brief", env={"A": "1"})
+    events = turn.events()
+    assert isinstance(turn, coderig.Turn) and isinstance(events, coderig.TurnEvents)
+    assert iter(events) is events and events.__aiter__() is events
+    turn.wait()
+    with pytest.raises(TypeError):
+        rig.run_turn("alice", None, "p", env={"A": 1})
+    assert os.environ.get("A") is None
