@@ -256,6 +256,7 @@ async fn the_binary_serves_on_the_port_it_prints() {
         .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
         .to_owned();
     let addr: SocketAddr = url.strip_prefix("http://").unwrap().parse().unwrap();
+    common::install_crypto();
     assert!(
         addr.ip().is_loopback(),
         "must bind loopback by default: {addr}"

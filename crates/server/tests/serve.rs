@@ -88,6 +88,7 @@ async fn start(mut command: Command) -> Server {
 }
 
 async fn get(url: String) -> (StatusCode, Value) {
+    common::install_crypto();
     json_of(reqwest::get(url).await.unwrap()).await
 }
 

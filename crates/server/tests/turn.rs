@@ -23,6 +23,12 @@ scripts = { broken = [ { text = "trying" }, { fail = { message = "model not foun
 kind = "scripted"
 lane = "local"
 script = [ { text = "hi" } ]
+[agents.ghost]
+kind = "cli"
+preset = "custom"
+command = "/nonexistent/coderig-ghost"
+args = ["{prompt}"]
+format = "text"
 "#;
 
 /// A temporary rig: `coderig.toml` and a work dir `w`.
@@ -78,6 +84,9 @@ fn agents_json_lists_the_configured_agents() {
              "reachable": true, "models": ["broken", "hang"]},
             {"identity": "bob", "kind": "scripted", "lane": "local", "installed": true,
              "reachable": true, "models": []},
+            {"identity": "ghost", "kind": "cli", "preset": "custom", "lane": "cloud",
+             "installed": false, "reachable": null, "models": [],
+             "error": "/nonexistent/coderig-ghost not found on PATH or not executable"},
         ])
     );
 }
@@ -96,11 +105,20 @@ fn agents_prints_a_table_and_takes_config_anywhere() {
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let text = String::from_utf8(output.stdout).unwrap();
         let rows: Vec<&str> = text.lines().collect();
-        assert_eq!(rows.len(), 3, "{text}");
+        assert_eq!(rows.len(), 4, "{text}");
         assert!(rows[0].starts_with("IDENTITY  KIND"), "{text}");
         assert!(rows[1].starts_with("alice "), "{text}");
         assert!(rows[1].contains("broken,hang"), "{text}");
         assert!(rows[2].contains(" local "), "{text}");
+        // Not installed, and why.
+        assert!(
+            rows[3].starts_with("ghost     cli/custom  cloud  no "),
+            "{text}"
+        );
+        assert!(
+            rows[3].ends_with("/nonexistent/coderig-ghost not found on PATH or not executable"),
+            "{text}"
+        );
     }
     // Without a config: no agents, said on stderr.
     let output = coderig(elsewhere.path(), &["agents"]);
@@ -258,6 +276,21 @@ fn a_failing_turn_ends_ok_false_and_exits_1() {
 }
 
 #[test]
+fn an_agent_that_cannot_start_fails_the_turn() {
+    let dir = rig();
+    let output = coderig(
+        dir.path(),
+        &[
+            "turn", "ghost", "--prompt", "hi", "--access", "edit", "--json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let outcome = lines(&output).pop().unwrap();
+    assert_eq!(outcome["ok"], false);
+    assert_eq!(outcome["error"]["agent_error"], "spawn", "{outcome}");
+}
+
+#[test]
 fn a_hung_turn_is_killed_by_the_idle_timeout() {
     let dir = rig();
     let started = std::time::Instant::now();
@@ -293,7 +326,7 @@ fn an_unknown_identity_is_not_found_id_on_stderr() {
         assert!(output.stdout.is_empty());
         assert_eq!(
             stderr(&output),
-            "coderig turn: not_found_id: no agent \"carol\"; configured: alice, bob\n"
+            "coderig turn: not_found_id: no agent \"carol\"; configured: alice, bob, ghost\n"
         );
     }
 }

@@ -7,6 +7,13 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use std::net::SocketAddr;
 
+/// Installs ring as rustls' crypto provider, which reqwest clients need:
+/// the core's `http` feature builds reqwest without one (the core installs
+/// it when it builds its own client). Call before building a client.
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// Serves [`app`] on `127.0.0.1:0` in the background, without agents, over
 /// a real SQLite store in a temporary directory; returns the base URL.
 pub async fn spawn_server(config: Config) -> String {
@@ -16,6 +23,7 @@ pub async fn spawn_server(config: Config) -> String {
 /// As [`spawn_server`], with the agents of `registry`. The store's
 /// directory lives as long as the server's task (the test's runtime).
 pub async fn spawn_server_with(config: Config, registry: Registry) -> String {
+    install_crypto();
     let dir = tempfile::tempdir().unwrap();
     let store = coderig::store::open(None, dir.path()).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
