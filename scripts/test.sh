@@ -54,6 +54,7 @@ summary() {
 # A server a stage started (the schema fuzzing stage): stopped on any exit.
 SERVER_PID=""
 SERVER_LOG=""
+SERVER_DATA=""
 stop_server() {
     if [[ -n "$SERVER_PID" ]]; then
         kill "$SERVER_PID" 2>/dev/null || true
@@ -63,6 +64,10 @@ stop_server() {
     if [[ -n "$SERVER_LOG" ]]; then
         rm -f "$SERVER_LOG"
         SERVER_LOG=""
+    fi
+    if [[ -n "$SERVER_DATA" ]]; then
+        rm -rf "$SERVER_DATA"
+        SERVER_DATA=""
     fi
 }
 trap 'status=$?; stop_server; summary $status' EXIT
@@ -237,7 +242,11 @@ stage "HTTP API schema fuzzing (schemathesis against coderig serve)"
 cargo build --quiet -p coderig-server --bin coderig
 TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 SERVER_LOG=$(mktemp)
-"$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 >"$SERVER_LOG" 2>&1 &
+# Its store in a temporary data dir (nothing left in the checkout), its
+# agents the scripted ones of the fuzzing config (GET /api/agents answers them).
+SERVER_DATA=$(mktemp -d)
+env -u DATABASE_URL "$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 \
+    --data-dir "$SERVER_DATA" --config crates/server/tests/schemathesis/coderig.toml >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 SERVER_URL=""
 for _ in $(seq 1 100); do

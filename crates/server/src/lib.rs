@@ -1,6 +1,7 @@
 //! # coderig-server — the reference HTTP face of coderig
 //!
-//! [`app`] builds the whole axum [`Router`](axum::Router) from a [`Config`];
+//! [`app`] builds the whole axum [`Router`](axum::Router) from a [`Config`]
+//! and an [`AppState`] (the store and the agent registry);
 //! the `coderig` binary binds it to a socket, and the end-to-end tests serve
 //! it on an ephemeral loopback port. Every route is a few lines that decode
 //! the body with the core's `coderig::json` (the decoders the CLI, Python
@@ -24,35 +25,95 @@ pub use json::{ApiJson, Body, RawBody};
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::Method;
+use coderig::agent::Registry;
+use coderig::store::Store;
+use std::sync::Arc;
+use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 
 /// Default request-body limit: 8 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// How long `GET /api/agents` waits for each HTTP agent's model list: the
+/// core's default, as every face.
+pub const DEFAULT_PROBE_TIMEOUT: Duration = coderig::agent::DEFAULT_PROBE_TIMEOUT;
 
 /// Server settings that shape the router (not the socket).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// Largest accepted request body in bytes; larger bodies get a JSON 413.
     pub max_body_bytes: usize,
+    /// How long `GET /api/agents` waits for each backend's answer.
+    pub probe_timeout: Duration,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
         }
     }
 }
 
-/// The complete application: every `/api` route, JSON 404/405 fallbacks,
-/// the body-size limit and a panic catcher that turns a bug into a JSON 500
-/// instead of a dropped connection.
-pub fn app(config: &Config) -> axum::Router {
+/// What every handler may reach: the store the server opened at start and
+/// the agents of its `coderig.toml`. Cheap to clone (both are shared).
+#[derive(Clone)]
+pub struct AppState {
+    store: Arc<dyn Store>,
+    registry: Registry,
+    probe_timeout: Duration,
+}
+
+impl AppState {
+    /// A state over an opened store (`coderig::store::open`) and a registry.
+    pub fn new(store: Arc<dyn Store>, registry: Registry) -> Self {
+        AppState {
+            store,
+            registry,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The agents.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// How long a probe of one agent may take ([`Config::probe_timeout`]).
+    pub(crate) fn probe_timeout(&self) -> Duration {
+        self.probe_timeout
+    }
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("store", &self.store.backend())
+            .field("agents", &self.registry.identities())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The complete application: every `/api` route over `state`, JSON 404/405
+/// fallbacks, the body-size limit and a panic catcher that turns a bug into
+/// a JSON 500 instead of a dropped connection.
+pub fn app(config: &Config, state: AppState) -> axum::Router {
+    let state = AppState {
+        probe_timeout: config.probe_timeout,
+        ..state
+    };
     routes::router()
         .fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(CatchPanicLayer::custom(error::panic_response))
+        .with_state(state)
 }
 
 /// `(method, path)` of every route [`app`] serves (fallbacks aside), in

@@ -4,7 +4,9 @@
 //! (clap derive) and a `run(Args) -> ExitCode`. To add a subcommand: create
 //! `cmd/<name>.rs`, add a variant to [`Command`] and one match arm in `main`.
 //! Exit codes are shared by every subcommand (see `cmd/mod.rs`): 0 success,
-//! 1 refusal, 2 bad input or usage, 3 IO failure, 4 a bug (`coderig::ErrorKind::exit_code`).
+//! 1 refusal or a failed turn, 2 bad input or usage, 3 IO failure, 4 a bug
+//! (`coderig::ErrorKind::exit_code`), 130 interrupted (`turn`).
+//! `--config`, `--data-dir` and `--db` are global (`cmd/rig.rs`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -19,6 +21,8 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    rig: cmd::rig::RigArgs,
 }
 
 /// Every subcommand.
@@ -30,12 +34,19 @@ enum Command {
     Edit(cmd::edit::Args),
     /// Show a file with `LINE#HH|` anchors, or apply anchored edits to it.
     Hashline(cmd::hashline::Args),
+    /// List the configured agents: kind, lane, installed, reachable, models.
+    Agents(cmd::agents::Args),
+    /// Run one turn of an agent, streaming its events.
+    Turn(cmd::turn::Args),
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
-        Command::Serve(args) => cmd::serve::run(args),
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => cmd::serve::run(args, &cli.rig),
         Command::Edit(args) => cmd::edit::run(args),
         Command::Hashline(args) => cmd::hashline::run(args),
+        Command::Agents(args) => cmd::agents::run(args, &cli.rig),
+        Command::Turn(args) => cmd::turn::run(args, &cli.rig),
     }
 }

@@ -24,6 +24,7 @@ use utoipa::{OpenApi, PartialSchema, ToSchema};
     ),
     paths(
         routes::health::health,
+        routes::agents::agents,
         routes::openapi::openapi,
         routes::hash::xxhash32,
         routes::edit::edit,

@@ -366,6 +366,7 @@ async fn wrong_types_and_unknown_fields_are_4xx_json_on_every_route() {
 async fn oversize_edit_is_a_json_413() {
     let base = spawn_server(Config {
         max_body_bytes: 4096,
+        ..Config::default()
     })
     .await;
     let small = json!({"content": "a\n".repeat(500), "old": "a", "new": "b", "replace_all": true});

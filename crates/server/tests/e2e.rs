@@ -18,7 +18,7 @@ async fn health_reports_ok_and_version() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         body,
-        json!({"ok": true, "version": env!("CARGO_PKG_VERSION")})
+        json!({"ok": true, "version": env!("CARGO_PKG_VERSION"), "store": "sqlite"})
     );
 }
 
@@ -193,6 +193,7 @@ async fn xxhash32_takes_an_integral_float_seed() {
 async fn oversize_body_is_a_json_413() {
     let base = spawn_server(Config {
         max_body_bytes: 1024,
+        ..Config::default()
     })
     .await;
     let client = reqwest::Client::new();
@@ -227,10 +228,15 @@ impl Drop for KillOnDrop {
 
 #[tokio::test]
 async fn the_binary_serves_on_the_port_it_prints() {
+    let dir = tempfile::tempdir().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_coderig"))
         .args(["serve", "--port", "0"])
+        .current_dir(dir.path())
         .env_remove("CODERIG_HOST")
         .env_remove("CODERIG_PORT")
+        .env_remove("CODERIG_CONFIG")
+        .env_remove("CODERIG_DATA_DIR")
+        .env_remove("DATABASE_URL")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -250,6 +256,7 @@ async fn the_binary_serves_on_the_port_it_prints() {
         .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
         .to_owned();
     let addr: SocketAddr = url.strip_prefix("http://").unwrap().parse().unwrap();
+    common::install_crypto();
     assert!(
         addr.ip().is_loopback(),
         "must bind loopback by default: {addr}"
@@ -258,5 +265,8 @@ async fn the_binary_serves_on_the_port_it_prints() {
     let (status, body) = json_of(reqwest::get(format!("{url}/api/health")).await.unwrap()).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["ok"], true);
+    assert_eq!(body["store"], "sqlite");
+    // The default data dir is ./.coderig, created at start.
+    assert!(dir.path().join(".coderig/coderig.db").is_file());
     child.0.kill().unwrap();
 }

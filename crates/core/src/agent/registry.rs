@@ -74,6 +74,7 @@ impl std::fmt::Debug for AgentEntry {
 
 /// What `agents()` / `GET /api/agents` / `coderig agents` report of one agent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AgentInfo {
     /// The identity (`claude`, `local`, ...).
     pub identity: String,

@@ -5,11 +5,15 @@
 //! 1 refused (`not_found`, `ambiguous`, `guard`, `no_op`,
 //! `hashline_mismatch`); 2 bad input or usage (`invalid_input`, unreadable
 //! JSON; clap's own usage errors also exit 2); 3 a file could not be read
-//! or written (`io`); 4 a bug (`internal`).
+//! or written (`io`); 4 a bug (`internal`). `coderig turn` adds 130: it was
+//! interrupted (Ctrl-C), its agent stopped.
 
+pub mod agents;
 pub mod edit;
 pub mod hashline;
+pub mod rig;
 pub mod serve;
+pub mod turn;
 
 use std::process::ExitCode;
 
@@ -37,4 +41,13 @@ pub fn read_text(path: &std::path::Path) -> Result<String, coderig::Error> {
 pub fn fail(what: &str, error: &coderig::Error) -> ExitCode {
     eprintln!("coderig {what}: {}: {}", error.kind(), error.message());
     exit_code(error)
+}
+
+/// The async runtime of a subcommand that runs agents (current thread:
+/// one turn or one probe round at a time).
+pub fn runtime() -> Result<tokio::runtime::Runtime, coderig::Error> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| coderig::Error::io(format!("cannot start the async runtime: {e}")))
 }

@@ -1,7 +1,8 @@
 //! `GET /api/health`.
 
 use super::Route;
-use crate::ApiJson;
+use crate::{ApiJson, AppState};
+use axum::extract::State;
 use serde::Serialize;
 
 pub(super) fn routes() -> Vec<Route> {
@@ -15,15 +16,19 @@ pub(crate) struct Health {
     ok: bool,
     /// The server's version, so a client can check what it talks to.
     version: &'static str,
+    /// The store's backend: `sqlite` (embedded) or `postgres` (shared).
+    #[schema(pattern = "^(sqlite|postgres)$")]
+    store: &'static str,
 }
 
-/// Liveness and the server's version.
+/// Liveness, the server's version and its store's backend.
 #[utoipa::path(get, tag = "meta", path = "/api/health", responses(
     (status = 200, description = "Alive.", body = Health),
 ))]
-pub(crate) async fn health() -> ApiJson<Health> {
+pub(crate) async fn health(State(state): State<AppState>) -> ApiJson<Health> {
     ApiJson(Health {
         ok: true,
         version: env!("CARGO_PKG_VERSION"),
+        store: state.store().backend(),
     })
 }

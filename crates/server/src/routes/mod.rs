@@ -4,11 +4,13 @@
 //! document.
 //!
 //! To add a capability: create `routes/<name>.rs` with handlers taking
-//! [`Body`](crate::Body) (decoded by the core's `coderig::json`) and
+//! [`Body`](crate::Body) (decoded by the core's `coderig::json`) and, when
+//! they need the store or the agents, `State<AppState>`, and
 //! returning `Result<ApiJson<_>, ApiError>` (core errors convert with `?`),
 //! each with a `#[utoipa::path]` attribute; add its routes to [`table`] and
 //! its handlers to the `paths` of [`crate::openapi`].
 
+pub(crate) mod agents;
 pub(crate) mod edit;
 pub(crate) mod flows;
 pub(crate) mod guards;
@@ -17,7 +19,7 @@ pub(crate) mod hashline;
 pub(crate) mod health;
 pub(crate) mod openapi;
 
-use crate::ApiError;
+use crate::{ApiError, AppState};
 use axum::handler::Handler;
 use axum::http::Method;
 use axum::routing::MethodRouter;
@@ -27,12 +29,12 @@ use axum::Router;
 pub(crate) struct Route {
     method: Method,
     path: &'static str,
-    service: MethodRouter,
+    service: MethodRouter<AppState>,
 }
 
 impl Route {
     /// `GET path` served by `handler`.
-    pub(crate) fn get<H: Handler<T, ()>, T: 'static>(path: &'static str, handler: H) -> Self {
+    pub(crate) fn get<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
         Route {
             method: Method::GET,
             path,
@@ -41,7 +43,10 @@ impl Route {
     }
 
     /// `POST path` served by `handler`.
-    pub(crate) fn post<H: Handler<T, ()>, T: 'static>(path: &'static str, handler: H) -> Self {
+    pub(crate) fn post<H: Handler<T, AppState>, T: 'static>(
+        path: &'static str,
+        handler: H,
+    ) -> Self {
         Route {
             method: Method::POST,
             path,
@@ -54,6 +59,7 @@ impl Route {
 fn table() -> Vec<Route> {
     [
         health::routes(),
+        agents::routes(),
         hash::routes(),
         edit::routes(),
         guards::routes(),
@@ -71,8 +77,9 @@ pub(crate) fn served() -> Vec<(Method, &'static str)> {
     table().into_iter().map(|r| (r.method, r.path)).collect()
 }
 
-/// Every route of the API, without fallbacks or layers (see [`crate::app`]).
-pub(crate) fn router() -> Router {
+/// Every route of the API, without fallbacks, layers or state (see
+/// [`crate::app`]).
+pub(crate) fn router() -> Router<AppState> {
     table()
         .into_iter()
         .fold(Router::new(), |router, r| router.route(r.path, r.service))
