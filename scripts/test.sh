@@ -188,6 +188,13 @@ if [[ $pg_expected -eq 0 || $pg_passed -ne $pg_expected ]]; then
     echo "the PostgreSQL half of the store tests did not run in full" >&2
     exit 1
 fi
+# The server half: `coderig serve --db $DATABASE_URL` opens, migrates and
+# answers over HTTP (it skips without a database; here it must run).
+CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --test serve -- postgres 2>&1 | tee "$PG_BASE/serve-tests.log"
+if ! grep -qE '^test [a-z_]*postgres[a-z_]* \.\.\. ok$' "$PG_BASE/serve-tests.log"; then
+    echo "the server's PostgreSQL test did not run" >&2
+    exit 1
+fi
 stop_postgres
 unset DATABASE_URL
 
