@@ -198,7 +198,7 @@ fi
 stop_postgres
 unset DATABASE_URL
 
-stage "Rust examples (cargo run --example, every example of every package)"
+stage "Rust examples (cargo run --all-features --example, every example of every package)"
 examples=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c '
 import json, sys
 for package in json.load(sys.stdin)["packages"]:
@@ -211,7 +211,7 @@ if [[ -z "$examples" ]]; then
 else
     while read -r package example; do
         echo "--- $package: $example"
-        cargo run --quiet -p "$package" --example "$example"
+        cargo run --quiet -p "$package" --all-features --example "$example"
     done <<<"$examples"
 fi
 
