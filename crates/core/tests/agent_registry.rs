@@ -225,6 +225,28 @@ async fn turns_run_through_the_registry_and_unknown_identities_are_named() {
 }
 
 #[tokio::test]
+async fn shutdown_cancels_every_turn_and_waits_until_they_ended() {
+    let registry = Registry::from_toml_str(TOML).unwrap();
+    let slow = || Turn::new("p").model("slow");
+    let mut read = registry.start_turn("alice", slow()).unwrap();
+    // A turn nobody holds a handle of any more is waited for too.
+    drop(registry.clone().start_turn("alice", slow()).unwrap());
+    assert!(matches!(
+        read.next_event().await,
+        Some(AgentEvent::SessionStarted { .. })
+    ));
+    assert_eq!(registry.running_turns(), 2);
+    let started = std::time::Instant::now();
+    assert!(registry.shutdown(Duration::from_secs(4)).await);
+    assert!(started.elapsed() < Duration::from_secs(4));
+    assert_eq!(registry.running_turns(), 0);
+    assert_eq!(
+        read.wait().await.unwrap_err().kind,
+        coderig::agent::AgentErrorKind::Cancelled
+    );
+}
+
+#[tokio::test]
 async fn info_reports_installed_reachable_and_models() {
     let registry = Registry::from_toml_str(TOML).unwrap();
     let info = registry.info(coderig::agent::DEFAULT_PROBE_TIMEOUT).await;

@@ -13,53 +13,42 @@
 //!
 //! The async iterator is napi's own (`#[napi(async_iterator)]` on
 //! `TurnEvents`): no hand-written JS entry is needed.
+//!
+//! Thin: `Registry::open` chooses where the agents come from, the core's
+//! `TurnOptions` decodes `runTurn`'s options (after the addon's JS → JSON
+//! conversion), and the core's duration decoder reads `probeTimeout`, so a
+//! bad option gets the same message and path as in Python
+//! (`` `idle_timeout`: ... ``).
+//!
+//! At exit (`process.exit()` or the end of the script, also in a worker)
+//! one `process.on('exit')` listener per environment, installed by its first
+//! `Rig`, runs `Registry::shutdown` on its rigs: turns still running are
+//! cancelled and waited for, at most `DEFAULT_SHUTDOWN_GRACE` in all,
+//! blocking the exit that long, so no agent process group outlives Node.
+//! (An env cleanup hook would not do: Node skips them on `process.exit()`.)
+//! The listener holds the rigs weakly; a `Turn` holds its rig's registry,
+//! so the turns of a collected `Rig` are stopped while their `Turn` lives.
 
 use crate::helpers::{arg, decode_named, js, options, to_js_error, Res};
-use coderig::agent::config::RigConfig;
-use coderig::agent::duration::{parse_duration, seconds};
-use coderig::agent::{Access, AgentError, Registry, TurnHandle, TurnOutcome};
+use coderig::agent::{
+    Registry, TurnHandle, TurnOptions as CoreTurnOptions, DEFAULT_PROBE_TIMEOUT,
+    DEFAULT_SHUTDOWN_GRACE,
+};
 use coderig::Error;
-use napi::bindgen_prelude::{within_runtime_if_available, AsyncGenerator, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{
+    within_runtime_if_available, AsyncGenerator, FnArgs, Function, JsObjectValue, Object,
+    PromiseRaw, Unknown,
+};
 use napi::Env;
 use napi_derive::napi;
-use serde::de::{self, Deserializer};
 use serde::Deserialize;
-use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use serde_json::Value;
 use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
-use tokio::sync::{Mutex, OnceCell};
+use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
-
-/// How long `rig.agents()` waits for an HTTP agent's model list by default.
-/// (Python's `Rig.agents` waits as long.)
-const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The config a rig reads when given neither `config` nor `agents`.
-const DEFAULT_CONFIG: &str = "coderig.toml";
-
-/// A duration as the runtime's options spell it: seconds (a number) or a
-/// string with a unit, read by the core's [`parse_duration`] / [`seconds`].
-struct Span(Duration);
-
-impl<'de> Deserialize<'de> for Span {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::Number(n) => n.as_f64().and_then(seconds).map(Span).ok_or_else(|| {
-                de::Error::custom(format!(
-                    "bad duration {n}: expected a non-negative number of seconds"
-                ))
-            }),
-            Value::String(text) => parse_duration(&text).map(Span).map_err(de::Error::custom),
-            other => Err(de::Error::custom(format!(
-                "invalid type: {}, expected a number of seconds or a duration string (\"90s\")",
-                coderig::json::describe(&other)
-            ))),
-        }
-    }
-}
 
 /// `new Rig(options)`, decoded (`RigOptions`).
 #[derive(Deserialize)]
@@ -71,53 +60,72 @@ struct RigArgs {
     agents: Option<Value>,
 }
 
-/// The options of `rig.runTurn`, decoded (`TurnOptions`).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TurnArgs {
-    workdir: Option<PathBuf>,
-    access: Option<Access>,
-    timeout: Option<Span>,
-    idle_timeout: Option<Span>,
-    system: Option<String>,
-    env: Option<BTreeMap<String, String>>,
-}
-
 /// The options of `rig.agents`, decoded (`AgentsOptions`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AgentsArgs {
-    probe_timeout: Option<Span>,
+    #[serde(
+        default,
+        deserialize_with = "coderig::agent::duration::deserialize_opt"
+    )]
+    probe_timeout: Option<Duration>,
 }
 
-/// An options object decoded strictly as a `T` (paths read
-/// `options.idle_timeout`).
-fn options_of<T: for<'de> Deserialize<'de>>(env: &Env, value: Option<Unknown>) -> Res<T> {
-    decode_named("options", Value::Object(options(env, value, "options")?))
+/// The options object of a call as the JSON object the core decodes
+/// (`null` fields left out, keys in snake_case).
+fn options_json(env: &Env, value: Option<Unknown>) -> Res<Value> {
+    Ok(Value::Object(options(env, value, "options")?))
 }
 
-/// The registry `args` name and the file it came from: a `coderig.toml`,
-/// the `agents` table, or `./coderig.toml` when it exists (else none).
-fn registry(args: &RigArgs) -> Res<(Registry, Option<String>)> {
-    let registry = match (&args.config, &args.agents) {
-        (Some(_), Some(_)) => {
-            return Err(Error::invalid_input(
-                "`options.config` and `options.agents` are both given; a rig takes its agents from one of them",
-            )
-            .into())
-        }
-        (Some(path), None) => (Registry::load(Path::new(path))?, Some(path.clone())),
-        (None, Some(agents)) => (
-            Registry::from_config(&RigConfig::from_json(json!({ "agents": agents }))?)?,
-            None,
-        ),
-        (None, None) if Path::new(DEFAULT_CONFIG).is_file() => (
-            Registry::load(Path::new(DEFAULT_CONFIG))?,
-            Some(DEFAULT_CONFIG.to_owned()),
-        ),
-        (None, None) => (Registry::new(), None),
-    };
-    Ok(registry)
+/// The rigs of one Node environment (its instance data), shut down by its
+/// `process.on('exit')` listener.
+type Exits = Arc<std::sync::Mutex<Vec<Weak<Registry>>>>;
+
+/// `process.on(event, listener)`.
+type On<'env> = Function<'env, FnArgs<(&'static str, Function<'env, (), ()>)>, Unknown<'env>>;
+
+/// Adds `registry` to what this environment shuts down at exit, installing
+/// the environment's one `process.on('exit')` listener with its first rig.
+fn shut_down_at_exit(env: &Env, registry: &Arc<Registry>) -> Res<()> {
+    if let Some(exits) = env.get_instance_data::<Exits>()? {
+        let mut rigs = exits.lock().unwrap_or_else(|p| p.into_inner());
+        rigs.retain(|rig| rig.strong_count() > 0);
+        rigs.push(Arc::downgrade(registry));
+        return Ok(());
+    }
+    let exits: Exits = Arc::new(std::sync::Mutex::new(vec![Arc::downgrade(registry)]));
+    env.set_instance_data(exits.clone(), (), |_| {})?;
+    let listener = env.create_function_from_closure::<(), (), _>("coderigShutdown", move |_| {
+        let rigs = std::mem::take(&mut *exits.lock().unwrap_or_else(|p| p.into_inner()));
+        shutdown(rigs.iter().filter_map(Weak::upgrade).collect());
+        Ok(())
+    })?;
+    let process: Object = env.get_global()?.get_named_property("process")?;
+    let on: On = process.get_named_property("on")?;
+    on.apply(process, ("exit", listener).into())?;
+    Ok(())
+}
+
+/// Cancels the running turns of `rigs` and blocks (at most
+/// `DEFAULT_SHUTDOWN_GRACE` in all) until they ended.
+fn shutdown(rigs: Vec<Arc<Registry>>) {
+    let rigs: Vec<_> = rigs.into_iter().filter(|r| r.running_turns() > 0).collect();
+    if rigs.is_empty() {
+        return;
+    }
+    rigs.iter().for_each(|r| r.cancel_all());
+    let (done, ended) = std::sync::mpsc::channel();
+    within_runtime_if_available(|| {
+        tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + DEFAULT_SHUTDOWN_GRACE;
+            for rig in &rigs {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                rig.shutdown(left).await;
+            }
+            let _ = done.send(());
+        })
+    });
+    let _ = ended.recv_timeout(DEFAULT_SHUTDOWN_GRACE + Duration::from_secs(1));
 }
 
 /// The core's JSON form of `value`.
@@ -128,7 +136,7 @@ fn to_value<T: serde::Serialize>(value: &T) -> Value {
 /// The agents of a project and the turns they run.
 #[napi]
 pub struct Rig {
-    registry: Registry,
+    registry: Arc<Registry>,
     data_dir: Option<String>,
     db: Option<String>,
     config: Option<String>,
@@ -148,8 +156,12 @@ impl Rig {
         #[napi(ts_arg_type = "RigOptions | null")] options: Option<Unknown>,
     ) -> napi::Result<Self> {
         js(&env, || {
-            let args: RigArgs = options_of(&env, options)?;
-            let (registry, config) = registry(&args)?;
+            let args: RigArgs = decode_named("options", options_json(&env, options)?)?;
+            let (registry, config) =
+                Registry::open(args.config.as_deref().map(Path::new), args.agents)?;
+            let registry = Arc::new(registry);
+            shut_down_at_exit(&env, &registry)?;
+            let config = config.map(|path| path.display().to_string());
             Ok(Rig {
                 registry,
                 data_dir: args.data_dir,
@@ -193,9 +205,11 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "AgentsOptions | null")] options: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let args: AgentsArgs = js(env, || options_of(env, options))?;
-        let probe = args.probe_timeout.map_or(PROBE_TIMEOUT, |s| s.0);
-        let registry = self.registry.clone();
+        let args: AgentsArgs = js(env, || {
+            Ok(coderig::json::decode_object(options_json(env, options)?)?)
+        })?;
+        let probe = args.probe_timeout.unwrap_or(DEFAULT_PROBE_TIMEOUT);
+        let registry = Arc::clone(&self.registry);
         env.spawn_future(async move { Ok(to_value(&registry.info(probe).await)) })
     }
 
@@ -216,18 +230,17 @@ impl Rig {
         js(&env, || {
             let identity: String = arg(&env, "identity", identity)?;
             let model: Option<String> = arg(&env, "model", model)?;
-            let mut turn = coderig::agent::Turn::new(arg::<String>(&env, "prompt", prompt)?);
-            turn.model = model.clone();
-            let o: TurnArgs = options_of(&env, options)?;
-            turn.workdir = o.workdir;
-            turn.access = o.access.unwrap_or_default();
-            turn.timeout = o.timeout.map(|s| s.0);
-            turn.idle_timeout = o.idle_timeout.map(|s| s.0);
-            turn.system = o.system;
-            turn.env = o.env.unwrap_or_default();
+            let prompt: String = arg(&env, "prompt", prompt)?;
+            let turn = CoreTurnOptions::from_json(options_json(&env, options)?)?
+                .into_turn(prompt, model.clone());
             // start_turn spawns on the current tokio runtime: napi's.
             let handle = within_runtime_if_available(|| self.registry.start_turn(&identity, turn))?;
-            Ok(Turn::new(handle, identity, model))
+            Ok(Turn::new(
+                handle,
+                Arc::clone(&self.registry),
+                identity,
+                model,
+            ))
         })
     }
 }
@@ -236,7 +249,9 @@ impl Rig {
 struct Shared {
     handle: Mutex<TurnHandle>,
     cancel: CancellationToken,
-    outcome: OnceCell<Result<TurnOutcome, AgentError>>,
+    // Keeps the registry (and so its exit hook's target) alive while the
+    // turn's objects live.
+    _registry: Arc<Registry>,
 }
 
 /// A running turn: its events, its outcome, its cancel switch.
@@ -248,13 +263,18 @@ pub struct Turn {
 }
 
 impl Turn {
-    fn new(handle: TurnHandle, identity: String, model: Option<String>) -> Self {
+    fn new(
+        handle: TurnHandle,
+        registry: Arc<Registry>,
+        identity: String,
+        model: Option<String>,
+    ) -> Self {
         let cancel = handle.cancel_token();
         Turn {
             shared: Arc::new(Shared {
                 handle: Mutex::new(handle),
                 cancel,
-                outcome: OnceCell::new(),
+                _registry: registry,
             }),
             identity,
             model,
@@ -298,13 +318,8 @@ impl Turn {
     pub fn wait<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
         let shared = self.shared.clone();
         env.spawn_future_with_callback(
-            async move {
-                let outcome = shared
-                    .outcome
-                    .get_or_init(|| async { shared.handle.lock().await.wait().await })
-                    .await;
-                Ok(outcome.clone())
-            },
+            // The core's wait gives the same result every time.
+            async move { Ok(shared.handle.lock().await.wait().await) },
             |env, outcome| match outcome {
                 Ok(outcome) => Ok(to_value(&outcome)),
                 Err(e) => Err(to_js_error(env, &Error::from(e))),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
@@ -162,16 +163,25 @@ describe('runTurn', () => {
       message: 'no agent "nobody"; configured: alice, failer, hanger',
       details: { what: 'agent', id: 'nobody', known: ['alice', 'failer', 'hanger'] },
     })
+    // The options are the core's TurnOptions: the same messages and paths as Python's run_turn.
     throwsCode(() => rig.runTurn('alice', null, 'p', { access: 'root' }), 'INVALID_INPUT', {
-      message: /^`options\.access`: unknown access level "root"; expected one of: read_only, edit, full/,
+      message: '`access`: unknown access level "root"; expected one of: read_only, edit, full',
+      details: { path: 'access' },
     })
-    throwsCode(() => rig.runTurn('alice', null, 'p', { idleTimeout: '5 parsecs' }), 'INVALID_INPUT', { message: /^`options\.idle_timeout`: bad duration "5 parsecs"/ })
-    throwsCode(() => rig.runTurn('alice', null, 'p', { timeout: -1 }), 'INVALID_INPUT', { message: /^`options\.timeout`: bad duration -1/ })
-    throwsCode(() => rig.runTurn('alice', null, 'p', { timeout: true }), 'INVALID_INPUT', { message: /^`options\.timeout`: invalid type: a boolean/ })
-    throwsCode(() => rig.runTurn('alice', null, 'p', { workdri: '/tmp' }), 'INVALID_INPUT', { message: /^`options\.workdri`: unknown field `workdri`, expected one of `workdir`/ })
+    throwsCode(() => rig.runTurn('alice', null, 'p', { idleTimeout: '5 parsecs' }), 'INVALID_INPUT', {
+      message: '`idle_timeout`: bad duration "5 parsecs": expected a number of seconds or a number with a unit ("500ms", "90s", "20m", "2h")',
+      details: { path: 'idle_timeout' },
+    })
+    throwsCode(() => rig.runTurn('alice', null, 'p', { idleTimeout: -1 }), 'INVALID_INPUT', { message: '`idle_timeout`: bad duration -1: expected a non-negative number of seconds' })
+    throwsCode(() => rig.runTurn('alice', null, 'p', { idleTimeout: NaN }), 'INVALID_INPUT', { message: '`options.idleTimeout`: must be a finite number, got NaN' })
+    throwsCode(() => rig.runTurn('alice', null, 'p', { timeout: true }), 'INVALID_INPUT', {
+      message: '`timeout`: invalid type: a boolean, expected a number of seconds or a duration string ("90s")',
+    })
+    throwsCode(() => rig.runTurn('alice', null, 'p', { timeout: [1] }), 'INVALID_INPUT', { message: /^`timeout`: invalid type: an array/ })
+    throwsCode(() => rig.runTurn('alice', null, 'p', { workdri: '/tmp' }), 'INVALID_INPUT', { message: /^`workdri`: unknown field `workdri`, expected one of `workdir`/ })
     throwsCode(() => rig.runTurn('alice', null, 42), 'INVALID_INPUT', { message: /^`prompt`: invalid type: integer `42`, expected a string/ })
     throwsCode(() => rig.runTurn('alice', 7, 'p'), 'INVALID_INPUT', { message: /^`model`: invalid type: integer `7`/ })
-    throwsCode(() => rig.runTurn('alice', null, 'p', { env: { A: 1 } }), 'INVALID_INPUT', { message: /^`options\.env\.A`: invalid type: integer `1`, expected a string/ })
+    throwsCode(() => rig.runTurn('alice', null, 'p', { env: { A: 1 } }), 'INVALID_INPUT', { message: /^`env\.A`: invalid type: integer `1`, expected a string/ })
   })
 })
 
@@ -208,7 +218,7 @@ describe('new Rig', () => {
     })
     throwsCode(() => new Rig({ agents: { bob: { kind: 'robot' } } }), 'INVALID_INPUT', { message: /agents\.bob\.kind/ })
     throwsCode(() => new Rig({ agents: [] }), 'INVALID_INPUT', { message: /agents/ })
-    throwsCode(() => new Rig({ config: 'a.toml', agents: {} }), 'INVALID_INPUT', { message: /both given/ })
+    throwsCode(() => new Rig({ config: 'a.toml', agents: {} }), 'INVALID_INPUT', { message: 'give either a config file or an agents table, not both' })
     throwsCode(() => new Rig({ dataDir: 5 }), 'INVALID_INPUT', { message: /^`options\.data_dir`: invalid type: integer `5`, expected a string/ })
     throwsCode(() => new Rig({ agent: {} }), 'INVALID_INPUT', { message: /^`options\.agent`: unknown field `agent`, expected one of `data_dir`, `db`, `config`, `agents`/ })
     throwsCode(() => new Rig('coderig.toml'), 'INVALID_INPUT', { message: /^`options`: must be an object of options/ })
@@ -243,7 +253,8 @@ describe('agents()', () => {
     ])
     assert.equal((await rig.agents({ probeTimeout: '2s' })).length, 3)
     assert.deepEqual(await new Rig({ agents: {} }).agents(), [])
-    throwsCode(() => rig.agents({ probeTimeout: 'soon' }), 'INVALID_INPUT', { message: /^`options\.probe_timeout`: bad duration "soon"/ })
+    throwsCode(() => rig.agents({ probeTimeout: 'soon' }), 'INVALID_INPUT', { message: /^`probe_timeout`: bad duration "soon"/ })
+    throwsCode(() => rig.agents({ probeTimeout: true }), 'INVALID_INPUT', { message: /^`probe_timeout`: invalid type: a boolean/ })
   })
 })
 
@@ -311,4 +322,50 @@ describe('the TypeScript shapes', () => {
     for (const info of await rig.agents()) conforms(info, iface('AgentInfo'), 'AgentInfo')
     assert.deepEqual([...seen].sort(), Object.keys(variants).sort(), 'a real turn shows every declared event type')
   })
+})
+
+describe('exit', () => {
+  // Each Rig registers an env cleanup hook: when Node tears the environment
+  // down (the script's end or process.exit), its running turns are cancelled
+  // and waited for, so the agent's process group does not outlive Node.
+  const addon = createRequire(import.meta.url).resolve('../index.js')
+  const child = (end) => `
+    const { existsSync, readFileSync } = require('node:fs')
+    const { Rig } = require(${JSON.stringify(addon)})
+    const workdir = process.argv[1]
+    const rig = new Rig({ agents: { hang: {
+      kind: 'cli', preset: 'custom', command: 'sh',
+      args: ['-c', 'sleep 300 & echo $! > {workdir}/pid; wait'],
+      format: 'text', enforces_read_only: true } } })
+    rig.runTurn('hang', null, 'p', { workdir })
+    const poll = () => {
+      if (existsSync(workdir + '/pid') && readFileSync(workdir + '/pid', 'utf8').trim()) {
+        console.log('running')
+        ${end}
+      } else setTimeout(poll, 10)
+    }
+    poll()
+  `
+
+  /** Whether `pid` no longer runs (a zombie nobody reaped yet counts as gone). */
+  function gone(pid) {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop().trim().split(' ')[0] === 'Z'
+    } catch {
+      return true
+    }
+  }
+
+  for (const [name, end, status] of [['process.exit()', 'process.exit(3)', 3], ['the end of the script', '', 0]]) {
+    test(`${name} cancels the running turns and waits until their processes ended`, () => {
+      const workdir = tmp()
+      const started = Date.now()
+      const run = spawnSync(process.execPath, ['-e', child(end), workdir], { encoding: 'utf8', timeout: 30000 })
+      assert.equal(run.stdout, 'running\n', run.stderr)
+      assert.equal(run.status, status, run.stderr)
+      assert.ok(Date.now() - started < 10000)
+      const pid = Number(readFileSync(join(workdir, 'pid'), 'utf8'))
+      assert.ok(gone(pid), `the agent's child ${pid} outlived Node`)
+    })
+  }
 })

@@ -1,81 +1,112 @@
 //! `coderig.Rig`: the agents of a rig (a core [`Registry`]) and their turns.
 //!
-//! `Rig(config=path)` reads a `coderig.toml` with `Registry::load`;
-//! `Rig(agents={...})` decodes the JSON form of the file's `agents` table
-//! with `RigConfig::from_json`; with neither, `./coderig.toml` is read when
-//! it exists. `data_dir` and `db` are kept for the store (opened by later
+//! Thin: `Registry::open` chooses where the agents come from (`config=`,
+//! `agents=`, else `./coderig.toml` when it exists), `TurnOptions` decodes
+//! `run_turn`'s keyword arguments (converted to a JSON object), and the
+//! core's duration decoder reads every duration argument, so a bad value
+//! gets the core's message with its path (`` `idle_timeout`: ... ``), as in
+//! every face. `data_dir` and `db` are kept for the store (opened by later
 //! features); only their types are checked now.
+//!
+//! At interpreter exit an `atexit` hook runs `Registry::shutdown` on every
+//! registry that is still referenced or still has turns running: their
+//! turns are cancelled and waited for (at most `DEFAULT_SHUTDOWN_GRACE`),
+//! so no agent process group outlives the interpreter.
 
-use crate::helpers::{fspath, name, to_json, to_py_err};
+use crate::helpers::{fspath, object, to_json, to_py_err};
 use crate::turn::{block_on, runtime, to_dict, Turn};
-use coderig::agent::config::RigConfig;
-use coderig::agent::duration::parse_duration;
-use coderig::agent::{Access, Registry, Turn as CoreTurn};
+use coderig::agent::{Registry, TurnOptions, DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE};
 use coderig::Error;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString};
-use serde_json::json;
-use std::collections::BTreeMap;
+use pyo3::types::{PyFloat, PyList};
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// How long `agents()` waits for each HTTP agent's model list by default.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Registers `Rig`, `Turn` and `TurnEvents`.
+/// Registers `Rig`, `Turn` and `TurnEvents`, and the exit hook.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Rig>()?;
     m.add_class::<Turn>()?;
     m.add_class::<crate::turn::TurnEvents>()?;
+    let hook = wrap_pyfunction!(shutdown_at_exit, m)?;
+    m.py().import("atexit")?.call_method1("register", (hook,))?;
     Ok(())
 }
 
-/// A duration argument: seconds (`int` or `float`) or a duration string
-/// (`"90s"`, `"500ms"`, `"20m"`), parsed by the core's `parse_duration`
-/// (a number as its decimal text), so a bad one gets the core's message as
-/// an `InvalidInputError` at `at`. `None` is no duration; another type
-/// (`bool` included) is a `TypeError`.
-pub fn duration(value: Option<&Bound<'_, PyAny>>, at: &str) -> PyResult<Option<Duration>> {
-    let Some(value) = value.filter(|v| !v.is_none()) else {
-        return Ok(None);
-    };
-    let text = if let Ok(text) = value.cast::<PyString>() {
-        text.to_cow()?.into_owned()
-    } else if value.is_instance_of::<PyBool>() {
-        return Err(type_error(at, value));
-    } else if value.is_instance_of::<PyInt>() {
-        // Rust's integer text has no exponent; a huge int is out of range.
-        match value.extract::<i128>() {
-            Ok(n) => n.to_string(),
-            Err(_) => value.str()?.to_cow()?.into_owned(),
-        }
-    } else if value.is_instance_of::<PyFloat>() {
-        // Rust's float text has no exponent either (1e-3 is "0.001").
-        value.extract::<f64>()?.to_string()
-    } else {
-        return Err(type_error(at, value));
-    };
-    parse_duration(&text)
-        .map(Some)
-        .map_err(|message| to_py_err(Error::invalid_at(at, message)))
+/// The registries an exit must shut down: every `Rig`'s, kept while a `Rig`
+/// refers to it or one of its turns runs (a turn whose `Rig` and `Turn`
+/// were dropped still runs, and still must not outlive the interpreter).
+static LIVE: Mutex<Vec<Arc<Registry>>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<Arc<Registry>>> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn type_error(at: &str, value: &Bound<'_, PyAny>) -> PyErr {
-    let given = value
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    PyTypeError::new_err(format!(
-        "{at} must be seconds (int or float) or a duration string like \"90s\", not {given}"
-    ))
+/// The `atexit` hook: cancels every running turn, then waits (GIL
+/// released, at most `DEFAULT_SHUTDOWN_GRACE` in all) until they ended.
+#[pyfunction]
+fn shutdown_at_exit(py: Python<'_>) {
+    let registries: Vec<_> = live().drain(..).filter(|r| r.running_turns() > 0).collect();
+    if registries.is_empty() {
+        return;
+    }
+    registries.iter().for_each(|r| r.cancel_all());
+    let deadline = Instant::now() + DEFAULT_SHUTDOWN_GRACE;
+    py.detach(|| {
+        runtime().block_on(async {
+            for registry in &registries {
+                let left = deadline.saturating_duration_since(Instant::now());
+                registry.shutdown(left).await;
+            }
+        })
+    });
+}
+
+/// A duration argument (seconds or a string like `"90s"`), decoded by the
+/// core's duration decoder: a bad one is the core's `InvalidInputError` at
+/// `at`. `None` is no duration.
+pub fn duration(value: Option<&Bound<'_, PyAny>>, at: &str) -> PyResult<Option<Duration>> {
+    #[derive(Deserialize)]
+    struct Limit(
+        #[serde(deserialize_with = "coderig::agent::duration::deserialize_opt")] Option<Duration>,
+    );
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    finite(value, at)?;
+    let Limit(limit) = coderig::json::decode(to_json(value, at)?)
+        .map_err(|e| to_py_err(Error::invalid_at(at, e.message())))?;
+    Ok(limit)
+}
+
+/// Refuses a NaN or an infinity for a duration: JSON has none (pythonize
+/// would make them `null`, "not given").
+fn finite(value: &Bound<'_, PyAny>, at: &str) -> PyResult<()> {
+    let Ok(f) = value.cast::<PyFloat>().map(|f| f.value()) else {
+        return Ok(());
+    };
+    if f.is_finite() {
+        return Ok(());
+    }
+    let shown = if f.is_nan() {
+        "NaN"
+    } else if f > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    };
+    Err(to_py_err(Error::invalid_at(
+        at,
+        format!("must be a finite number, got {shown}"),
+    )))
 }
 
 /// The agents of a rig and their turns.
 #[pyclass(module = "coderig", frozen)]
 pub struct Rig {
-    registry: Registry,
+    registry: Arc<Registry>,
     data_dir: Option<PathBuf>,
     db: Option<String>,
     config: Option<PathBuf>,
@@ -123,29 +154,19 @@ impl Rig {
             ),
         };
         let config = path_arg(config, "config")?;
-        let agents = agents.filter(|v| !v.is_none());
-        let (registry, config) = match (config, agents) {
-            (Some(_), Some(_)) => {
-                return Err(to_py_err(Error::invalid_input(
-                    "give config= (a coderig.toml) or agents= (its agents table), not both",
-                )))
-            }
-            (None, Some(agents)) => {
-                let agents = to_json(agents, "agents")?;
-                let config =
-                    RigConfig::from_json(json!({ "agents": agents })).map_err(to_py_err)?;
-                (Registry::from_config(&config).map_err(to_py_err)?, None)
-            }
-            (Some(path), None) => (load(py, &path)?, Some(path)),
-            (None, None) => {
-                let default = Path::new("coderig.toml");
-                if default.is_file() {
-                    (load(py, default)?, Some(default.to_path_buf()))
-                } else {
-                    (Registry::new(), None)
-                }
-            }
+        let agents = match agents.filter(|v| !v.is_none()) {
+            Some(agents) => Some(to_json(agents, "agents")?),
+            None => None,
         };
+        // Registry::open may read a file: the GIL is released.
+        let (registry, config) = py
+            .detach(|| Registry::open(config.as_deref(), agents))
+            .map_err(to_py_err)?;
+        let registry = Arc::new(registry);
+        let mut live = live();
+        live.retain(|r| Arc::strong_count(r) > 1 || r.running_turns() > 0);
+        live.push(registry.clone());
+        drop(live);
         Ok(Rig {
             registry,
             data_dir,
@@ -184,7 +205,7 @@ impl Rig {
         py: Python<'_>,
         probe_timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let probe = duration(probe_timeout, "probe_timeout")?.unwrap_or(PROBE_TIMEOUT);
+        let probe = duration(probe_timeout, "probe_timeout")?.unwrap_or(DEFAULT_PROBE_TIMEOUT);
         let infos = block_on(py, self.registry.info(probe), || {})?;
         to_dict(py, &infos)
     }
@@ -196,8 +217,8 @@ impl Rig {
         py: Python<'py>,
         probe_timeout: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let probe = duration(probe_timeout, "probe_timeout")?.unwrap_or(PROBE_TIMEOUT);
-        let registry = self.registry.clone();
+        let probe = duration(probe_timeout, "probe_timeout")?.unwrap_or(DEFAULT_PROBE_TIMEOUT);
+        let registry = Arc::clone(&self.registry);
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let infos = registry.info(probe).await;
             Python::attach(|py| to_dict(py, &infos))
@@ -206,13 +227,14 @@ impl Rig {
 
     /// Starts a turn of `identity` and returns its `Turn` at once.
     ///
-    /// `model` may be None (the agent's default); `access` is `read_only`,
-    /// `edit` or `full`; `timeout` and `idle_timeout` are seconds or
-    /// duration strings (None: the agent's defaults); `env` adds
-    /// environment variables. An unknown identity is a `NotFoundIdError`
-    /// (`.details["known"]` lists the configured ones); a bad access name
-    /// or duration an `InvalidInputError`.
-    #[pyo3(signature = (identity, model, prompt, workdir=None, access="read_only",
+    /// `model` may be None (the agent's default); the options are the
+    /// core's `TurnOptions`: `access` is `read_only` (default), `edit` or
+    /// `full`; `timeout` and `idle_timeout` are seconds or duration strings
+    /// (None: the agent's defaults); `env` adds environment variables. An
+    /// unknown identity is a `NotFoundIdError` (`.details["known"]` lists
+    /// the configured ones); a bad option an `InvalidInputError` naming it
+    /// (`` `idle_timeout`: bad duration ... ``).
+    #[pyo3(signature = (identity, model, prompt, workdir=None, access=None,
                         timeout=None, idle_timeout=None, system=None, env=None))]
     #[allow(clippy::too_many_arguments)]
     fn run_turn(
@@ -221,22 +243,27 @@ impl Rig {
         model: Option<String>,
         prompt: String,
         workdir: Option<&Bound<'_, PyAny>>,
-        access: &str,
+        access: Option<&Bound<'_, PyAny>>,
         timeout: Option<&Bound<'_, PyAny>>,
         idle_timeout: Option<&Bound<'_, PyAny>>,
-        system: Option<String>,
-        env: Option<BTreeMap<String, String>>,
+        system: Option<&Bound<'_, PyAny>>,
+        env: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Turn> {
-        let turn = CoreTurn {
-            prompt,
-            system,
-            model: model.clone(),
-            workdir: path_arg(workdir, "workdir")?,
-            access: name::<Access>(access)?,
-            timeout: duration(timeout, "timeout")?,
-            idle_timeout: duration(idle_timeout, "idle_timeout")?,
-            env: env.unwrap_or_default(),
-        };
+        let workdir = workdir.map(fspath);
+        for (at, value) in [("timeout", timeout), ("idle_timeout", idle_timeout)] {
+            value.map(|v| finite(v, at)).transpose()?;
+        }
+        let options = object(&[
+            ("workdir", workdir.as_ref()),
+            ("access", access),
+            ("timeout", timeout),
+            ("idle_timeout", idle_timeout),
+            ("system", system),
+            ("env", env),
+        ])?;
+        let turn = TurnOptions::from_json(options)
+            .map_err(to_py_err)?
+            .into_turn(prompt, model.clone());
         // start_turn spawns the agent's task on the current runtime.
         let _entered = runtime().enter();
         let handle = self
@@ -250,9 +277,4 @@ impl Rig {
         let identities = PyList::new(py, self.registry.identities())?;
         Ok(format!("Rig(agents={})", identities.repr()?))
     }
-}
-
-/// `Registry::load` with the GIL released (it reads a file).
-fn load(py: Python<'_>, path: &Path) -> PyResult<Registry> {
-    py.detach(|| Registry::load(path)).map_err(to_py_err)
 }

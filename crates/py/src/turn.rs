@@ -79,9 +79,10 @@ struct Shared {
 
 impl Shared {
     /// The outcome, waited for at most `limit` (`None`: when it took
-    /// longer). The core's `TurnHandle::wait` hands the outcome out once, so
-    /// one task takes it and publishes it; waiters watch for it, and a
-    /// waiter that gives up loses nothing.
+    /// longer). The core's `TurnHandle::wait` gives the same result every
+    /// time, but a wait dropped midway (a waiter giving up) would lose the
+    /// turn's task; so one task waits to the end and publishes the outcome,
+    /// waiters watch for it, and a waiter that gives up loses nothing.
     async fn ending(self: Arc<Self>, limit: Option<Duration>) -> Option<Ending> {
         if !self.waiting.swap(true, Ordering::SeqCst) {
             let shared = self.clone();

@@ -198,26 +198,42 @@ def test_unknown_identity_is_not_found_id(rig):
         'no agent "bob"; configured: alice, broke, by_model, sleepy')
 
 
-def test_bad_access_and_durations_are_invalid_input_with_the_cores_message(rig):
+def test_bad_options_are_invalid_input_with_the_cores_message_and_path(rig):
+    # The same messages as Node's runTurn: both faces decode with TurnOptions.
     with pytest.raises(coderig.InvalidInputError) as raised:
         rig.run_turn("alice", None, "p", access="sudo")
     assert raised.value.message == (
-        'unknown access level "sudo"; expected one of: read_only, edit, full')
+        '`access`: unknown access level "sudo"; expected one of: read_only, edit, full')
+    assert raised.value.details == {"path": "access"}
     assert rig.run_turn("alice", None, "p", access="Read-Only").wait()["final_text"]
-    for bad, shown in [("5 parsecs", "5 parsecs"), (-1, "-1"), (float("nan"), "NaN")]:
+    expected = 'expected a number of seconds or a number with a unit ("500ms", "90s", "20m", "2h")'
+    for bad, message in [
+        ("5 parsecs", f'bad duration "5 parsecs": {expected}'),
+        (-1, "bad duration -1: expected a non-negative number of seconds"),
+        (float("nan"), "must be a finite number, got NaN"),
+        (float("-inf"), "must be a finite number, got -Infinity"),
+        (True, 'invalid type: a boolean, expected a number of seconds or a duration string ("90s")'),
+        ([1], 'invalid type: an array, expected a number of seconds or a duration string ("90s")'),
+        ({}, 'invalid type: an object, expected a number of seconds or a duration string ("90s")'),
+    ]:
         with pytest.raises(coderig.InvalidInputError) as raised:
             rig.run_turn("alice", None, "p", idle_timeout=bad)
-        assert raised.value.message == (
-            f'`idle_timeout`: bad duration "{shown}": expected a number of seconds or a '
-            'number with a unit ("500ms", "90s", "20m", "2h")')
+        assert raised.value.message == f"`idle_timeout`: {message}"
         assert raised.value.details == {"path": "idle_timeout"}
-    for wrong in [True, [1], {}]:
-        with pytest.raises(TypeError):
-            rig.run_turn("alice", None, "p", timeout=wrong)
+    with pytest.raises(coderig.InvalidInputError, match="^`timeout`: invalid type: a boolean"):
+        rig.run_turn("alice", None, "p", timeout=True)
+    with pytest.raises(coderig.InvalidInputError, match="^`workdir`: invalid type: integer `1`"):
+        rig.run_turn("alice", None, "p", workdir=1)
+    with pytest.raises(coderig.InvalidInputError, match="^`system`: invalid type: integer `2`"):
+        rig.run_turn("alice", None, "p", system=2)
     turn = rig.run_turn("sleepy", None, "p")
-    with pytest.raises(coderig.InvalidInputError):
+    with pytest.raises(coderig.InvalidInputError, match='^`timeout`: bad duration "soon"'):
         turn.wait(timeout="soon")
+    with pytest.raises(coderig.InvalidInputError, match="^`timeout`: invalid type: a boolean"):
+        turn.wait(timeout=False)
     turn.cancel()
+    with pytest.raises(coderig.InvalidInputError, match="^`probe_timeout`: bad duration -2"):
+        rig.agents(probe_timeout=-2)
 
 
 TOML = """
@@ -327,6 +343,53 @@ def test_turn_and_events_are_typed_objects(rig):
     assert isinstance(turn, coderig.Turn) and isinstance(events, coderig.TurnEvents)
     assert iter(events) is events and events.__aiter__() is events
     turn.wait()
-    with pytest.raises(TypeError):
+    with pytest.raises(coderig.InvalidInputError, match="^`env.A`: invalid type: integer `1`"):
         rig.run_turn("alice", None, "p", env={"A": 1})
     assert os.environ.get("A") is None
+
+
+EXIT_WHILE_RUNNING = textwrap.dedent("""
+    import os, sys, time, coderig
+    workdir = sys.argv[1]
+    rig = coderig.Rig(agents={"hang": {
+        "kind": "cli", "preset": "custom", "command": "sh",
+        "args": ["-c", "sleep 300 & echo $! > {workdir}/pid; wait"],
+        "format": "text", "enforces_read_only": True}})
+    turn = rig.run_turn("hang", None, "p", workdir=workdir)
+    {drop}
+    pid = os.path.join(workdir, "pid")
+    for _ in range(500):
+        if os.path.exists(pid) and open(pid).read().strip():
+            break
+        time.sleep(0.01)
+    print("running", flush=True)
+    sys.exit(3)
+""")
+
+
+def _gone(pid: int) -> bool:
+    """Whether `pid` no longer runs (a zombie nobody reaped yet counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("drop", ["", "del turn, rig"])
+def test_interpreter_exit_cancels_running_turns_and_their_processes_end(drop, tmp_path):
+    # The atexit hook: cancel every running turn, wait until it ended (its
+    # process group SIGTERMed, then SIGKILLed after the grace), then exit,
+    # also for a turn whose Turn and Rig were dropped.
+    script = tmp_path / "exit.py"
+    script.write_text(EXIT_WHILE_RUNNING.replace("{drop}", drop))
+    work = tmp_path / "work"
+    work.mkdir()
+    started = time.monotonic()
+    child = subprocess.run([sys.executable, str(script), str(work)], capture_output=True,
+                           text=True, timeout=30)
+    assert child.stdout == "running\n", child.stderr
+    assert child.returncode == 3
+    assert time.monotonic() - started < 10
+    pid = int((work / "pid").read_text())
+    assert _gone(pid), f"the agent's child {pid} outlived the interpreter"

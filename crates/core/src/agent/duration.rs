@@ -39,27 +39,26 @@ fn bad(text: &str) -> String {
 }
 
 /// serde's `deserialize_with` for an optional duration: absent or `null`
-/// is `None`, a number is seconds, a string is [`parse_duration`]'s form.
+/// is `None`, a number is seconds, a string is [`parse_duration`]'s form;
+/// another type is refused naming it (`invalid type: a boolean, ...`).
 pub fn deserialize_opt<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Duration>, D::Error> {
+    use serde::de::Error as _;
     use serde::Deserialize;
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Seconds(f64),
-        Text(String),
-    }
-    match Option::<Raw>::deserialize(d)? {
-        None => Ok(None),
-        Some(Raw::Seconds(s)) => seconds(s).map(Some).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "bad duration {s}: expected a non-negative number of seconds"
+    use serde_json::Value;
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n.as_f64().and_then(seconds).map(Some).ok_or_else(|| {
+            D::Error::custom(format!(
+                "bad duration {n}: expected a non-negative number of seconds"
             ))
         }),
-        Some(Raw::Text(t)) => parse_duration(&t)
-            .map(Some)
-            .map_err(serde::de::Error::custom),
+        Some(Value::String(t)) => parse_duration(&t).map(Some).map_err(D::Error::custom),
+        Some(other) => Err(D::Error::custom(format!(
+            "invalid type: {}, expected a number of seconds or a duration string (\"90s\")",
+            crate::json::describe(&other)
+        ))),
     }
 }
 

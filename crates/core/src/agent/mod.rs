@@ -45,7 +45,7 @@ mod runtime;
 #[cfg(feature = "runtime")]
 pub use registry::{
     find_executable, AgentEntry, AgentInfo, Registry, TurnHandle, DEFAULT_CONFIG,
-    DEFAULT_PROBE_TIMEOUT,
+    DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
 };
 #[cfg(feature = "runtime")]
 mod scripted;

@@ -85,6 +85,11 @@ mod tests {
             (json!({"access": "root"}), "access"),
             (json!({"timeout": "soon"}), "timeout"),
             (json!({"idle_timeout": -1}), "idle_timeout"),
+            (
+                json!({"timeout": true}),
+                "`timeout`: invalid type: a boolean, expected a number of seconds",
+            ),
+            (json!({"timeout": [1]}), "`timeout`: invalid type: an array"),
             (json!({"colour": 1}), "colour"),
             (json!([1]), "object"),
         ] {

@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// One registered agent: the agent and what the registry knows of it.
 #[derive(Clone)]
@@ -107,6 +108,11 @@ pub const DEFAULT_CONFIG: &str = "coderig.toml";
 /// How long `agents()` waits for an HTTP agent's model list by default.
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long [`Registry::shutdown`] waits by default for the cancelled
+/// turns to end: a CLI's kill grace (5 s from SIGTERM to SIGKILL) and a
+/// margin, so a face exiting waits until its agents' process groups are gone.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(6);
+
 /// Identities → agents. Cheap to clone (entries are shared).
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
@@ -115,6 +121,8 @@ pub struct Registry {
     // The parent of every turn's token: `cancel_all` stops them at once
     // (a binding's interpreter exit, a server's shutdown).
     turns: CancellationToken,
+    // Every turn's task, so `shutdown` can wait until they have ended.
+    tasks: TaskTracker,
 }
 
 impl Registry {
@@ -233,7 +241,9 @@ impl Registry {
         let (tx, rx) = mpsc::channel(256);
         let cancel = self.turns.child_token();
         let token = cancel.clone();
-        let join = tokio::spawn(async move { agent.run(turn, tx, token).await });
+        let join = self
+            .tasks
+            .spawn(async move { agent.run(turn, tx, token).await });
         Ok(TurnHandle {
             events: rx,
             cancel,
@@ -248,6 +258,23 @@ impl Registry {
     /// it at shutdown only.
     pub fn cancel_all(&self) {
         self.turns.cancel();
+    }
+
+    /// How many turns this registry (or a clone of it) started are still
+    /// running.
+    pub fn running_turns(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// [`Registry::cancel_all`], then waits until every turn has ended (its
+    /// agent's processes stopped), at most `grace`
+    /// ([`DEFAULT_SHUTDOWN_GRACE`] outlasts a CLI's kill grace). Returns
+    /// whether they all ended in time. What a face runs at exit, so no agent
+    /// process group outlives it.
+    pub async fn shutdown(&self, grace: Duration) -> bool {
+        self.cancel_all();
+        self.tasks.close();
+        tokio::time::timeout(grace, self.tasks.wait()).await.is_ok()
     }
 
     /// What every agent is: installed, reachable, its models. HTTP agents

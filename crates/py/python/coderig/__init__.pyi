@@ -335,11 +335,13 @@ class Rig:
         model: Optional[str],
         prompt: str,
         workdir: Optional[_StrPath] = None,
-        access: _Access = "read_only",
+        access: Optional[_Access] = None,
         timeout: Optional[_Duration] = None,
         idle_timeout: Optional[_Duration] = None,
         system: Optional[str] = None,
         env: Optional[Mapping[str, str]] = None,
     ) -> Turn:
-        """Starts a turn. access: "read_only" | "edit" | "full". NotFoundIdError for an
-        unknown identity (details["known"]), InvalidInputError for a bad access or duration."""
+        """Starts a turn. access: "read_only" (default) | "edit" | "full". NotFoundIdError
+        for an unknown identity (details["known"]), InvalidInputError naming the option for
+        a bad one (`idle_timeout`: bad duration ...). Turns still running at interpreter
+        exit are cancelled and waited for (at most 6 s), their processes stopped."""
