@@ -31,6 +31,7 @@ pub const LISTS: &[(&str, &[&str])] = &[
     ("contestant_status", crate::arena::ContestantStatus::NAMES),
     ("contestant_action", crate::arena::ContestantAction::NAMES),
     ("stream_format", crate::agent::parse::StreamFormat::NAMES),
+    ("cli_preset", crate::agent::CliPreset::NAMES),
     ("access", crate::agent::Access::NAMES),
     ("agent_kind", crate::agent::config::AgentKind::NAMES),
     ("agent_error_kind", crate::agent::AgentErrorKind::NAMES),

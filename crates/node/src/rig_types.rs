@@ -27,8 +27,72 @@ pub struct RigOptions {
     /// The agents, in the JSON form of `coderig.toml`'s `[agents]` table:
     /// `{alice: {kind: 'scripted', script: [{text: 'hi'}]}}` (snake_case
     /// keys, as in the file; not with `config`).
-    #[napi(ts_type = "Record<string, Record<string, unknown>> | null")]
+    #[napi(ts_type = "Record<string, AgentSpec> | null")]
     pub agents: Option<String>,
+}
+
+/// One entry of `coderig.toml`'s `[agents]` table, as `new Rig({agents})`
+/// takes it (snake_case keys, as in the file). Which keys a kind takes is
+/// checked by the core: a key of another kind is `INVALID_INPUT`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct AgentSpec {
+    /// What the agent is.
+    #[napi(ts_type = "'cli' | 'openai' | 'scripted'")]
+    pub kind: String,
+    /// Its lane (default `'cloud'`).
+    #[napi(ts_type = "'local' | 'cloud' | null")]
+    pub lane: Option<String>,
+    /// Default wall-clock limit of a turn (seconds or `'20m'`).
+    #[napi(ts_type = "number | string | null")]
+    pub timeout: Option<String>,
+    /// Default idle limit of a turn.
+    #[napi(ts_type = "number | string | null")]
+    pub idle_timeout: Option<String>,
+    /// Environment added to a CLI's process.
+    #[napi(ts_type = "Record<string, string> | null")]
+    pub env: Option<String>,
+    /// Models the agent is known to serve.
+    #[napi(ts_type = "string[] | null")]
+    pub models: Option<String>,
+    /// cli: which CLI.
+    #[napi(ts_type = "'claude' | 'qwen' | 'codex' | 'opencode' | 'custom' | null")]
+    pub preset: Option<String>,
+    /// cli: the binary (default: the preset's on `PATH`).
+    #[napi(ts_type = "string | null")]
+    pub command: Option<String>,
+    /// cli `custom`: its arguments, with `{prompt}`, `{model}`, `{workdir}`.
+    #[napi(ts_type = "string[] | null")]
+    pub args: Option<String>,
+    /// cli: arguments appended to the preset's own.
+    #[napi(ts_type = "string[] | null")]
+    pub extra_args: Option<String>,
+    /// cli `custom`: the stdout format.
+    #[napi(ts_type = "'claude-stream-json' | 'codex-json' | 'opencode-json' | 'text' | null")]
+    pub format: Option<String>,
+    /// cli `custom`: its arguments really keep a read-only turn from writing.
+    #[napi(ts_type = "boolean | null")]
+    pub enforces_read_only: Option<String>,
+    /// openai: the base URL, ending in `/v1`.
+    #[napi(ts_type = "string | null")]
+    pub base_url: Option<String>,
+    /// openai: the API key (prefer `api_key_env`).
+    #[napi(ts_type = "string | null")]
+    pub api_key: Option<String>,
+    /// openai: the environment variable holding the API key.
+    #[napi(ts_type = "string | null")]
+    pub api_key_env: Option<String>,
+    /// openai: the model when a turn names none.
+    #[napi(ts_type = "string | null")]
+    pub model: Option<String>,
+    /// openai: extra HTTP headers.
+    #[napi(ts_type = "Record<string, string> | null")]
+    pub headers: Option<String>,
+    /// scripted: the script played for every model without its own.
+    #[napi(ts_type = "Array<Record<string, unknown>> | null")]
+    pub script: Option<String>,
+    /// scripted: scripts by model name.
+    #[napi(ts_type = "Record<string, Array<Record<string, unknown>>> | null")]
+    pub scripts: Option<String>,
 }
 
 /// What `rig.runTurn(identity, model, prompt, options)` takes besides the

@@ -26,6 +26,8 @@
 //! an `invalid_input` error naming its path (`agents.local.base_url`), and
 //! every problem of the file is reported at once.
 
+use super::parse::StreamFormat;
+use super::preset::CliPreset;
 use super::script::Script;
 use crate::arena::Lane;
 use crate::error::Error;
@@ -217,15 +219,15 @@ impl RigConfig {
             }
             match spec.kind {
                 AgentKind::Cli => {
-                    const PRESETS: &[&str] = &["claude", "qwen", "codex", "opencode", "custom"];
+                    let presets = CliPreset::NAMES;
                     match spec.preset.as_deref() {
                         None => problems.push(format!(
                             "{at}.preset: required for kind \"cli\" (one of: {})",
-                            PRESETS.join(", ")
+                            presets.join(", ")
                         )),
-                        Some(p) if !PRESETS.contains(&p) => problems.push(format!(
+                        Some(p) if !presets.contains(&p) => problems.push(format!(
                             "{at}.preset: unknown preset {p:?}; expected one of: {}",
-                            PRESETS.join(", ")
+                            presets.join(", ")
                         )),
                         Some("custom") => {
                             if spec.command.is_none() {
@@ -235,17 +237,16 @@ impl RigConfig {
                             if spec.args.is_none() {
                                 problems.push(format!("{at}.args: required for the custom preset (use {{prompt}}, {{model}}, {{workdir}})"));
                             }
-                            const FORMATS: &[&str] =
-                                &["claude-stream-json", "codex-json", "opencode-json", "text"];
+                            let formats = StreamFormat::NAMES;
                             match spec.format.as_deref() {
-                                Some(f) if FORMATS.contains(&f) => {}
+                                Some(f) if formats.contains(&f) => {}
                                 Some(f) => problems.push(format!(
                                     "{at}.format: unknown format {f:?}; expected one of: {}",
-                                    FORMATS.join(", ")
+                                    formats.join(", ")
                                 )),
                                 None => problems.push(format!(
                                     "{at}.format: required for the custom preset (one of: {})",
-                                    FORMATS.join(", ")
+                                    formats.join(", ")
                                 )),
                             }
                         }

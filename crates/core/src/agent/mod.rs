@@ -12,6 +12,7 @@
 //!   and the Chat Completions wire format the `openai` agent speaks.
 //! - [`options`] (pure): [`TurnOptions`], a turn's options as every face
 //!   takes them.
+//! - [`preset`] (pure): [`CliPreset`], the CLIs coderig drives.
 //! - [`script`] (pure): the scripted agent's actions, decoded strictly.
 //! - [`config`] (pure decoding): `coderig.toml`'s agents and lanes.
 //! - [`duration`] (pure): `"90s"`, `"20m"`, `"500ms"` or a number of seconds.
@@ -31,11 +32,13 @@ pub mod openai_sse;
 pub mod options;
 pub mod outcome;
 pub mod parse;
+pub mod preset;
 pub mod script;
 pub mod types;
 
 pub use options::TurnOptions;
 pub use outcome::OutcomeBuilder;
+pub use preset::CliPreset;
 pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcome, Usage};
 
 #[cfg(feature = "runtime")]
@@ -65,4 +68,4 @@ pub mod process;
 #[cfg(all(feature = "runtime", unix))]
 pub mod cli;
 #[cfg(all(feature = "runtime", unix))]
-pub use cli::{CliAgent, CliConfig, CliPreset};
+pub use cli::{CliAgent, CliConfig};

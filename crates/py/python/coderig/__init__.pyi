@@ -20,6 +20,7 @@ import pathlib
 import sys
 
 from . import arena as arena, flow as flow, hashline as hashline, model as model
+from .arena import _Lane
 from .hashline import _HashlineEdit
 
 if sys.version_info >= (3, 11):
@@ -78,6 +79,7 @@ _MatchKind = Literal["exact", "whitespace", "unicode", "fuzzy", "ambiguous", "no
 _ViolationKind = Literal["truncation", "dropped_imports", "marker_leak", "conflict_marker"]
 # The stdout formats of agent CLIs (coderig.agent.parse.StreamFormat).
 _StreamFormat = Literal["claude-stream-json", "codex-json", "opencode-json", "text"]
+_CliPreset = Literal["claude", "qwen", "codex", "opencode", "custom"]
 _Access = Literal["read_only", "edit", "full"]
 _AgentKind = Literal["cli", "openai", "scripted"]
 _AgentErrorKind = Literal["spawn", "timeout", "idle", "cancelled", "protocol", "provider", "exit", "unavailable"]
@@ -242,6 +244,29 @@ name, input) | "tool_result" (id, ok, output) | "usage" (input, output, cache_re
 cache_write, reasoning, cost_usd?) | "finished" (stop_reason?, final_text?, num_turns?) |
 "error" (message, class, http_status?)}."""
 
+class _AgentSpec(TypedDict, total=False):
+    """One entry of coderig.toml's [agents] table (agents= of Rig): which keys a kind
+    takes is checked by the core (a key of another kind is InvalidInputError)."""
+    kind: _AgentKind
+    lane: _Lane
+    timeout: _Duration
+    idle_timeout: _Duration
+    env: Mapping[str, str]
+    models: Sequence[str]
+    preset: _CliPreset
+    command: str
+    args: Sequence[str]
+    extra_args: Sequence[str]
+    format: _StreamFormat
+    enforces_read_only: bool
+    base_url: str
+    api_key: str
+    api_key_env: str
+    model: str
+    headers: Mapping[str, str]
+    script: Sequence[Mapping[str, Any]]
+    scripts: Mapping[str, Sequence[Mapping[str, Any]]]
+
 class _Usage(TypedDict):
     input: int
     output: int
@@ -316,7 +341,7 @@ class Rig:
         data_dir: Optional[_StrPath] = None,
         db: Optional[_StrPath] = None,
         config: Optional[_StrPath] = None,
-        agents: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        agents: Optional[Mapping[str, _AgentSpec]] = None,
     ) -> None: ...
     @property
     def data_dir(self) -> Optional[pathlib.Path]: ...

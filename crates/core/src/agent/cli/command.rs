@@ -4,59 +4,11 @@
 use crate::agent::parse::StreamFormat;
 use crate::agent::process::ProcessSpec;
 use crate::agent::{Access, AgentError, AgentErrorKind, Turn};
-use crate::names::named_enum;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Which CLI a [`CliConfig`] drives: the preset knows its headless flags,
-/// its stream format and how to map [`Access`] to its permission flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CliPreset {
-    /// Claude Code (`claude -p … --output-format stream-json --verbose`).
-    Claude,
-    /// Qwen Code (`qwen --output-format stream-json … PROMPT`).
-    Qwen,
-    /// OpenAI Codex (`codex exec --json … PROMPT`).
-    Codex,
-    /// opencode (`opencode run --format json … PROMPT`).
-    Opencode,
-    /// Any CLI: a command, `args` with `{prompt}`, `{model}` and
-    /// `{workdir}`, and the `format` of its stdout.
-    Custom,
-}
-named_enum!(CliPreset, "cli preset", {
-    Claude => "claude",
-    Qwen => "qwen",
-    Codex => "codex",
-    Opencode => "opencode",
-    Custom => "custom",
-});
-
-impl CliPreset {
-    /// The binary looked up on `PATH` when the config names no command
-    /// (`None` for `custom`, which must name one).
-    pub fn binary(self) -> Option<&'static str> {
-        match self {
-            CliPreset::Claude => Some("claude"),
-            CliPreset::Qwen => Some("qwen"),
-            CliPreset::Codex => Some("codex"),
-            CliPreset::Opencode => Some("opencode"),
-            CliPreset::Custom => None,
-        }
-    }
-
-    /// The stdout format of the preset's CLI (`None` for `custom`: its
-    /// config says).
-    pub fn format(self) -> Option<StreamFormat> {
-        match self {
-            CliPreset::Claude | CliPreset::Qwen => Some(StreamFormat::ClaudeStreamJson),
-            CliPreset::Codex => Some(StreamFormat::CodexJson),
-            CliPreset::Opencode => Some(StreamFormat::OpencodeJson),
-            CliPreset::Custom => None,
-        }
-    }
-}
+pub use crate::agent::preset::CliPreset;
 
 /// How to run one CLI agent. `CliConfig::new(preset)` gives the defaults.
 #[derive(Debug, Clone, PartialEq)]
