@@ -1229,3 +1229,24 @@ mod sqlite_only {
         assert_ne!(plain_store.epoch(), epoch, "another file, another epoch");
     }
 }
+
+/// A PostgreSQL that is not there is reported with its cause (connection
+/// refused), not as a pool timeout after 30 s; no database needed.
+#[tokio::test]
+async fn an_unreachable_postgres_is_refused_with_its_cause() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let err = coderig::store::PostgresStore::connect(&format!(
+        "postgres://postgres@127.0.0.1:{port}/postgres"
+    ))
+    .await
+    .err()
+    .expect("nothing listens there");
+    assert_eq!(err.kind(), coderig::ErrorKind::Io);
+    assert!(
+        err.message().to_lowercase().contains("refused"),
+        "{}",
+        err.message()
+    );
+}

@@ -151,6 +151,20 @@ impl PostgresStore {
         let mut connect = PgConnectOptions::from_str(url).map_err(|e| {
             Error::invalid_input(format!("not a PostgreSQL URL: {e}")).with_detail("path", "db")
         })?;
+        // One direct connection first: a refused connection, a bad password
+        // or a missing database is reported with its cause at once, where
+        // the pool would retry until its acquire timeout and then say only
+        // that it timed out.
+        match tokio::time::timeout(options.acquire_timeout, connect.connect()).await {
+            Ok(Ok(probe)) => probe.close().await.map_err(io)?,
+            Ok(Err(e)) => return Err(io(e)),
+            Err(_) => {
+                return Err(Error::io(format!(
+                    "postgres store: no connection within {:?}",
+                    options.acquire_timeout
+                )))
+            }
+        }
         if let Some(schema) = &options.schema {
             let valid = !schema.is_empty()
                 && schema.len() <= 63
