@@ -189,12 +189,21 @@ pub trait Store: Send + Sync {
 /// `postgres://` or `postgresql://` URL, otherwise SQLite — the file `db`
 /// names (`sqlite://` prefix optional) or `<data_dir>/coderig.db` when `db`
 /// is `None`. Migrations run at open. A backend not compiled in is
-/// `unavailable`.
+/// `unavailable`; a URL of another scheme (`mysql://`) is `invalid_input`.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub async fn open(
     db: Option<&str>,
     data_dir: &std::path::Path,
 ) -> Result<std::sync::Arc<dyn Store>, Error> {
+    if let Some((scheme, _)) = db.and_then(|url| url.split_once("://")) {
+        if !matches!(scheme, "postgres" | "postgresql" | "sqlite") {
+            // The URL itself is not echoed: it may carry a password.
+            return Err(Error::invalid_input(format!(
+                "a store is postgres://… (or postgresql://…), sqlite://PATH or a file path, not {scheme}://"
+            ))
+            .with_detail("path", "db"));
+        }
+    }
     match db {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
             #[cfg(feature = "postgres")]

@@ -49,17 +49,6 @@ impl RigArgs {
     /// when the database cannot be reached or opened.
     pub async fn open_store(&self) -> Result<Arc<dyn Store>, coderig::Error> {
         let db = self.db.as_deref().filter(|db| !db.is_empty());
-        if let Some(url) = db {
-            if let Some((scheme, _)) = url.split_once("://") {
-                if !matches!(scheme, "postgres" | "postgresql" | "sqlite") {
-                    return Err(coderig::Error::invalid_input(format!(
-                        "--db {url:?}: a store is postgres://… (or postgresql://…), \
-                         sqlite://PATH or a file path, not {scheme}://"
-                    ))
-                    .with_detail("path", "db"));
-                }
-            }
-        }
         coderig::store::open(db, &self.data_dir).await
     }
 
