@@ -1237,12 +1237,10 @@ async fn an_unreachable_postgres_is_refused_with_its_cause() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
-    let err = coderig::store::PostgresStore::connect(&format!(
-        "postgres://postgres@127.0.0.1:{port}/postgres"
-    ))
-    .await
-    .err()
-    .expect("nothing listens there");
+    let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+    let Err(err) = coderig::store::PostgresStore::connect(&url).await else {
+        panic!("nothing listens on {url}");
+    };
     assert_eq!(err.kind(), coderig::ErrorKind::Io);
     assert!(
         err.message().to_lowercase().contains("refused"),
