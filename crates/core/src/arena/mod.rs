@@ -9,6 +9,8 @@
 //! - [`paths`]: slugs and folder names of the results tree
 //!   `<project>/Arena/<YYYY-MM-DD>-<type>-<8 hex>/<identity>-<model>/`.
 //! - [`resume`]: what to do with each contestant after a crash.
+//! - [`evidence`]: evidence tiers of the oracle's runs and the winner by
+//!   evidence, then pairwise judging.
 //! - [`analysis`]: digest, judge and cross-examination prompts, and parsing
 //!   of the `WINNER:` / `VERDICT:` lines they ask for.
 //! - [`rating`]: Bradley–Terry ratings over many battles with bootstrap
@@ -17,6 +19,7 @@
 pub mod analysis;
 pub mod bench;
 pub mod error;
+pub mod evidence;
 pub mod lane;
 pub mod paths;
 pub mod rating;
@@ -29,6 +32,10 @@ pub use analysis::{
 };
 pub use bench::{benchmark_line, compute_benchmark, Benchmark};
 pub use error::ArenaError;
+pub use evidence::{
+    apply_analysis, decide_winner, judge_field, pair_verdict, plan_judging, tier, BaseRun,
+    CommandEvidence, Evidence, EvidenceTier, OracleCommands, Verdict, WinnerDecision, WinnerSource,
+};
 pub use lane::{
     classify_lane, dispatch_now, is_battle_complete, next_local_contestant, BattleType,
     ContestantStatus, Lane,
