@@ -8,6 +8,8 @@
 //! - [`bench`](mod@bench): duration and tokens/second of a finished contestant.
 //! - [`paths`]: slugs and folder names of the results tree
 //!   `<project>/Arena/<YYYY-MM-DD>-<type>-<8 hex>/<identity>-<model>/`.
+//! - [`spec`]: the strict decoder of `BattleSpec`, what starting a battle
+//!   asks for.
 //! - [`resume`]: what to do with each contestant after a crash.
 //! - [`evidence`]: evidence tiers of the oracle's runs and the winner by
 //!   evidence, then pairwise judging.
@@ -24,6 +26,7 @@ pub mod lane;
 pub mod paths;
 pub mod rating;
 pub mod resume;
+pub mod spec;
 
 pub use analysis::{
     build_cross_exam_prompt, build_digest_prompt, build_judge_prompt, extract_verdict,
@@ -43,3 +46,4 @@ pub use lane::{
 pub use paths::{battle_slug, contestant_dir, sanitize_slug};
 pub use rating::{bradley_terry, Rating};
 pub use resume::{reconcile_contestant_resume, reconcile_contestants, ContestantAction, TaskState};
+pub use spec::{AgentRef, Base, BattleSpec, OracleSpec};
