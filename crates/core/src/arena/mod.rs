@@ -8,19 +8,28 @@
 //! - [`bench`](mod@bench): duration and tokens/second of a finished contestant.
 //! - [`paths`]: slugs and folder names of the results tree
 //!   `<project>/Arena/<YYYY-MM-DD>-<type>-<8 hex>/<identity>-<model>/`.
+//! - [`spec`]: the strict decoder of `BattleSpec`, what starting a battle
+//!   asks for.
 //! - [`resume`]: what to do with each contestant after a crash.
+//! - [`evidence`]: evidence tiers of the oracle's runs and the winner by
+//!   evidence, then pairwise judging.
 //! - [`analysis`]: digest, judge and cross-examination prompts, and parsing
 //!   of the `WINNER:` / `VERDICT:` lines they ask for.
+//! - [`report`]: `manifest.json`, `result.md` and `analysis.md` of the
+//!   results folder.
 //! - [`rating`]: Bradley–Terry ratings over many battles with bootstrap
 //!   confidence intervals.
 
 pub mod analysis;
 pub mod bench;
 pub mod error;
+pub mod evidence;
 pub mod lane;
 pub mod paths;
 pub mod rating;
+pub mod report;
 pub mod resume;
+pub mod spec;
 
 pub use analysis::{
     build_cross_exam_prompt, build_digest_prompt, build_judge_prompt, extract_verdict,
@@ -29,10 +38,19 @@ pub use analysis::{
 };
 pub use bench::{benchmark_line, compute_benchmark, Benchmark};
 pub use error::ArenaError;
+pub use evidence::{
+    apply_analysis, decide_winner, judge_field, pair_verdict, plan_judging, tier, BaseRun,
+    CommandEvidence, Evidence, EvidenceTier, OracleCommands, Verdict, WinnerDecision, WinnerSource,
+};
 pub use lane::{
     classify_lane, dispatch_now, is_battle_complete, next_local_contestant, BattleType,
     ContestantStatus, Lane,
 };
 pub use paths::{battle_slug, contestant_dir, sanitize_slug};
 pub use rating::{bradley_terry, Rating};
+pub use report::{
+    analysis_md, evidence_table, manifest_json, result_md, AnalysisReport, BattleReport,
+    ContestantReport,
+};
 pub use resume::{reconcile_contestant_resume, reconcile_contestants, ContestantAction, TaskState};
+pub use spec::{AgentRef, Base, BattleSpec, OracleSpec};
