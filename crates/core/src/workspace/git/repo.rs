@@ -425,6 +425,23 @@ impl Repo {
                 if exists(&source) {
                     std::fs::copy(&source, &tmp_index)
                         .map_err(|e| io_err("cannot copy the index", &source, &e))?;
+                    // git trusts an entry's stat data when the file is older
+                    // than the index file itself, and a fresh copy is newer
+                    // than everything: a same-size rewrite in the same clock
+                    // tick as the checkout (the kernel's file clock is
+                    // coarse) would be dropped from the diff. Dated to the
+                    // first second of the epoch, the copy makes every entry
+                    // "racily clean", so git compares contents — trusting no
+                    // stat data, as the libgit2 path does.
+                    std::fs::File::options()
+                        .write(true)
+                        .open(&tmp_index)
+                        .and_then(|f| {
+                            f.set_modified(
+                                std::time::UNIX_EPOCH + std::time::Duration::from_secs(1),
+                            )
+                        })
+                        .map_err(|e| io_err("cannot date the index copy", &tmp_index, &e))?;
                 }
                 let with_index = |args: &[&str]| {
                     let mut cmd = self.git(ctx);
