@@ -14,7 +14,7 @@ const names = coderig.names()
 const KEYS = [
   'tier', 'match_kind', 'violation_kind', 'trigger_rule', 'step_kind', 'skip_reason', 'step_status',
   'resume_action', 'failure_kind', 'step_outcome', 'flow_error', 'task_state', 'battle_type', 'lane',
-  'contestant_status', 'contestant_action', 'stream_format', 'cli_preset', 'access', 'agent_kind', 'agent_error_kind', 'agent_event_type',
+  'contestant_status', 'contestant_action', 'evidence_tier', 'winner_source', 'verdict', 'stream_format', 'cli_preset', 'access', 'agent_kind', 'agent_error_kind', 'agent_event_type',
   'error_class', 'error_kind', 'error_code',
 ]
 
@@ -79,7 +79,11 @@ test('every string union of index.d.ts is one of the core\'s lists, in its order
   // Every list a JS caller meets is typed somewhere (errors carry theirs as
   // `code` / `kind`, and a refused scheduler event its flow error name as
   // `details.reason`).
-  const untyped = KEYS.filter((k) => !used.has(k) && !['error_kind', 'error_code', 'flow_error'].includes(k))
+  // The arena's evidence tier, winner source and pairwise verdict have no
+  // TypeScript union until the addon exposes the arena runtime (battles,
+  // their evidence and winners); that API will carry them.
+  const awaitingTheArenaRuntime = ['evidence_tier', 'winner_source', 'verdict']
+  const untyped = KEYS.filter((k) => !used.has(k) && !['error_kind', 'error_code', 'flow_error', ...awaitingTheArenaRuntime].includes(k))
   assert.deepEqual(untyped, [], 'lists no TypeScript union names')
 })
 

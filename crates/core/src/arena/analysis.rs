@@ -199,16 +199,44 @@ fn is_no_winner(text: &str) -> bool {
 }
 
 fn extract_decision(text: &str, label: &str) -> Option<(String, String)> {
-    let mut decision: Option<Option<(String, String)>> = None;
+    match decision_line(text, label) {
+        Some(Decision::Pair(identity, model)) => Some((identity, model)),
+        _ => None,
+    }
+}
+
+/// What the last decision line of a judge's or examiner's text says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// `<label>: <identity>/<model>`.
+    Pair(String, String),
+    /// `NO_WINNER`, or `<label>: NO_WINNER` / `<label>: none`: a refusal.
+    NoWinner,
+    /// `<label>:` followed by something that is no `<identity>/<model>`.
+    Unreadable,
+}
+
+/// The last decision line of `text` with `label`, by the rules of
+/// [`extract_winner`]; `None` when there is none. For callers that tell a
+/// refusal (`NO_WINNER`) from an unreadable or missing decision.
+pub(crate) fn decision_line(text: &str, label: &str) -> Option<Decision> {
+    let mut decision = None;
     for line in text.lines() {
         let line = line.trim_start_matches(|c: char| is_decoration(c) || c == '-' || c == '+');
         if let Some(value) = label_value(line, label) {
-            decision = Some(parse_pair(value));
+            decision = Some(if is_refusal(value) {
+                Decision::NoWinner
+            } else {
+                match parse_pair(value) {
+                    Some((identity, model)) => Decision::Pair(identity, model),
+                    None => Decision::Unreadable,
+                }
+            });
         } else if is_no_winner(line) {
-            decision = Some(None);
+            decision = Some(Decision::NoWinner);
         }
     }
-    decision.flatten()
+    decision
 }
 
 /// The text after `<label>:` when `line` starts with the label (any case),
@@ -222,19 +250,24 @@ fn label_value<'a>(line: &'a str, label: &str) -> Option<&'a str> {
     rest.strip_prefix(':')
 }
 
-fn parse_pair(value: &str) -> Option<(String, String)> {
+/// `<label>: NO_WINNER` or `<label>: none`: a refusal, like a `NO_WINNER`
+/// line (a standalone "None" line is not, as it is common in prose:
+/// "Risks: None").
+fn is_refusal(value: &str) -> bool {
     let value = value.trim_matches(is_decoration);
     let first_word = value.split_whitespace().next().unwrap_or("");
-    // `WINNER: none` is a refusal, like `NO_WINNER`; a standalone "None" line
-    // is not, as it is common in prose ("Risks: None").
-    if is_no_winner(value)
+    is_no_winner(value)
         || is_no_winner(first_word)
         || first_word
             .trim_matches(|c: char| is_decoration(c) || is_trailing_punctuation(c))
             .eq_ignore_ascii_case("none")
-    {
+}
+
+fn parse_pair(value: &str) -> Option<(String, String)> {
+    if is_refusal(value) {
         return None;
     }
+    let value = value.trim_matches(is_decoration);
     // "claude / opus" → "claude/opus", so the first word is the whole pair.
     let mut normalised = String::with_capacity(value.len());
     let mut chars = value.chars().peekable();

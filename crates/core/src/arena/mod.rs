@@ -8,7 +8,11 @@
 //! - [`bench`](mod@bench): duration and tokens/second of a finished contestant.
 //! - [`paths`]: slugs and folder names of the results tree
 //!   `<project>/Arena/<YYYY-MM-DD>-<type>-<8 hex>/<identity>-<model>/`.
+//! - [`spec`]: the strict decoder of `BattleSpec`, what starting a battle
+//!   asks for.
 //! - [`resume`]: what to do with each contestant after a crash.
+//! - [`evidence`]: evidence tiers of the oracle's runs and the winner by
+//!   evidence, then pairwise judging.
 //! - [`analysis`]: digest, judge and cross-examination prompts, and parsing
 //!   of the `WINNER:` / `VERDICT:` lines they ask for.
 //! - [`rating`]: Bradley–Terry ratings over many battles with bootstrap
@@ -22,12 +26,14 @@
 pub mod analysis;
 pub mod bench;
 pub mod error;
+pub mod evidence;
 pub mod lane;
 #[cfg(all(feature = "runtime", unix))]
 pub mod oracle;
 pub mod paths;
 pub mod rating;
 pub mod resume;
+pub mod spec;
 
 pub use analysis::{
     build_cross_exam_prompt, build_digest_prompt, build_judge_prompt, extract_verdict,
@@ -36,6 +42,10 @@ pub use analysis::{
 };
 pub use bench::{benchmark_line, compute_benchmark, Benchmark};
 pub use error::ArenaError;
+pub use evidence::{
+    apply_analysis, decide_winner, judge_field, pair_verdict, plan_judging, tier, BaseRun,
+    CommandEvidence, Evidence, EvidenceTier, OracleCommands, Verdict, WinnerDecision, WinnerSource,
+};
 pub use lane::{
     classify_lane, dispatch_now, is_battle_complete, next_local_contestant, BattleType,
     ContestantStatus, Lane,
@@ -43,3 +53,4 @@ pub use lane::{
 pub use paths::{battle_slug, contestant_dir, sanitize_slug};
 pub use rating::{bradley_terry, Rating};
 pub use resume::{reconcile_contestant_resume, reconcile_contestants, ContestantAction, TaskState};
+pub use spec::{AgentRef, Base, BattleSpec, OracleSpec};

@@ -29,6 +29,12 @@ pub use edit::{
 };
 pub use flow::{flow, state, step, DecodedFlow, StateInput};
 
+/// Decodes a battle spec (`POST /api/battles`): every problem at once, each
+/// with its path — see [`crate::arena::spec`].
+pub fn battle(value: &Value) -> Result<crate::arena::BattleSpec, Error> {
+    crate::arena::BattleSpec::from_json(value)
+}
+
 use crate::error::Error;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -32,6 +32,9 @@ _Lane = Literal["local", "cloud"]
 _ContestantStatus = Literal["queued", "running", "done", "error", "cancelled"]
 _TaskState = Literal["pending", "running", "blocked", "completed", "failed", "cancelled"]
 _ContestantAction = Literal["keep", "re-dispatch", "mark-done", "mark-error", "mark-cancelled"]
+_EvidenceTier = Literal["full", "partial", "none"]
+_WinnerSource = Literal["oracle", "judge", "human"]
+_Verdict = Literal["first", "second", "tie", "invalid"]
 _Digest = Tuple[str, str, str, str]
 
 RESULT_CAP_CHARS: int
