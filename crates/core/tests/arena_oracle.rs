@@ -8,10 +8,11 @@
 
 mod workspace_support;
 
+use coderig::arena::evidence::{tier, CommandEvidence, EvidenceTier};
 use coderig::arena::oracle::{
-    is_cancelled, is_oracle_checkout, run_base, run_oracle, CommandEvidence, OracleRun, OracleSpec,
-    OUTPUT_TAIL_BYTES,
+    is_cancelled, is_oracle_checkout, run_base, run_oracle, OracleRun, OUTPUT_TAIL_BYTES,
 };
+use coderig::arena::OracleSpec;
 use coderig::workspace::{Base, Patch, RemoveProof, Workspace};
 use coderig::ErrorKind;
 use nix::errno::Errno;
@@ -69,6 +70,28 @@ fn fixing_patch(ws: &dyn Workspace, fx: &Fixture, base: &str, dir: &str) -> Patc
     write(&wt.path, "assets/new.bin", binary_bytes(7));
     std::fs::rename(wt.path.join("README.md"), wt.path.join("README.txt")).unwrap();
     let patch = ws.diff(&wt).unwrap();
+    // The workspace's own guarantee, checked here so a miss is pinned on
+    // `diff` rather than on the oracle: the same-size rewrite of calc.sh
+    // right after the checkout must be in the patch.
+    let text = String::from_utf8_lossy(patch.as_bytes()).into_owned();
+    if !text.contains("a/calc.sh b/calc.sh") {
+        let index = git(
+            &wt.path,
+            &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        );
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "git ls-files --debug calc.sh; stat calc.sh '{index}'; git status --short"
+            ))
+            .current_dir(&wt.path)
+            .output()
+            .unwrap();
+        panic!(
+            "diff left out the change to calc.sh:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
     ws.unlock(&wt).unwrap();
     ws.remove(&wt, &RemoveProof::Discard).unwrap();
     patch
@@ -200,6 +223,14 @@ async fn a_fixing_patch_passes_repro_and_suite_on_both_backends_and_the_base_fai
         );
         assert_eq!(base_run.suite.as_ref().unwrap().exit_code, Some(1));
 
+        // The pure grading reads the runs as they are.
+        let base_run = base_run.into_base_run();
+        assert!(!base_run.base_repro_passes());
+        assert_eq!(
+            tier(&run.into_evidence(), spec.commands(), Some(&base_run)),
+            EvidenceTier::Full
+        );
+
         assert_eq!(
             user_state(&fx.repo),
             before,
@@ -234,7 +265,9 @@ async fn a_patch_that_does_not_apply_is_evidence_and_no_command_runs() {
         run.apply_error.as_deref().is_some_and(|e| !e.is_empty()),
         "{run:?}"
     );
-    assert_eq!((run.repro, run.suite), (None, None));
+    assert_eq!((&run.repro, &run.suite), (&None, &None));
+    let evidence = run.into_evidence();
+    assert!(evidence.error.unwrap().contains("does not apply"));
 
     // Taken against another commit: refused as well, with the reason.
     let elsewhere = Patch::new(b"".to_vec(), Some("0".repeat(40)));

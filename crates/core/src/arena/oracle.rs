@@ -45,6 +45,8 @@
 //! [`OUTPUT_TAIL_BYTES`] only. A command that timed out or died of a signal
 //! ends its tail with a line `[coderig: ...]` saying so, inside the bound.
 
+use super::evidence::{BaseRun, CommandEvidence, Evidence};
+use super::spec::OracleSpec;
 use crate::agent::process::{run_process, Ended, Limits, ProcessSpec, Tail};
 use crate::error::Error;
 use crate::workspace::{Base, Patch, RemoveProof, Workspace, Worktree, WorktreeName};
@@ -62,9 +64,6 @@ pub const OUTPUT_TAIL_BYTES: usize = 8 << 10;
 /// The time between SIGTERM and SIGKILL to a command's process group when it
 /// times out or is cancelled.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
-
-/// The default timeout of each oracle command (DESIGN's example): 5 minutes.
-pub const DEFAULT_ORACLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The start of the battle slug of every oracle checkout: `oracle-<8 hex>`.
 /// A battle's own slug starts with its date, so the two never meet.
@@ -86,41 +85,6 @@ pub const SCRUBBED_ENV: &[&str] = &[
     "GIT_PREFIX",
 ];
 
-/// What the oracle runs: shell command strings (`sh -c`), each optional,
-/// and the timeout of each.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OracleSpec {
-    /// The command that shows the task's problem (fails on the base, passes
-    /// once the problem is solved), e.g. one failing test.
-    pub repro: Option<String>,
-    /// The project's test suite (nothing else broke).
-    pub suite: Option<String>,
-    /// The wall-clock limit of each command (not of the whole run).
-    pub timeout: Duration,
-}
-
-/// What one command did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub struct CommandEvidence {
-    /// Its exit code; `None` when it died of a signal (a timeout included).
-    pub exit_code: Option<i32>,
-    /// From spawn to reaping, in milliseconds.
-    pub duration_ms: u64,
-    /// It ran past the timeout and its process group was killed.
-    pub timed_out: bool,
-    /// The last [`OUTPUT_TAIL_BYTES`] of its stdout and stderr, interleaved
-    /// (see the module docs).
-    pub output_tail: String,
-}
-
-impl CommandEvidence {
-    /// It exited with 0 (in time).
-    pub fn passed(&self) -> bool {
-        self.exit_code == Some(0) && !self.timed_out
-    }
-}
-
 /// What one oracle run found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -136,6 +100,30 @@ pub struct OracleRun {
     pub repro: Option<CommandEvidence>,
     /// The suite's evidence, when it is configured and ran.
     pub suite: Option<CommandEvidence>,
+}
+
+impl OracleRun {
+    /// The contestant's [`Evidence`] ([`super::evidence::tier`] grades it):
+    /// a refused patch's reason becomes its `error`.
+    pub fn into_evidence(self) -> Evidence {
+        Evidence {
+            repro: self.repro,
+            suite: self.suite,
+            patch_applied: self.patch_applied,
+            error: self
+                .apply_error
+                .map(|reason| format!("the patch does not apply to the base: {reason}")),
+        }
+    }
+
+    /// The battle's [`BaseRun`] (from [`run_base`]).
+    pub fn into_base_run(self) -> BaseRun {
+        BaseRun {
+            repro: self.repro,
+            suite: self.suite,
+            error: self.apply_error,
+        }
+    }
 }
 
 /// True when `worktree` is an oracle checkout (named `oracle-<hex>/checkout`)
