@@ -248,6 +248,16 @@ fn plans_judge_each_pair_in_both_orders() {
 }
 
 type Cand = (&'static str, EvidenceTier, bool);
+type Verdicts = Vec<(&'static str, &'static str, Verdict)>;
+/// (name, candidates, verdicts, winner, source, reason)
+type Case = (
+    &'static str,
+    Vec<Cand>,
+    Verdicts,
+    Option<&'static str>,
+    Option<WinnerSource>,
+    &'static str,
+);
 
 fn decide(
     candidates: &[Cand],
@@ -267,7 +277,7 @@ fn winners_by_evidence_then_judge() {
     let ab = beats("a", "b");
     let ac = beats("a", "c");
     let bc = beats("b", "c");
-    let cases: Vec<(&str, Vec<Cand>, Vec<(&str, &str, Verdict)>, Option<&str>, Option<WinnerSource>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         ("nobody", vec![], vec![], None, None,
          "no winner: 0 contestants produced a result, a winner needs at least 2"),
         ("one result with full evidence is a walkover", vec![("a", Full, true), ("b", Full, false)], vec![], None, None,

@@ -118,8 +118,11 @@ fn defaults_and_null_mean_not_given() {
     assert_eq!(spec.battle_type, BattleType::Coding);
 }
 
-/// The `(path, message)` problems of a refused spec.
-fn problems(spec: &Value) -> Vec<(String, String)> {
+/// `(path, message)` of each problem.
+type Problems = Vec<(String, String)>;
+
+/// The problems of a refused spec.
+fn problems(spec: &Value) -> Problems {
     let e = BattleSpec::from_json(spec).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     let list: Vec<(String, String)> = e.details()["problems"]
@@ -139,14 +142,14 @@ fn problems(spec: &Value) -> Vec<(String, String)> {
     list
 }
 
-fn one(path: &str, message: &str) -> Vec<(String, String)> {
+fn one(path: &str, message: &str) -> Problems {
     vec![(path.to_owned(), message.to_owned())]
 }
 
 #[test]
 fn each_problem_has_its_path() {
     let pair = |i: &str, m: &str| json!({"identity": i, "model": m});
-    let cases: Vec<(&str, Value, Vec<(String, String)>)> = vec![
+    let cases: Vec<(&str, Value, Problems)> = vec![
         ("unknown top field", with(design_example(), "extra", json!(1)),
          one("extra", "unknown field `extra`, expected one of `battle_type`, `prompt`, `project`, `base`, `contestants`, `judge`, `oracle`, `contestant_timeout`, `keep_worktrees`")),
         ("one contestant", with(design_example(), "contestants", json!([pair("a", "m")])),

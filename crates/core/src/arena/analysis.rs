@@ -326,7 +326,7 @@ fn cap_chars(text: &str, max_chars: usize) -> Cow<'_, str> {
 
 /// `text` in a fenced code block whose fence outnumbers every backtick run
 /// inside it.
-fn fenced(info: &str, text: &str) -> String {
+pub(crate) fn fenced(info: &str, text: &str) -> String {
     let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest_run.max(2) + 1);
     let newline = if text.ends_with('\n') { "" } else { "\n" };

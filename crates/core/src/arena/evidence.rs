@@ -44,6 +44,8 @@
 //!    `judge`; a tie at the top, or no pairwise win at all, is no winner.
 
 use super::analysis::{decision_line, Decision};
+/// Who named a battle's winner: the one type of the events and the store.
+pub use crate::event::WinnerSource;
 use crate::names::named_enum;
 use serde::{Deserialize, Serialize};
 use std::fmt::Display;
@@ -126,18 +128,6 @@ pub enum EvidenceTier {
     Full,
 }
 named_enum!(EvidenceTier, "evidence tier", { Full => "full", Partial => "partial", None => "none" });
-
-/// Who named a battle's winner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WinnerSource {
-    /// The only contestant in the best evidence tier.
-    Oracle,
-    /// The pairwise judging of the best tier.
-    Judge,
-    /// A person's override.
-    Human,
-}
-named_enum!(WinnerSource, "winner source", { Oracle => "oracle", Judge => "judge", Human => "human" });
 
 /// The judge's verdict on one ordered pair `(first, second)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -15,6 +15,8 @@
 //!   evidence, then pairwise judging.
 //! - [`analysis`]: digest, judge and cross-examination prompts, and parsing
 //!   of the `WINNER:` / `VERDICT:` lines they ask for.
+//! - [`report`]: `manifest.json`, `result.md` and `analysis.md` of the
+//!   results folder.
 //! - [`rating`]: Bradley–Terry ratings over many battles with bootstrap
 //!   confidence intervals.
 //!
@@ -32,6 +34,7 @@ pub mod lane;
 pub mod oracle;
 pub mod paths;
 pub mod rating;
+pub mod report;
 pub mod resume;
 pub mod spec;
 
@@ -52,5 +55,9 @@ pub use lane::{
 };
 pub use paths::{battle_slug, contestant_dir, sanitize_slug};
 pub use rating::{bradley_terry, Rating};
+pub use report::{
+    analysis_md, evidence_table, manifest_json, result_md, AnalysisReport, BattleReport,
+    ContestantReport,
+};
 pub use resume::{reconcile_contestant_resume, reconcile_contestants, ContestantAction, TaskState};
 pub use spec::{AgentRef, Base, BattleSpec, OracleSpec};
