@@ -338,21 +338,22 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     }
 }
 
-/// The last `cap` bytes of a stream.
-struct Tail {
+/// The last `cap` bytes of a stream (the oracle keeps its commands' output
+/// tails with it too).
+pub(crate) struct Tail {
     cap: usize,
     buf: Vec<u8>,
 }
 
 impl Tail {
-    fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         Tail {
             cap,
             buf: Vec::new(),
         }
     }
 
-    fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         let bytes = &bytes[bytes.len().saturating_sub(self.cap)..];
         let overflow = (self.buf.len() + bytes.len()).saturating_sub(self.cap);
         self.buf.drain(..overflow);
@@ -361,7 +362,7 @@ impl Tail {
 
     /// The tail from its first char boundary on (a cut can land inside a
     /// char: its continuation bytes are dropped).
-    fn into_string(self) -> String {
+    pub(crate) fn into_string(self) -> String {
         let start = self
             .buf
             .iter()

@@ -19,12 +19,19 @@
 //!   results folder.
 //! - [`rating`]: Bradley–Terry ratings over many battles with bootstrap
 //!   confidence intervals.
+//!
+//! Not pure, behind the `runtime` feature (Unix):
+//!
+//! - `oracle`: a contestant's patch applied to a fresh checkout of the
+//!   base, its repro and suite commands run there, the evidence recorded.
 
 pub mod analysis;
 pub mod bench;
 pub mod error;
 pub mod evidence;
 pub mod lane;
+#[cfg(all(feature = "runtime", unix))]
+pub mod oracle;
 pub mod paths;
 pub mod rating;
 pub mod report;
