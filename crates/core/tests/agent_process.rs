@@ -30,6 +30,9 @@ fn limits() -> Limits {
 
 /// A process that spawns a grandchild (recording its pid in `dir/gc.pid`)
 /// and its own pid in `dir/pg.pid`, prints `ready`, then runs `rest`.
+/// A shell that records its group and a grandchild, then runs `rest`. The
+/// limits of the tests that use it leave the shell time (seconds, on a
+/// loaded 2-core machine) to write both pid files before it is killed.
 fn with_grandchild(dir: &Path, rest: &str) -> ProcessSpec {
     sh(&format!(
         "echo $$ > '{d}/pg.pid'; sleep 300 & echo $! > '{d}/gc.pid'; echo ready; {rest}",
@@ -101,7 +104,7 @@ async fn a_cancelled_process_group_is_gone() {
 async fn a_timed_out_process_group_is_gone() {
     let dir = tempfile::tempdir().unwrap();
     let limits = Limits {
-        timeout: Some(Duration::from_millis(500)),
+        timeout: Some(Duration::from_millis(2000)),
         ..limits()
     };
     // Keeps printing, so only the wall clock can end it.
@@ -118,7 +121,7 @@ async fn a_timed_out_process_group_is_gone() {
 async fn an_idle_process_group_is_gone() {
     let dir = tempfile::tempdir().unwrap();
     let limits = Limits {
-        idle_timeout: Some(Duration::from_millis(300)),
+        idle_timeout: Some(Duration::from_millis(1500)),
         ..limits()
     };
     let exit = run_process(
@@ -137,7 +140,7 @@ async fn an_idle_process_group_is_gone() {
 async fn lines_that_are_not_activity_do_not_keep_a_process_alive() {
     let dir = tempfile::tempdir().unwrap();
     let limits = Limits {
-        idle_timeout: Some(Duration::from_millis(300)),
+        idle_timeout: Some(Duration::from_millis(1500)),
         ..limits()
     };
     let script = with_grandchild(dir.path(), "while :; do echo noise; sleep 0.05; done");
