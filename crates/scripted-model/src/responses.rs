@@ -268,17 +268,7 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
 mod tests {
     use super::*;
 
-    fn events(frames: &[String]) -> Vec<(String, Value)> {
-        frames
-            .iter()
-            .map(|f| {
-                let mut lines = f.lines();
-                let name = lines.next().unwrap().strip_prefix("event: ").unwrap();
-                let data = lines.next().unwrap().strip_prefix("data: ").unwrap();
-                (name.to_string(), serde_json::from_str(data).unwrap())
-            })
-            .collect()
-    }
+    use crate::sse::named_events as events;
 
     #[test]
     fn view_reads_codex_shapes() {

@@ -143,6 +143,21 @@ pub fn pieces(text: &str) -> Vec<String> {
     out
 }
 
+/// The `(event name, data)` of each `event:` + `data:` frame (tests of the
+/// protocols that name their events).
+#[cfg(test)]
+pub(crate) fn named_events(frames: &[String]) -> Vec<(String, serde_json::Value)> {
+    frames
+        .iter()
+        .map(|f| {
+            let mut lines = f.lines();
+            let name = lines.next().unwrap().strip_prefix("event: ").unwrap();
+            let data = lines.next().unwrap().strip_prefix("data: ").unwrap();
+            (name.to_string(), serde_json::from_str(data).unwrap())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
