@@ -9,6 +9,8 @@ use coderig_scripted_model::ScriptedModelServer;
 use serde_json::{json, Value};
 
 fn client() -> reqwest::Client {
+    // Feature unification may build reqwest without a crypto provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()

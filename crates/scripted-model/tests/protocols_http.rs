@@ -6,6 +6,8 @@ use coderig_scripted_model::ScriptedModelServer;
 use serde_json::{json, Value};
 
 async fn post(url: String, body: Value) -> (u16, reqwest::header::HeaderMap, String) {
+    // Feature unification may build reqwest without a crypto provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let resp = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()
