@@ -7,6 +7,13 @@
 //! `coderig::store`).
 
 mod common;
+// The additions for the arena runner, in their own files (this one is long).
+#[path = "store_conformance/arena.rs"]
+mod arena;
+#[path = "store_conformance/migration.rs"]
+mod migration;
+use arena::*;
+use migration::*;
 
 use coderig::arena::Lane;
 use coderig::store::*;
@@ -64,6 +71,12 @@ conformance!(
     four_concurrent_writers_never_see_busy,
     naive_select_then_update_double_claims,
     events_are_the_typed_events_of_the_event_module,
+    judge_and_cross_exam_owners_belong_to_battles,
+    add_owner_is_atomic,
+    claims_filter_by_owner_kind,
+    list_works_newest_first_by_status_and_data_field,
+    list_works_pages_by_keyset_while_works_are_created,
+    migrating_from_0001_keeps_every_row,
 );
 
 const TTL: Duration = Duration::from_secs(30);

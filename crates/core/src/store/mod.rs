@@ -9,8 +9,9 @@
 //!
 //! # The model
 //!
-//! A **work** (a battle or a run) owns **owners** (its contestants or
-//! steps); an owner's work is done by **tasks** — queue rows that a worker
+//! A **work** (a battle or a run) owns **owners** (a battle its
+//! contestants, its judge and its cross-examinations; a run its steps); an
+//! owner's work is done by **tasks** — queue rows that a worker
 //! claims with a lease. Work and owner rows carry the runtime's status and
 //! an opaque JSON `data`; the store decides nothing about them except that
 //! they change in a transaction with their event. The task row is the
@@ -57,6 +58,9 @@
 //!    expire and are rescued (`crates/core/tests/store_kill.rs`).
 
 pub mod records;
+
+mod listing;
+pub use listing::check_work_filter;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
@@ -115,11 +119,29 @@ pub trait Store: Send + Sync {
         event: Option<NewEvent>,
     ) -> Result<Vec<Task>, Error>;
 
+    /// Adds one owner (a cross-examination, a judge) to an existing work,
+    /// with its tasks and an optional event of the work about it, in one
+    /// transaction. Returns the event when one was given.
+    ///
+    /// An unknown work is `not_found_id`; an owner whose kind does not
+    /// belong to the work's kind, or a task that does not name this owner,
+    /// is `invalid_input`; an owner or task id already in the store is a
+    /// `conflict`. On any error nothing is written: no owner without its
+    /// tasks.
+    async fn add_owner(
+        &self,
+        work_id: &str,
+        owner: NewOwner,
+        tasks: Vec<TaskSpec>,
+        event: Option<NewEvent>,
+    ) -> Result<Option<EventRecord>, Error>;
+
     /// Claims up to `request.limit` available tasks (guarantees 2 and 3):
     /// oldest `available_at` first within a lane, lanes in the requested
-    /// order, never more running tasks in a lane than its capacity. Each
-    /// claim counts an attempt and gets a fresh lease token. An empty
-    /// answer means nothing is claimable now.
+    /// order, never more running tasks in a lane than its capacity, only
+    /// tasks whose owner is of one of `request.owner_kinds` (any kind when
+    /// empty). Each claim counts an attempt and gets a fresh lease token.
+    /// An empty answer means nothing is claimable now.
     async fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claim>, Error>;
 
     /// Extends the lease by `ttl` from now (database clock) and returns the
@@ -160,6 +182,20 @@ pub trait Store: Send + Sync {
 
     /// A work with its owners and tasks, read in one snapshot.
     async fn work(&self, id: &str) -> Result<WorkSnapshot, Error>;
+
+    /// One owner (contestant, step, judge, cross-examination) by id;
+    /// `not_found_id` when there is none.
+    async fn owner(&self, id: &str) -> Result<Owner, Error>;
+
+    /// One page of the works of `filter.kind`, newest first (`created_at`
+    /// descending, then `id` descending), filtered by status and by a
+    /// top-level string field of `data`. Keyset-paginated: following
+    /// `next_cursor` until it is `None` returns every work that matched
+    /// when the first page was read (and still matches) exactly once,
+    /// whatever is created in between. A limit outside 1 to
+    /// [`MAX_WORK_PAGE_LIMIT`], a bad data field key or a cursor that did
+    /// not come from `next_cursor` is `invalid_input`.
+    async fn list_works(&self, filter: &WorkFilter) -> Result<WorkPage, Error>;
 
     /// Up to `limit` events with `seq > after`, in `seq` order (guarantee
     /// 5: reading again from the last seq seen never misses an event).
@@ -328,12 +364,7 @@ pub fn check_new_work(work: &NewWork) -> Result<(), Error> {
     let mut owners = HashSet::new();
     for owner in &work.owners {
         check_id(owner.kind.as_str(), &owner.id)?;
-        if owner.kind.work_kind() != work.kind {
-            return Err(Error::invalid_input(format!(
-                "a {} cannot own a {} ({:?})",
-                work.kind, owner.kind, owner.id
-            )));
-        }
+        check_owner_kind(work.kind, owner)?;
         if !owners.insert((owner.kind, owner.id.as_str())) {
             return Err(Error::invalid_input(format!(
                 "{} {:?} is listed twice",
@@ -349,6 +380,36 @@ pub fn check_new_work(work: &NewWork) -> Result<(), Error> {
                 task.id, task.owner.kind, task.owner.id, work.kind
             )));
         }
+    }
+    Ok(())
+}
+
+/// Checks an owner to add to the work `work_id` with its tasks
+/// (`invalid_input`), as `Store::add_owner` does before it touches the
+/// database: ids, task specs, and every task naming this owner. (That the
+/// owner's kind belongs to the work's kind needs the stored work.)
+pub fn check_new_owner(work_id: &str, owner: &NewOwner, tasks: &[TaskSpec]) -> Result<(), Error> {
+    check_id("work", work_id)?;
+    check_id(owner.kind.as_str(), &owner.id)?;
+    check_tasks(tasks)?;
+    for task in tasks {
+        if task.owner.kind != owner.kind || task.owner.id != owner.id {
+            return Err(Error::invalid_input(format!(
+                "task {:?} names {} {:?}, not the {} {:?} being added",
+                task.id, task.owner.kind, task.owner.id, owner.kind, owner.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of an owner whose kind does not belong to its work's kind.
+pub(crate) fn check_owner_kind(work: WorkKind, owner: &NewOwner) -> Result<(), Error> {
+    if owner.kind.work_kind() != work {
+        return Err(Error::invalid_input(format!(
+            "a {work} cannot own a {} ({:?})",
+            owner.kind, owner.id
+        )));
     }
     Ok(())
 }

@@ -126,6 +126,9 @@ macro_rules! pg_tx {
     }};
 }
 
+// After the macro: the module uses it.
+mod arena;
+
 const WRITE: &str = "BEGIN";
 const READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
@@ -397,6 +400,7 @@ async fn claim_once(
         }
         capacity.push((*lane, locked));
     }
+    let kinds = owner_kind_names(request);
     let mut claims = Vec::new();
     for lane in lanes {
         let left = i64::from(request.limit) - claims.len() as i64;
@@ -430,6 +434,7 @@ async fn claim_once(
                  started_at = clock_timestamp(), finished_at = NULL \
              WHERE id IN (SELECT id FROM tasks \
                  WHERE state = 'pending' AND lane = $1 AND available_at <= now() \
+                     AND (cardinality($5::text[]) = 0 OR owner_kind = ANY($5::text[])) \
                  ORDER BY available_at, queue_seq LIMIT $4 FOR UPDATE SKIP LOCKED) \
              RETURNING {TASK_COLUMNS}, lease_token",
             ms(3)
@@ -438,6 +443,7 @@ async fn claim_once(
         .bind(&request.worker)
         .bind(ttl)
         .bind(n)
+        .bind(&kinds)
         .fetch_all(&mut *tx)
         .await?;
         let mut picked = rows(&picked, claim_from_row)?;
@@ -806,6 +812,24 @@ impl Store for PostgresStore {
                 tasks: rows(&tasks, task_from_row)?,
             }
         })
+    }
+
+    async fn add_owner(
+        &self,
+        work_id: &str,
+        owner: NewOwner,
+        tasks: Vec<TaskSpec>,
+        event: Option<NewEvent>,
+    ) -> Result<Option<EventRecord>, Error> {
+        arena::add_owner(self, work_id, &owner, &tasks, event.as_ref()).await
+    }
+
+    async fn owner(&self, id: &str) -> Result<Owner, Error> {
+        arena::owner(self, id).await
+    }
+
+    async fn list_works(&self, filter: &WorkFilter) -> Result<WorkPage, Error> {
+        arena::list_works(self, filter).await
     }
 
     async fn events_after(&self, after: i64, limit: u32) -> Result<Vec<EventRecord>, Error> {

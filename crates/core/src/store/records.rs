@@ -31,7 +31,8 @@ pub const DEFAULT_MAX_RESCUES: u32 = 3;
 /// The kind of a unit of work: what owns a set of owners and their tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WorkKind {
-    /// An arena battle; its owners are contestants.
+    /// An arena battle; its owners are its contestants, its judge and its
+    /// cross-examinations.
     Battle,
     /// A flow run; its owners are steps.
     Run,
@@ -45,15 +46,26 @@ pub enum OwnerKind {
     Contestant,
     /// A run's step.
     Step,
+    /// A battle's judge: the one owner (id `<battle_id>-judge`) whose tasks
+    /// do the battle's analysis.
+    Judge,
+    /// One cross-examination of a battle (added later with
+    /// `Store::add_owner`).
+    CrossExam,
 }
-named_enum!(OwnerKind, "owner kind", { Contestant => "contestant", Step => "step" });
+named_enum!(OwnerKind, "owner kind", {
+    Contestant => "contestant",
+    Step => "step",
+    Judge => "judge",
+    CrossExam => "cross_exam",
+});
 
 impl OwnerKind {
-    /// The kind of work this kind of owner belongs to: contestants to
-    /// battles, steps to runs.
+    /// The kind of work this kind of owner belongs to: contestants, judges
+    /// and cross-examinations to battles, steps to runs.
     pub fn work_kind(self) -> WorkKind {
         match self {
-            OwnerKind::Contestant => WorkKind::Battle,
+            OwnerKind::Contestant | OwnerKind::Judge | OwnerKind::CrossExam => WorkKind::Battle,
             OwnerKind::Step => WorkKind::Run,
         }
     }
@@ -133,7 +145,8 @@ impl Default for RetryPolicy {
 /// A reference to the row a task belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct OwnerRef {
-    /// Contestant or step.
+    /// Contestant, judge or cross-examination (of a battle), or step (of a
+    /// run).
     pub kind: OwnerKind,
     /// The owner's id.
     pub id: String,
@@ -302,7 +315,8 @@ impl EventRecord {
 pub struct NewOwner {
     /// Its id (unique in the store).
     pub id: String,
-    /// Contestant (of a battle) or step (of a run).
+    /// Contestant, judge or cross-examination (of a battle), or step (of a
+    /// run).
     pub kind: OwnerKind,
     /// Its first status (the runtime's vocabulary: `queued`, `pending`, …).
     pub status: String,
@@ -376,6 +390,87 @@ pub struct WorkSnapshot {
     pub tasks: Vec<Task>,
 }
 
+/// The page size of [`WorkFilter::new`].
+pub const DEFAULT_WORK_PAGE_LIMIT: u32 = 50;
+
+/// The largest page `Store::list_works` serves.
+pub const MAX_WORK_PAGE_LIMIT: u32 = 500;
+
+/// Which works `Store::list_works` lists, and which page of them.
+///
+/// Works come newest first (`created_at` descending, then `id`
+/// descending). Pages are keyset-paginated: the cursor names the last work
+/// of the page before, so a work created while a client pages through is
+/// never the cause of a duplicate or a miss among the works that already
+/// existed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkFilter {
+    /// Battles or runs.
+    pub kind: WorkKind,
+    /// Only works in one of these statuses; empty means any status.
+    pub statuses: Vec<String>,
+    /// Only works whose `data` has this top-level field (the key is
+    /// `[A-Za-z0-9_]+`) holding exactly this JSON string, e.g.
+    /// `("project", "/abs/path")`. A field holding a number or anything
+    /// else than a string never matches.
+    pub data_field: Option<(String, String)>,
+    /// Works per page, 1 to [`MAX_WORK_PAGE_LIMIT`].
+    pub limit: u32,
+    /// Where the page starts: the [`WorkPage::next_cursor`] of the page
+    /// before (opaque), or `None` for the first page.
+    pub cursor: Option<String>,
+}
+
+impl WorkFilter {
+    /// The first page of works of `kind`, any status, any data, with
+    /// [`DEFAULT_WORK_PAGE_LIMIT`] works per page.
+    pub fn new(kind: WorkKind) -> Self {
+        WorkFilter {
+            kind,
+            statuses: Vec::new(),
+            data_field: None,
+            limit: DEFAULT_WORK_PAGE_LIMIT,
+            cursor: None,
+        }
+    }
+
+    /// The same filter, only for works in one of `statuses` (empty = any).
+    pub fn statuses<S: AsRef<str>>(mut self, statuses: &[S]) -> Self {
+        self.statuses = statuses.iter().map(|s| s.as_ref().to_string()).collect();
+        self
+    }
+
+    /// The same filter, only for works whose `data[key]` is the string
+    /// `value`.
+    pub fn data_field(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.data_field = Some((key.into(), value.into()));
+        self
+    }
+
+    /// The same filter with `limit` works per page.
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// The same filter, for the page after the one that returned `cursor`
+    /// as its [`WorkPage::next_cursor`].
+    pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
+        self.cursor = Some(cursor.into());
+        self
+    }
+}
+
+/// One page of `Store::list_works`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkPage {
+    /// At most the filter's limit works, newest first.
+    pub works: Vec<Work>,
+    /// The cursor of the next page, or `None` when this is the last page
+    /// (no work matching the filter comes after these).
+    pub next_cursor: Option<String>,
+}
+
 /// A stored task. The lease token is never part of it: only the claim that
 /// set it ([`Claim`]) knows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -446,6 +541,12 @@ pub struct ClaimRequest {
     pub limit: u32,
     /// The lease's length (> 0); the expiry is computed by the database.
     pub lease_ttl: Duration,
+    /// Only tasks whose owner is of one of these kinds (the arena runner
+    /// claims contestant, judge and cross-examination tasks, the flow
+    /// runtime steps); empty means every kind. Lane capacities still count
+    /// every running task of the lane, whatever its owner's kind.
+    #[serde(default)]
+    pub owner_kinds: Vec<OwnerKind>,
 }
 
 impl ClaimRequest {
@@ -456,7 +557,15 @@ impl ClaimRequest {
             lanes: Vec::new(),
             limit: 1,
             lease_ttl: DEFAULT_LEASE_TTL,
+            owner_kinds: Vec::new(),
         }
+    }
+
+    /// The same request, only for tasks of owners of these kinds (empty =
+    /// every kind).
+    pub fn owner_kinds(mut self, kinds: &[OwnerKind]) -> Self {
+        self.owner_kinds = kinds.to_vec();
+        self
     }
 
     /// The same request for at most `limit` tasks.
@@ -685,7 +794,13 @@ mod tests {
     #[test]
     fn names_of_the_store_enums() {
         assert_eq!(WorkKind::NAMES, ["battle", "run"]);
-        assert_eq!(OwnerKind::NAMES, ["contestant", "step"]);
+        assert_eq!(
+            OwnerKind::NAMES,
+            ["contestant", "step", "judge", "cross_exam"]
+        );
         assert_eq!(OwnerKind::Step.work_kind(), WorkKind::Run);
+        assert_eq!(OwnerKind::Judge.work_kind(), WorkKind::Battle);
+        assert_eq!(OwnerKind::CrossExam.work_kind(), WorkKind::Battle);
+        assert_eq!("cross_exam".parse::<OwnerKind>(), Ok(OwnerKind::CrossExam));
     }
 }

@@ -265,6 +265,18 @@ pub(crate) fn claim_lanes(request: &ClaimRequest) -> Vec<Lane> {
     lanes
 }
 
+/// The owner kinds a claim may take, as their names; empty means every
+/// kind (the queries skip the filter for an empty list).
+pub(crate) fn owner_kind_names(request: &ClaimRequest) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for kind in &request.owner_kinds {
+        if !names.iter().any(|n| n == kind.as_str()) {
+            names.push(kind.as_str().to_string());
+        }
+    }
+    names
+}
+
 /// Every row through `f`.
 pub(crate) fn rows<R, T>(rows: &[R], f: impl Fn(&R) -> Result<T, Error>) -> Result<Vec<T>, Error> {
     rows.iter().map(f).collect()

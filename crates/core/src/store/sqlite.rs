@@ -148,6 +148,9 @@ macro_rules! read_tx {
     }};
 }
 
+// After the macros: the module uses them.
+mod arena;
+
 impl SqliteStore {
     /// Opens (creating it and the directory when missing) the store in
     /// `<data_dir>/coderig.db` with [`SqliteOptions::default`], running its
@@ -452,7 +455,9 @@ impl Store for SqliteStore {
         check_claim(request)?;
         let lanes = claim_lanes(request);
         let ttl = millis(request.lease_ttl);
-        let lanes = &lanes;
+        let kinds = owner_kind_names(request);
+        let kinds = serde_json::Value::from(kinds).to_string();
+        let (lanes, kinds) = (&lanes, &kinds);
         write_tx!(self, |tx| {
             let mut claims = Vec::new();
             for lane in lanes {
@@ -489,6 +494,8 @@ impl Store for SqliteStore {
                          started_at = {NOW}, finished_at = NULL \
                      WHERE id IN (SELECT id FROM tasks \
                          WHERE state = 'pending' AND lane = ?1 AND available_at <= {NOW} \
+                             AND (json_array_length(?5) = 0 \
+                                 OR owner_kind IN (SELECT value FROM json_each(?5))) \
                          ORDER BY available_at, rowid LIMIT ?4) \
                      RETURNING {TASK_COLUMNS}, lease_token"
                 ))
@@ -496,6 +503,7 @@ impl Store for SqliteStore {
                 .bind(&request.worker)
                 .bind(ttl)
                 .bind(n)
+                .bind(kinds)
                 .fetch_all(&mut *tx)
                 .await?;
                 let mut picked = rows(&picked, claim_from_row)?;
@@ -742,6 +750,24 @@ impl Store for SqliteStore {
                 tasks: rows(&tasks, task_from_row)?,
             }
         })
+    }
+
+    async fn add_owner(
+        &self,
+        work_id: &str,
+        owner: NewOwner,
+        tasks: Vec<TaskSpec>,
+        event: Option<NewEvent>,
+    ) -> Result<Option<EventRecord>, Error> {
+        arena::add_owner(self, work_id, &owner, &tasks, event.as_ref()).await
+    }
+
+    async fn owner(&self, id: &str) -> Result<Owner, Error> {
+        arena::owner(self, id).await
+    }
+
+    async fn list_works(&self, filter: &WorkFilter) -> Result<WorkPage, Error> {
+        arena::list_works(self, filter).await
     }
 
     async fn events_after(&self, after: i64, limit: u32) -> Result<Vec<EventRecord>, Error> {
