@@ -23,6 +23,8 @@
 
 pub mod agent;
 pub mod arena;
+#[cfg(feature = "runtime")]
+pub mod bus;
 pub mod conflict;
 pub mod edit;
 pub mod error;

@@ -24,18 +24,26 @@
 //!
 //! - `oracle`: a contestant's patch applied to a fresh checkout of the
 //!   base, its repro and suite commands run there, the evidence recorded.
+//! - `runner` (also `git`): the arena runtime, `runner::Arena` — battles
+//!   dispatched through the store's leased claims, judged, resumed.
+//!
+//! [`lifecycle`] (pure) is what the runner's reconcile pass decides for a
+//! battle from what the store says of it.
 
 pub mod analysis;
 pub mod bench;
 pub mod error;
 pub mod evidence;
 pub mod lane;
+pub mod lifecycle;
 #[cfg(all(feature = "runtime", unix))]
 pub mod oracle;
 pub mod paths;
 pub mod rating;
 pub mod report;
 pub mod resume;
+#[cfg(all(feature = "runtime", feature = "git", unix))]
+pub mod runner;
 pub mod spec;
 
 pub use analysis::{

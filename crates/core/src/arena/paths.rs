@@ -97,7 +97,7 @@ pub fn contestant_dir(identity: &str, model: &str) -> Result<String, ArenaError>
 /// 1970-01-01 — Howard Hinnant's `civil_from_days`, exact for every `i64`
 /// input that a millisecond timestamp can produce. Hand-written because it is
 /// ten lines against a date-time dependency for one call.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097); // [0, 146096]
