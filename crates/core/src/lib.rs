@@ -11,7 +11,8 @@
 //!   between coding agents.
 //! - `model`: model-name matching, fallback chains, error classification.
 //! - `conflict`: collision detection across worktrees.
-//! - `event`: the events of battles and runs, and the SSE replay decision.
+//! - `event`: the events of battles and runs, and the SSE replay decision;
+//!   `bus` (feature `runtime`): their in-process fan-out to every subscriber.
 //!
 //! The contract every face shares: [`json`] (strict decoders of every shape
 //! a face takes from dynamic input), [`error`] (the one error taxonomy),

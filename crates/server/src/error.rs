@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 /// not JSON, not declared as JSON, or of the wrong shape included), 422 the
 /// edit refusals, 409 `conflict`, 404 `not_found_id`, 503 `unavailable`, 502
 /// `agent`, 500 `io` and `internal`. The kinds only HTTP has:
-/// `route_not_found` 404, `method_not_allowed` 405, `payload_too_large` 413.
+/// `route_not_found` 404, `method_not_allowed` 405, `payload_too_large` 413,
+/// `unauthorized` 401 (a missing or wrong bearer token, `--token`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
     status: StatusCode,
@@ -24,14 +25,19 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error of a kind only HTTP has (`route_not_found`,
-    /// `method_not_allowed`, `payload_too_large`); `code` is the kind in
-    /// upper case.
+    /// `method_not_allowed`, `payload_too_large`, `unauthorized`); `code`
+    /// is the kind in upper case.
     fn http(status: StatusCode, kind: &str, message: String) -> Self {
         ApiError {
             status,
             body: json!({"ok": false, "error": {
                 "kind": kind, "code": kind.to_ascii_uppercase(), "message": message}}),
         }
+    }
+
+    /// 401 `unauthorized`: the request lacks the server's bearer token.
+    pub(crate) fn unauthorized(message: &str) -> Self {
+        ApiError::http(StatusCode::UNAUTHORIZED, "unauthorized", message.to_owned())
     }
 
     /// The HTTP status of the answer.

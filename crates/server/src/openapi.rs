@@ -1,4 +1,5 @@
-//! The OpenAPI 3.1 document served at `GET /api/openapi.json`, generated
+//! The OpenAPI 3.1 document served at `GET /api/openapi.json` (bearer
+//! security scheme included), generated
 //! by utoipa from the handlers' `#[utoipa::path]` attributes and the
 //! request/response types' schemas (the core's behind its `openapi`
 //! feature). The tests check that its paths are exactly the routes the
@@ -19,12 +20,15 @@ use utoipa::{OpenApi, PartialSchema, ToSchema};
         description = "The reference HTTP face of coderig. Every response is JSON; errors are \
             {ok: false, error: {kind, code, message, ...details}} with the core's kinds \
             (400 invalid_input, 422 edit refusals) and three only HTTP has \
-            (404 route_not_found, 405 method_not_allowed, 413 payload_too_large). \
-            Offsets are UTF-8 byte offsets."
+            (404 route_not_found, 405 method_not_allowed, 413 payload_too_large, \
+            401 unauthorized). Offsets are UTF-8 byte offsets. A server started with a token \
+            (--token / CODERIG_TOKEN) requires `Authorization: Bearer <token>` on every route \
+            but GET /api/health; without one it serves without authentication (loopback only)."
     ),
     paths(
         routes::health::health,
         routes::agents::agents,
+        routes::events::events,
         routes::openapi::openapi,
         routes::hash::xxhash32,
         routes::edit::edit,
@@ -35,9 +39,64 @@ use utoipa::{OpenApi, PartialSchema, ToSchema};
         routes::hashline::validate,
         routes::flows::validate_flow,
     ),
-    components(schemas(ErrorBody))
+    components(schemas(ErrorBody, Unauthorized)),
+    modifiers(&BearerAuth),
+    security(("bearer" = []))
 )]
 struct ApiDoc;
+
+/// The bearer scheme, and a 401 answer on every operation that requires it
+/// (those whose own `security` does not lift the document's).
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        if let Some(components) = openapi.components.as_mut() {
+            components.add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(
+                    HttpBuilder::new()
+                        .scheme(HttpAuthScheme::Bearer)
+                        .description(Some(
+                            "The token of `coderig serve --token` / CODERIG_TOKEN, when the server has one.",
+                        ))
+                        .build(),
+                ),
+            );
+        }
+        let unauthorized = utoipa::openapi::ResponseBuilder::new()
+            .description("unauthorized: the server has a token and the request did not send it.")
+            .content(
+                "application/json",
+                utoipa::openapi::ContentBuilder::new()
+                    .schema(Some(utoipa::openapi::Ref::from_schema_name("Unauthorized")))
+                    .build(),
+            )
+            .build();
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                // `security: [{}]` (health): open to anyone.
+                let open = operation.security.as_ref().is_some_and(|s| !s.is_empty());
+                if !open {
+                    operation
+                        .responses
+                        .responses
+                        .insert("401".into(), unauthorized.clone().into());
+                }
+            }
+        }
+    }
+}
 
 /// The whole document, as JSON.
 pub fn document() -> Value {
@@ -127,7 +186,12 @@ error_type!(
         let kinds: Vec<&str> = coderig::ErrorKind::NAMES
             .iter()
             .copied()
-            .chain(["route_not_found", "method_not_allowed", "payload_too_large"])
+            .chain([
+                "route_not_found",
+                "method_not_allowed",
+                "payload_too_large",
+                "unauthorized",
+            ])
             .collect();
         let mut schema = error_schema(
             "Any error: the core's kinds and the three only HTTP has.",
@@ -151,6 +215,16 @@ error_type!(
         "invalid_input: not JSON, not declared as JSON, of the wrong shape, or a bad value; `path` names the bad field when there is one.",
         &["invalid_input"],
         json!({"path": {"type": "string", "description": "JSON path of the bad field (`edits[1].old`)."}}),
+    )
+);
+
+error_type!(
+    /// 401: the server has a token and the request did not send it.
+    Unauthorized,
+    error_schema(
+        "unauthorized: a missing or wrong `Authorization: Bearer <token>`.",
+        &["unauthorized"],
+        json!({})
     )
 );
 
@@ -199,6 +273,7 @@ mod tests {
             (ErrorBody::name(), ErrorBody::schema()),
             (InvalidInput::name(), InvalidInput::schema()),
             (PayloadTooLarge::name(), PayloadTooLarge::schema()),
+            (Unauthorized::name(), Unauthorized::schema()),
             (EditRefusal::name(), EditRefusal::schema()),
             (HashlineRefusal::name(), HashlineRefusal::schema()),
         ] {

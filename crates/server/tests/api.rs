@@ -513,10 +513,13 @@ async fn openapi_lists_exactly_the_served_routes() {
             .map(String::as_str)
             .collect();
         statuses.sort_unstable();
+        // 401 everywhere but health: the bearer token of --token.
         let expected: Vec<&str> = match (method.as_str(), refusals.contains(path.as_str())) {
-            ("GET", _) => vec!["200"],
-            (_, false) => vec!["200", "400", "413"],
-            (_, true) => vec!["200", "400", "413", "422"],
+            ("GET", _) if path == "/api/health" => vec!["200"],
+            ("GET", _) if path == "/api/events" => vec!["200", "400", "401"],
+            ("GET", _) => vec!["200", "401"],
+            (_, false) => vec!["200", "400", "401", "413"],
+            (_, true) => vec!["200", "400", "401", "413", "422"],
         };
         assert_eq!(statuses, expected, "{method} {path}");
         for status in &statuses[1..] {
@@ -531,6 +534,7 @@ async fn openapi_lists_exactly_the_served_routes() {
             for kind in kinds {
                 let status_of = match kind {
                     "payload_too_large" => 413,
+                    "unauthorized" => 401,
                     k => k.parse::<coderig::ErrorKind>().unwrap().http_status(),
                 };
                 assert_eq!(status_of.to_string(), *status, "{method} {path}: {kind}");

@@ -47,6 +47,7 @@ fn command(dir: &Path, args: &[&str]) -> Command {
         .env_remove("CODERIG_PORT")
         .env_remove("CODERIG_CONFIG")
         .env_remove("CODERIG_DATA_DIR")
+        .env_remove("CODERIG_TOKEN")
         .env_remove("DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -181,6 +182,59 @@ fn bad_stores_and_configs_fail_at_start() {
         );
         assert!(output.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// Exposure and project roots are checked at start: a non-loopback
+/// address without a token, an empty token and a missing project root are
+/// refused with exit code 2 before anything is bound.
+#[test]
+fn exposure_and_project_roots_are_checked_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--host", "0.0.0.0"],
+            "refusing to listen on 0.0.0.0 without a token",
+        ),
+        (
+            &["--host", "::"],
+            "refusing to listen on :: without a token",
+        ),
+        (&["--token", " "], "--token / CODERIG_TOKEN is empty"),
+        (&["--project-root", "no/such/dir"], "no/such/dir"),
+    ];
+    for (args, message) in cases {
+        let output = command(dir.path(), args).output().unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+    assert!(!dir.path().join(".coderig").exists(), "nothing opened");
+}
+
+/// With a token (here from CODERIG_TOKEN) a non-loopback address serves,
+/// and every route but health wants the token.
+#[tokio::test]
+async fn a_token_from_the_environment_guards_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = command(dir.path(), &["--host", "0.0.0.0", "--data-dir", "d"]);
+    command.env("CODERIG_TOKEN", "tok-3");
+    let server = start(command).await;
+    let port = server.url.rsplit(':').next().unwrap().to_owned();
+    let base = format!("http://127.0.0.1:{port}");
+    let (status, _) = get(format!("{base}/api/health")).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = get(format!("{base}/api/agents")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    common::assert_error(&body, "unauthorized");
+    let client = reqwest::Client::new();
+    let response = client
+        .get(format!("{base}/api/agents"))
+        .bearer_auth("tok-3")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
 }
 
 /// `DATABASE_URL` as the test command sets it (a throwaway PostgreSQL);

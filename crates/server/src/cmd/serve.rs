@@ -5,15 +5,26 @@ use super::rig::RigArgs;
 use coderig_server::{app, AppState, Config, DEFAULT_MAX_BODY_BYTES};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Options of `coderig serve`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Address to listen on. Loopback by default: the API has no
-    /// authentication, so exposing it is a deliberate choice.
+    /// Address to listen on. Loopback by default; any other address needs
+    /// --token (refused at start without one, exit code 2).
     #[arg(long, env = "CODERIG_HOST", default_value = "127.0.0.1")]
     host: IpAddr,
+    /// Bearer token: every route but GET /api/health then requires
+    /// `Authorization: Bearer <token>`. Without one the API has no
+    /// authentication.
+    #[arg(long, env = "CODERIG_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// A directory under which requests may name projects (repeatable;
+    /// each must exist, canonicalized at start). Default: the current
+    /// directory at start.
+    #[arg(long = "project-root", value_name = "DIR")]
+    project_roots: Vec<PathBuf>,
     /// Port to listen on; 0 picks a free port (the chosen one is printed).
     #[arg(long, env = "CODERIG_PORT", default_value_t = 8787)]
     port: u16,
@@ -47,7 +58,39 @@ pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
     }
 }
 
+/// The start-up checks that need no store: a token, when given, is not
+/// empty, and a non-loopback address has one (`invalid_input`, exit 2).
+fn check_exposure(args: &Args) -> Result<(), coderig::Error> {
+    if args.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        return Err(coderig::Error::invalid_input(
+            "--token / CODERIG_TOKEN is empty; give a secret, or leave it unset to serve on loopback without authentication",
+        ));
+    }
+    if !args.host.is_loopback() && args.token.is_none() {
+        return Err(coderig::Error::invalid_input(format!(
+            "refusing to listen on {} without a token: anyone who can reach it could drive your agents; \
+             pass --token T (or set CODERIG_TOKEN), or listen on 127.0.0.1",
+            args.host
+        )));
+    }
+    Ok(())
+}
+
 async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
+    check_exposure(&args)?;
+    let project_roots = if args.project_roots.is_empty() {
+        vec![std::env::current_dir().map_err(|e| {
+            coderig::Error::io(format!(
+                "cannot read the current directory (the default --project-root): {e}"
+            ))
+        })?]
+    } else {
+        args.project_roots.clone()
+    };
+    // Checked before the store is opened: a typo leaves nothing behind.
+    coderig::workspace::ProjectRoots::new(&project_roots).map_err(|e| {
+        coderig::Error::invalid_input(format!("--project-root: {}", e.message()))
+    })?;
     let registry = rig.registry()?;
     let store = rig.open_store().await.map_err(|e| {
         let message = format!(
@@ -57,11 +100,26 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
         );
         coderig::Error::new(e.kind(), message)
     })?;
+    let state =
+        AppState::new(store.clone(), registry.clone()).with_project_roots(&project_roots)?;
+    // Events committed from here on reach every subscriber live.
+    state.bus().started().await;
     eprintln!(
-        "coderig serve: store {} ({}), {} agent(s)",
+        "coderig serve: store {} ({}), {} agent(s), project root(s) {}{}",
         rig.store_location(),
         store.backend(),
-        registry.identities().len()
+        registry.identities().len(),
+        state
+            .project_roots()
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if args.token.is_some() {
+            ", bearer token required"
+        } else {
+            ""
+        }
     );
     let io = |e: std::io::Error| coderig::Error::io(e.to_string());
     let requested = SocketAddr::new(args.host, args.port);
@@ -74,10 +132,17 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
     stdout.flush().map_err(io)?;
     let config = Config {
         max_body_bytes: args.max_body,
+        token: args.token.clone(),
         ..Config::default()
     };
-    axum::serve(listener, app(&config, AppState::new(store, registry)))
-        .with_graceful_shutdown(shutdown_signal())
+    let bus = state.bus().clone();
+    axum::serve(listener, app(&config, state))
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            // Event streams never end by themselves: stopping the bus ends
+            // them, so the graceful shutdown does not wait on SSE clients.
+            bus.shutdown();
+        })
         .await
         .map_err(io)
 }

@@ -21,8 +21,9 @@ pub(crate) struct Health {
     store: &'static str,
 }
 
-/// Liveness, the server's version and its store's backend.
-#[utoipa::path(get, tag = "meta", path = "/api/health", responses(
+/// Liveness, the server's version and its store's backend. Open to anyone,
+/// also on a server with a token.
+#[utoipa::path(get, tag = "meta", path = "/api/health", security(()), responses(
     (status = 200, description = "Alive.", body = Health),
 ))]
 pub(crate) async fn health(State(state): State<AppState>) -> ApiJson<Health> {

@@ -12,6 +12,7 @@
 
 pub(crate) mod agents;
 pub(crate) mod edit;
+pub(crate) mod events;
 pub(crate) mod flows;
 pub(crate) mod guards;
 pub(crate) mod hash;
@@ -60,6 +61,7 @@ fn table() -> Vec<Route> {
     [
         health::routes(),
         agents::routes(),
+        events::routes(),
         hash::routes(),
         edit::routes(),
         guards::routes(),

@@ -23,17 +23,144 @@ pub async fn spawn_server(config: Config) -> String {
 /// As [`spawn_server`], with the agents of `registry`. The store's
 /// directory lives as long as the server's task (the test's runtime).
 pub async fn spawn_server_with(config: Config, registry: Registry) -> String {
+    spawn_app(config, registry).await.url
+}
+
+/// A server on loopback and the state it serves (its store, its bus), so a
+/// test can write into the very store the server reads.
+pub struct TestServer {
+    pub url: String,
+    pub state: AppState,
+}
+
+/// As [`spawn_server_with`], returning the state too. The bus has read
+/// where the log ends before this returns, so every event the test writes
+/// afterwards is live.
+pub async fn spawn_app(config: Config, registry: Registry) -> TestServer {
     install_crypto();
     let dir = tempfile::tempdir().unwrap();
     let store = coderig::store::open(None, dir.path()).await.unwrap();
+    let state = AppState::new(store, registry);
+    state.bus().started().await.unwrap();
+    spawn_state(config, state, dir).await
+}
+
+/// Serves `state` on `127.0.0.1:0`; `dir` (its store's) lives as long as
+/// the server's task.
+pub async fn spawn_state(config: Config, state: AppState, dir: tempfile::TempDir) -> TestServer {
+    install_crypto();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr: SocketAddr = listener.local_addr().unwrap();
-    let router = app(&config, AppState::new(store, registry));
+    let router = app(&config, state.clone());
     tokio::spawn(async move {
         let _dir = dir;
         axum::serve(listener, router).await.unwrap()
     });
-    format!("http://{addr}")
+    TestServer {
+        url: format!("http://{addr}"),
+        state,
+    }
+}
+
+/// One frame of a `text/event-stream`: its `id`, `event` and `data`
+/// fields, or the text of a `:` comment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Frame {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub data: Option<String>,
+    pub comment: Option<String>,
+}
+
+impl Frame {
+    /// The data as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.data.as_deref().unwrap_or("null")).unwrap()
+    }
+}
+
+/// A real SSE client over a streaming reqwest response: frames are split
+/// at blank lines and their `field: value` lines parsed (multi-line data
+/// joined with `\n`, as the SSE spec has it).
+pub struct SseClient {
+    response: reqwest::Response,
+    buffer: Vec<u8>,
+}
+
+impl SseClient {
+    /// Opens `GET url` with `headers`; panics unless it is a 200
+    /// `text/event-stream`.
+    pub async fn open(url: &str, headers: &[(&str, &str)]) -> SseClient {
+        install_crypto();
+        let mut request = reqwest::Client::new().get(url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{url}");
+        let content_type = response.headers()[reqwest::header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "{content_type}"
+        );
+        SseClient {
+            response,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// The next frame (comments included); `None` when the stream ended.
+    /// Guarded by a generous timeout so a broken server fails the test
+    /// instead of hanging it.
+    pub async fn frame(&mut self) -> Option<Frame> {
+        tokio::time::timeout(std::time::Duration::from_secs(60), self.frame_unguarded())
+            .await
+            .expect("no SSE frame within 60 s")
+    }
+
+    async fn frame_unguarded(&mut self) -> Option<Frame> {
+        loop {
+            if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
+                let raw: Vec<u8> = self.buffer.drain(..end + 2).collect();
+                let text = String::from_utf8(raw).unwrap();
+                let mut frame = Frame::default();
+                for line in text.lines().filter(|l| !l.is_empty()) {
+                    let (field, value) = line.split_once(':').unwrap_or((line, ""));
+                    let value = value.strip_prefix(' ').unwrap_or(value).to_owned();
+                    match field {
+                        "" => frame.comment = Some(value),
+                        "id" => frame.id = Some(value),
+                        "event" => frame.event = Some(value),
+                        "data" => {
+                            frame.data = Some(match frame.data.take() {
+                                Some(before) => format!("{before}\n{value}"),
+                                None => value,
+                            })
+                        }
+                        _ => {}
+                    }
+                }
+                return Some(frame);
+            }
+            match self.response.chunk().await.unwrap() {
+                Some(chunk) => self.buffer.extend_from_slice(&chunk),
+                None => return None,
+            }
+        }
+    }
+
+    /// The next frame that is not a comment.
+    pub async fn event(&mut self) -> Frame {
+        loop {
+            let frame = self.frame().await.expect("the stream ended");
+            if frame.comment.is_none() {
+                return frame;
+            }
+        }
+    }
 }
 
 /// Status and JSON body of a response, asserting it is declared as JSON.
