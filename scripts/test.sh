@@ -261,7 +261,9 @@ SERVER_LOG=$(mktemp)
 # Its store in a temporary data dir (nothing left in the checkout), its
 # agents the scripted ones of the fuzzing config (GET /api/agents answers them).
 SERVER_DATA=$(mktemp -d)
-env -u DATABASE_URL "$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 \
+# With a bearer token, which schemathesis.toml sends (and `ignored_auth` leaves out).
+export CODERIG_FUZZ_TOKEN="fuzz-$$-$RANDOM"
+env -u DATABASE_URL "$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 --token "$CODERIG_FUZZ_TOKEN" \
     --data-dir "$SERVER_DATA" --config crates/server/tests/schemathesis/coderig.toml >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 SERVER_URL=""
