@@ -36,6 +36,7 @@ fn battle(
         judge_tasks: u32::from(judge != JudgeStatus::Idle),
         live_tasks: live.iter().map(|s| s.to_string()).collect(),
         judge_task_live: judge_live,
+        judge_failures: (0, None),
     }
 }
 
@@ -219,5 +220,34 @@ fn a_cancelled_battle_cancels_what_is_still_live_and_finished_ones_need_nothing(
             false,
         );
         assert_eq!(next_battle_actions(&facts), vec![], "{status:?}");
+    }
+}
+
+#[test]
+fn a_judge_that_keeps_failing_fails_the_battle_instead_of_looping() {
+    let settled = || {
+        vec![
+            c("a", C::Done, Some(T::Completed)),
+            c("b", C::Done, Some(T::Completed)),
+        ]
+    };
+    for (failures, want_fail) in [(0, false), (2, false), (3, true), (7, true)] {
+        let mut facts = battle(B::Judging, settled(), JudgeStatus::Running, &[], false);
+        facts.judge_tasks = failures;
+        facts.judge_failures = (failures, Some("disk full".into()));
+        let actions = next_battle_actions(&facts);
+        if want_fail {
+            assert_eq!(
+                actions,
+                vec![BattleAction::FailBattle {
+                    error: format!("the analysis failed {failures} times: disk full")
+                }]
+            );
+        } else {
+            assert_eq!(
+                actions,
+                vec![BattleAction::EnqueueJudge { n: failures + 1 }]
+            );
+        }
     }
 }

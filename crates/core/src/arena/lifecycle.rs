@@ -13,6 +13,7 @@
 //! | any       | an unsettled contestant whose task finished           | `MarkContestant` (its task's ending) |
 //! | running   | every contestant settled                              | `StartJudging`               |
 //! | judging   | judge not settled, no live judge task                 | `EnqueueJudge`               |
+//! | judging   | … and [`MAX_JUDGE_FAILURES`] judge tasks failed          | `FailBattle`                 |
 //! | judging   | judge settled (done / error), no live judge task      | `FinishBattle`               |
 //! | cancelled | a contestant, judge or cross-exam task still live     | `CancelTask` each            |
 //! | completed, failed | –                                             | nothing                      |
@@ -55,6 +56,11 @@ impl JudgeStatus {
     }
 }
 
+/// After this many failed judge tasks (an error the judge's task could not
+/// record, e.g. an unwritable results folder, or holders that kept dying)
+/// the battle is `failed` instead of judged again.
+pub const MAX_JUDGE_FAILURES: u32 = 3;
+
 /// One contestant as the decision sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContestantFacts {
@@ -83,6 +89,8 @@ pub struct BattleFacts {
     pub live_tasks: Vec<String>,
     /// Whether one of `live_tasks` is a judge task.
     pub judge_task_live: bool,
+    /// Judge tasks that ended `failed`, with the last one's error.
+    pub judge_failures: (u32, Option<String>),
 }
 
 /// What the runner does for a battle.
@@ -106,6 +114,11 @@ pub enum BattleAction {
     },
     /// The judge settled: write the battle's final status from its analysis.
     FinishBattle,
+    /// The judge cannot finish: `judging` → `failed` with this error.
+    FailBattle {
+        /// Why.
+        error: String,
+    },
     /// Cancel a task of a cancelled battle.
     CancelTask {
         /// The task.
@@ -178,6 +191,18 @@ pub fn next_battle_actions(facts: &BattleFacts) -> Vec<BattleAction> {
             if !facts.judge_task_live {
                 if facts.judge.is_settled() {
                     actions.push(BattleAction::FinishBattle);
+                } else if facts.judge_failures.0 >= MAX_JUDGE_FAILURES {
+                    actions.push(BattleAction::FailBattle {
+                        error: format!(
+                            "the analysis failed {} times: {}",
+                            facts.judge_failures.0,
+                            facts
+                                .judge_failures
+                                .1
+                                .as_deref()
+                                .unwrap_or("no error recorded")
+                        ),
+                    });
                 } else {
                     actions.push(BattleAction::EnqueueJudge {
                         n: facts.judge_tasks + 1,

@@ -341,6 +341,20 @@ pub(crate) fn facts(snapshot: &WorkSnapshot) -> Result<BattleFacts, Error> {
             .filter(|t| t.owner.kind == OwnerKind::Judge)
             .count() as u32,
         judge_task_live: live.iter().any(|t| t.owner.kind == OwnerKind::Judge),
+        judge_failures: {
+            let mut failed: Vec<_> = snapshot
+                .tasks
+                .iter()
+                .filter(|t| {
+                    t.owner.kind == OwnerKind::Judge && t.state == crate::task::TaskState::Failed
+                })
+                .collect();
+            failed.sort_by_key(|t| t.finished_at);
+            (
+                failed.len() as u32,
+                failed.last().and_then(|t| t.error.clone()),
+            )
+        },
         live_tasks: live.iter().map(|t| t.id.clone()).collect(),
     })
 }
@@ -470,6 +484,22 @@ async fn act(
             Ok(())
         }
         BattleAction::FinishBattle => judge::finish_from_judge(inner, id).await,
+        BattleAction::FailBattle { error } => {
+            let mut data: super::data::BattleData = decode("battle", id, &snapshot.work.data)?;
+            data.error = Some(error);
+            data.ended_at_ms = Some(super::data::now_ms());
+            inner
+                .store
+                .transition(Transition {
+                    target: Target::Work(id.clone()),
+                    from: vec!["judging".into()],
+                    to: "failed".into(),
+                    data: Some(encode(&data)),
+                    event: Some(battle_event(id, BattleStatus::Failed, &data, None)?),
+                })
+                .await?;
+            Ok(())
+        }
         BattleAction::CancelTask { task_id } => {
             let _ = task_id;
             cancel_live_tasks(inner, id).await
