@@ -143,7 +143,7 @@ pub(crate) async fn run(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
     };
     if let Some(wt) = &worktree {
         data.worktree = Some(wt.clone());
-        inner
+        let recorded = inner
             .store
             .record(
                 &fence,
@@ -155,7 +155,19 @@ pub(crate) async fn run(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
                     event: None,
                 },
             )
-            .await?;
+            .await;
+        if let Err(e) = recorded {
+            // The lease went (a stop, a rescue) between the creation and
+            // its record: nobody but this holder knows the worktree.
+            let ws = inner.workspace.clone();
+            let wt2 = wt.clone();
+            let _ = blocking(move || {
+                let _ = ws.unlock(&wt2);
+                ws.remove(&wt2, &RemoveProof::Discard).map(|_| ())
+            })
+            .await;
+            return Err(e);
+        }
     }
 
     // The turn.

@@ -220,8 +220,9 @@ impl Arena {
     /// under `config.data_dir`, the lanes' capacities from the registry's
     /// `[lanes]` (local 1 unless configured) set in the store for every
     /// server, a sweep of leftover worktrees (interrupted creations undone,
-    /// oracle checkouts a crash left removed), and — unless
-    /// `config.run_worker` is false — the worker loop.
+    /// oracle checkouts a crash left removed), and the worker loop. With
+    /// `config.run_worker` false only the workspace is made: the lanes,
+    /// the sweep and the worker are left to the servers that run battles.
     ///
     /// Errors: `invalid_input` for a project root that does not exist,
     /// `io` when the data directory cannot be created, the store's errors.
@@ -242,7 +243,11 @@ impl Arena {
             config.data_dir.clone(),
             roots,
         ))?);
-        for &lane in Lane::ALL {
+        // A handle that only reads and writes battles (run_worker false:
+        // `coderig battle list`, a face beside a server) must not reset
+        // the lanes other servers run under, nor sweep a worktree root a
+        // running server uses.
+        for &lane in Lane::ALL.iter().filter(|_| config.run_worker) {
             let configured = registry.lanes().get(&lane).copied();
             let capacity = match lane {
                 Lane::Local => Some(configured.unwrap_or(1)),
@@ -261,8 +266,8 @@ impl Arena {
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
         });
-        worker::sweep_checkouts(&inner).await;
         if inner.config.run_worker {
+            worker::sweep_checkouts(&inner).await;
             let loop_inner = inner.clone();
             inner.tracker.spawn(worker::run_loop(loop_inner));
         }
