@@ -424,6 +424,8 @@ async fn drive(prepared: Prepared, rig: &RigArgs, json: bool) -> ExitCode {
     let mut progress = Progress::new(json, &started);
     let mut view = started;
     let mut interrupted: Option<u8> = None;
+    // A second signal: quit without waiting for the agents' cleanup.
+    let mut forced = false;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut ticks: u32 = 0;
     while !view.is_finished() {
@@ -445,12 +447,12 @@ async fn drive(prepared: Prepared, rig: &RigArgs, json: bool) -> ExitCode {
                 reread = ticks % 8 == 0;
             }
             _ = sigint.recv() => {
-                if interrupted.is_some() { break; }
+                if interrupted.is_some() { forced = true; break; }
                 interrupted = Some(130);
                 reread = stop_for_signal(&arena, &id, &mut progress).await;
             }
             _ = sigterm.recv() => {
-                if interrupted.is_some() { break; }
+                if interrupted.is_some() { forced = true; break; }
                 interrupted = Some(143);
                 reread = stop_for_signal(&arena, &id, &mut progress).await;
             }
@@ -468,8 +470,23 @@ async fn drive(prepared: Prepared, rig: &RigArgs, json: bool) -> ExitCode {
         }
         progress.draw(&view);
     }
-    // Cancelled agents end here: shutdown waits for their tasks (their
-    // process groups stopped) before the command exits.
+    if interrupted.is_some() && !forced {
+        // The stopped battle's tasks end by themselves once their agents'
+        // process groups are stopped, archiving what the agents did and
+        // removing their worktrees; a shutdown now would cut that short
+        // (shut-down tasks are left for a lease rescue). Bounded: a second
+        // Ctrl-C, or tasks of other battles this worker picked up, do not
+        // hold the command forever.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while arena.running_tasks() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                _ = sigint.recv() => break,
+                _ = sigterm.recv() => break,
+            }
+        }
+    }
+    // Whatever still runs is stopped; shutdown waits for it.
     arena.shutdown(Duration::from_secs(15)).await;
     if let Ok(fresh) = arena.battle(&id).await {
         view = fresh;
@@ -538,6 +555,9 @@ struct Progress {
     /// Characters of output streamed per contestant so far (a live sign of
     /// work before the usage is known).
     chars: HashMap<String, usize>,
+    /// Contestants whose agent just streamed its first output (a change the
+    /// plain display reports: the agent is at work).
+    first_output: Vec<String>,
     /// The width of the widest `identity/model`.
     label_width: usize,
 }
@@ -588,6 +608,7 @@ impl Progress {
             shown: HashMap::new(),
             battle_status: view.status,
             chars: HashMap::new(),
+            first_output: Vec::new(),
             label_width,
         };
         progress.draw(view);
@@ -596,7 +617,11 @@ impl Progress {
 
     fn output(&mut self, output: &AgentOutput) {
         if let OutputSource::Contestant { contestant_id, .. } = &output.source {
-            *self.chars.entry(contestant_id.clone()).or_default() += output.text.chars().count();
+            let chars = self.chars.entry(contestant_id.clone()).or_default();
+            if *chars == 0 && !output.text.is_empty() {
+                self.first_output.push(contestant_id.clone());
+            }
+            *chars += output.text.chars().count();
         }
     }
 
@@ -665,7 +690,8 @@ impl Progress {
             Display::Plain => {
                 let mut lines = Vec::new();
                 for c in &view.contestants {
-                    if self.shown.get(&c.id) != Some(&c.status) {
+                    if self.shown.get(&c.id) != Some(&c.status) || self.first_output.contains(&c.id)
+                    {
                         lines.push(format!("  {}", self.line(c, now)));
                     }
                 }
@@ -681,6 +707,7 @@ impl Progress {
         for c in &view.contestants {
             self.shown.insert(c.id.clone(), c.status);
         }
+        self.first_output.clear();
         self.battle_status = view.status;
     }
 
