@@ -118,7 +118,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "winner: {}/{} (by the {})",
         winner.identity,
         winner.model,
-        view.winner_source.map(|s| s.to_string()).unwrap_or_default()
+        view.winner_source
+            .map(|s| s.to_string())
+            .unwrap_or_default()
     );
     if let Some(reason) = &view.reason {
         println!("reason: {reason}");

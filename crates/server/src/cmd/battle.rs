@@ -44,6 +44,8 @@ pub struct Args {
     command: Command,
 }
 
+// Parsed once per process: the size of `run`'s options costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, clap::Subcommand)]
 enum Command {
     /// Start a battle and watch it to the end: progress, then a summary.
@@ -444,7 +446,7 @@ async fn drive(prepared: Prepared, rig: &RigArgs, json: bool) -> ExitCode {
                 ticks = ticks.wrapping_add(1);
                 // Events say when something changed; the occasional read
                 // covers what another server committed between polls.
-                reread = ticks % 8 == 0;
+                reread = ticks.is_multiple_of(8);
             }
             _ = sigint.recv() => {
                 if interrupted.is_some() { forced = true; break; }
@@ -983,17 +985,18 @@ async fn list(arena: Arena, args: ListArgs) -> Result<String, coderig::Error> {
 }
 
 fn evidence_lines(view: &BattleView) -> String {
-    let describe = |name: &str, c: Option<&CommandEvidence>| match c {
-        None => None,
-        Some(c) => Some(format!(
-            "{name} {} in {}",
-            match exit_cell(Some(c)).as_str() {
-                "timeout" => "timed out".to_owned(),
-                "killed" => "killed".to_owned(),
-                code => format!("exit {code}"),
-            },
-            millis(c.duration_ms)
-        )),
+    let describe = |name: &str, c: Option<&CommandEvidence>| {
+        c.map(|c| {
+            format!(
+                "{name} {} in {}",
+                match exit_cell(Some(c)).as_str() {
+                    "timeout" => "timed out".to_owned(),
+                    "killed" => "killed".to_owned(),
+                    code => format!("exit {code}"),
+                },
+                millis(c.duration_ms)
+            )
+        })
     };
     let mut out = String::new();
     if let Some(base) = &view.base_run {
