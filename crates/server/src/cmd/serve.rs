@@ -88,8 +88,9 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
         args.project_roots.clone()
     };
     // Checked before the store is opened: a typo leaves nothing behind.
-    coderig::workspace::ProjectRoots::new(&project_roots)
-        .map_err(|e| coderig::Error::invalid_input(format!("--project-root: {}", e.message())))?;
+    coderig::workspace::ProjectRoots::new(&project_roots).map_err(|e| {
+        coderig::Error::invalid_input(format!("--project-root: {}", e.message()))
+    })?;
     let registry = rig.registry()?;
     let store = rig.open_store().await.map_err(|e| {
         let message = format!(
