@@ -3,16 +3,20 @@
 //!
 //! Exit codes are the core's [`coderig::ErrorKind::exit_code`]: 0 success;
 //! 1 refused (`not_found`, `ambiguous`, `guard`, `no_op`,
-//! `hashline_mismatch`); 2 bad input or usage (`invalid_input`, unreadable
-//! JSON; clap's own usage errors also exit 2); 3 a file could not be read
-//! or written (`io`); 4 a bug (`internal`). `coderig turn` adds 130: it was
-//! interrupted (Ctrl-C), its agent stopped.
+//! `hashline_mismatch`, `not_found_id`, `conflict`, a failed or cancelled
+//! battle); 2 bad input or usage (`invalid_input`, unreadable JSON; clap's
+//! own usage errors also exit 2); 3 a file could not be read or written
+//! (`io`); 4 a bug (`internal`). `coderig turn` and `coderig battle run`
+//! add 130: interrupted (Ctrl-C), their agents stopped.
 
 pub mod agents;
+pub mod battle;
 pub mod edit;
 pub mod hashline;
+pub mod leaderboard;
 pub mod rig;
 pub mod serve;
+pub mod table;
 pub mod turn;
 
 use std::process::ExitCode;
