@@ -4,7 +4,9 @@
 
 mod workspace_support;
 
-use coderig::workspace::{Backend, Base, Workspace, Worktree, WorktreeName, AGENT_LOCK_REASON};
+use coderig::workspace::{
+    Backend, Base, RemoveProof, Workspace, Worktree, WorktreeName, AGENT_LOCK_REASON,
+};
 use coderig::ErrorKind;
 use std::path::Path;
 use workspace_support::*;
@@ -387,5 +389,38 @@ fn a_repository_path_that_does_not_exist_is_invalid_input() {
             "{}: {err}",
             missing.display()
         );
+    }
+}
+
+/// Removing a worktree deletes its branch, and git prunes the emptied
+/// `refs/heads/coderig/` directory: a creation running beside it (another
+/// battle's contestant, an oracle checkout) must not fail because the
+/// directory vanished under it.
+#[test]
+fn creations_beside_removals_in_one_repository_never_fail() {
+    let fx = Fixture::new();
+    for (label, ws) in fx.both() {
+        let ws = std::sync::Arc::new(ws);
+        let threads: Vec<_> = (0..3)
+            .map(|t| {
+                let ws = ws.clone();
+                let repo = fx.repo.clone();
+                std::thread::spawn(move || {
+                    for i in 0..15 {
+                        let slug = format!("oracle-{t:02x}{i:02x}{label_len:04x}", label_len = 0);
+                        let name = WorktreeName::new(&slug, "checkout").unwrap();
+                        let wt = ws
+                            .create(&repo, &Base::Ref("HEAD".into()), &name)
+                            .unwrap_or_else(|e| panic!("thread {t} creation {i}: {e}"));
+                        ws.unlock(&wt).unwrap();
+                        ws.remove(&wt, &RemoveProof::Discard).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join()
+                .unwrap_or_else(|_| panic!("{label}: a creation failed"));
+        }
     }
 }

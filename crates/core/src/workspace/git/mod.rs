@@ -4,6 +4,7 @@
 mod admin;
 mod cli;
 mod repo;
+mod serial;
 
 use self::admin::{Record, RecordState};
 use self::repo::{Ctx, Repo, Want};
@@ -492,7 +493,7 @@ impl Workspace for GitWorkspace {
             record.state = RecordState::Ready;
             admin::write_record(&record_path, &record)
         };
-        match steps() {
+        match serial::with_repo_lock(&repo.common_dir, &mut steps) {
             Ok(()) => Ok(worktree),
             Err(error) => {
                 record.state = RecordState::Creating;
@@ -515,7 +516,9 @@ impl Workspace for GitWorkspace {
         }
         let ctx = self.ctx();
         let repo = Repo::open(&ctx, &worktree.repo, Want::Exactly(worktree.backend))?;
-        repo.lock(&ctx, &registration, &worktree.path, reason)
+        serial::with_repo_lock(&record.common_dir, || {
+            repo.lock(&ctx, &registration, &worktree.path, reason)
+        })
     }
 
     fn unlock(&self, worktree: &Worktree) -> Result<(), Error> {
@@ -526,7 +529,9 @@ impl Workspace for GitWorkspace {
         }
         let ctx = self.ctx();
         let repo = Repo::open(&ctx, &worktree.repo, Want::Exactly(worktree.backend))?;
-        repo.unlock(&ctx, &registration, &worktree.path)
+        serial::with_repo_lock(&record.common_dir, || {
+            repo.unlock(&ctx, &registration, &worktree.path)
+        })
     }
 
     fn diff(&self, worktree: &Worktree) -> Result<Patch, Error> {
@@ -595,7 +600,9 @@ impl Workspace for GitWorkspace {
         }
         record.state = RecordState::Removing;
         admin::write_record(&admin::record_path(&worktree.path), &record)?;
-        self.finish_removal(&record, &mut Vec::new())
+        serial::with_repo_lock(&record.common_dir, || {
+            self.finish_removal(&record, &mut Vec::new())
+        })
     }
 
     fn sweep(&self) -> Result<SweepReport, Error> {

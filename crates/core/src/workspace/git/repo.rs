@@ -562,7 +562,8 @@ impl Repo {
         }
     }
 
-    /// Creates `refname` at `commit`; `conflict` when it exists already
+    /// Creates `refname` at `commit` (retrying when a concurrent deletion
+    /// pruned the directory it goes in); `conflict` when it exists already
     /// (it is never overwritten).
     pub(super) fn create_branch(
         &self,
@@ -582,10 +583,24 @@ impl Repo {
         match &self.lib {
             Some(repo) => {
                 let id = Oid::from_str(commit).map_err(|e| lib_err("bad commit id", &e))?;
-                match repo.reference(refname, id, false, message) {
-                    Ok(_) => Ok(()),
-                    Err(e) if e.code() == git2::ErrorCode::Exists => Err(exists_already()),
-                    Err(e) => Err(lib_err(format!("cannot create {refname}"), &e)),
+                // Deleting a branch prunes its empty parent directories
+                // (`refs/heads/coderig/`): a concurrent deletion (another
+                // contestant's or oracle checkout's removal) can take the
+                // directory away between this creation's mkdir and its
+                // lock file. The creation is atomic, so trying again is safe.
+                let mut attempt = 0;
+                loop {
+                    attempt += 1;
+                    match repo.reference(refname, id, false, message) {
+                        Ok(_) => return Ok(()),
+                        Err(e) if e.code() == git2::ErrorCode::Exists => {
+                            return Err(exists_already())
+                        }
+                        Err(e) if attempt < 5 && vanished_dir(e.message()) => {
+                            std::thread::sleep(std::time::Duration::from_millis(5 * attempt));
+                        }
+                        Err(e) => return Err(lib_err(format!("cannot create {refname}"), &e)),
+                    }
                 }
             }
             None => {
@@ -599,7 +614,17 @@ impl Repo {
                     commit,
                     "",
                 ]);
-                let output = cli::run(&mut cmd, None)?;
+                let mut output = cli::run(&mut cmd, None)?;
+                // The same race as above, for `git update-ref`.
+                for attempt in 1..5u64 {
+                    if output.status.success()
+                        || !vanished_dir(&String::from_utf8_lossy(&output.stderr))
+                    {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5 * attempt));
+                    output = cli::run(&mut cmd, None)?;
+                }
                 if output.status.success() {
                     Ok(())
                 } else if self.ref_tip(ctx, refname)?.is_some() {
@@ -953,4 +978,12 @@ mod tests {
         }
         assert!(check_rev("HEAD~2").is_ok());
     }
+}
+
+/// A ref could not be written because a directory on its path vanished
+/// (libgit2 and git word it differently).
+fn vanished_dir(message: &str) -> bool {
+    message.contains("failed to make directory")
+        || message.contains("unable to create directory")
+        || message.contains("No such file or directory")
 }
