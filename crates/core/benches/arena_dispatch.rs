@@ -10,10 +10,11 @@
 //! - `runner`: `Arena` — the creation wakes the worker, which claims at
 //!   once; the completion notifies the event bus, whose subscribers get the
 //!   event without waiting for a poll.
-//! - `naive`: the dispatcher most job queues begin as — a loop that polls
-//!   the queue every 250 ms for work (`Store::claim`), runs it, completes it,
-//!   and observers that poll the event log every 250 ms. Same store, same
-//!   transactions; only the waking differs.
+//! - `naive`: the dispatcher most job queues begin as — a worker loop that
+//!   polls the queue every 250 ms (`Store::claim`), runs what it got and
+//!   completes it, and an observer that polls the event log every 250 ms,
+//!   both running all along (a battle lands at a random point of their
+//!   cycles). Same store, same transactions; only the waking differs.
 //!
 //! The agent is an in-process probe that records when it is called and
 //! returns at once, so only the scheduling is measured. One qa battle of two
@@ -120,63 +121,106 @@ async fn runner_round(arena: &Arena, probe: &Probe) -> (Duration, Duration) {
 
 static NAIVE_BATTLE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// The naive dispatcher: a worker that polls the queue every 250 ms and an
+/// observer that polls the event log every 250 ms, both running all along
+/// (so a battle arrives at a random point of their cycles, as in life).
+struct Naive {
+    /// (task's work id, agent called, agent returned) per contestant run.
+    ran: Arc<Mutex<Vec<(String, Instant, Instant)>>>,
+    /// (work id, when the observer saw its contestant_updated).
+    seen: Arc<Mutex<Vec<(String, Instant)>>>,
+    stop: CancellationToken,
+}
+
+impl Naive {
+    fn start(store: Arc<dyn Store>) -> Naive {
+        let naive = Naive {
+            ran: Default::default(),
+            seen: Default::default(),
+            stop: CancellationToken::new(),
+        };
+        let (ran, stop, worker_store) = (naive.ran.clone(), naive.stop.clone(), store.clone());
+        tokio::spawn(async move {
+            let probe = Probe::default();
+            let request = ClaimRequest::new("naive")
+                .lease_ttl(Duration::from_secs(600))
+                .limit(16);
+            while !stop.is_cancelled() {
+                for claim in worker_store.claim(&request).await.unwrap() {
+                    let (tx, _rx) = mpsc::channel(16);
+                    let called = Instant::now();
+                    probe
+                        .run(Turn::new("q").model("a"), tx, CancellationToken::new())
+                        .await
+                        .unwrap();
+                    let returned = Instant::now();
+                    let task = claim.task.clone();
+                    worker_store
+                        .complete(
+                            &claim.fence(),
+                            Completion::completed(json!({}))
+                                .with_event(common::contestant_event(&task, "done")),
+                        )
+                        .await
+                        .unwrap();
+                    ran.lock()
+                        .unwrap()
+                        .push((task.work_id.clone(), called, returned));
+                }
+                tokio::time::sleep(NAIVE_POLL).await;
+            }
+        });
+        let (seen, stop) = (naive.seen.clone(), naive.stop.clone());
+        tokio::spawn(async move {
+            let mut after = store.event_window().await.unwrap().newest as i64;
+            while !stop.is_cancelled() {
+                for e in store.events_after(after, 1000).await.unwrap() {
+                    after = after.max(e.seq);
+                    if e.kind == EventType::ContestantUpdated {
+                        seen.lock()
+                            .unwrap()
+                            .push((e.work_id.clone(), Instant::now()));
+                    }
+                }
+                tokio::time::sleep(NAIVE_POLL).await;
+            }
+        });
+        naive
+    }
+}
+
 /// One battle through the naive poller: the same creation, claim and
-/// completion transactions, woken by nothing but its 250 ms poll.
-async fn naive_round(store: &Arc<dyn Store>, probe: &Probe) -> (Duration, Duration) {
+/// completion transactions, woken by nothing but the polls.
+async fn naive_round(store: &Arc<dyn Store>, naive: &Naive) -> (Duration, Duration) {
     let id = format!(
         "naive{}",
         NAIVE_BATTLE.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
     );
-    let after = store.event_window().await.unwrap().newest as i64;
     let started = Instant::now();
     store
-        .create_work(common::battle(&id, 2, Lane::Cloud))
+        .create_work(common::battle(&id, 1, Lane::Cloud))
         .await
         .unwrap();
-    let request = ClaimRequest::new("naive").lease_ttl(Duration::from_secs(600));
-    let claim = loop {
-        tokio::time::sleep(NAIVE_POLL).await;
-        if let Some(c) = store.claim(&request).await.unwrap().pop() {
-            break c;
-        }
-    };
-    let (tx, _rx) = mpsc::channel(16);
-    probe
-        .run(Turn::new("q").model("a"), tx, CancellationToken::new())
-        .await
-        .unwrap();
-    let (called, returned) = {
-        let calls = probe.calls.lock().unwrap();
-        let c = calls.last().unwrap();
-        (c.1, c.2)
-    };
-    let task = claim.task.clone();
-    store
-        .complete(
-            &claim.fence(),
-            Completion::completed(json!({})).with_event(common::contestant_event(&task, "done")),
-        )
-        .await
-        .unwrap();
-    // The observer: polls the event log.
-    let seen = loop {
-        tokio::time::sleep(NAIVE_POLL).await;
-        let events = store.events_after(after, 1000).await.unwrap();
-        if events
+    loop {
+        let ran = naive
+            .ran
+            .lock()
+            .unwrap()
             .iter()
-            .any(|e| e.work_id == id && e.kind == EventType::ContestantUpdated)
-        {
-            break Instant::now();
+            .find(|r| r.0 == id)
+            .cloned();
+        let seen = naive
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|r| r.0 == id)
+            .cloned();
+        if let (Some((_, called, returned)), Some((_, at))) = (ran, seen) {
+            return (called - started, at - returned);
         }
-    };
-    // Drain the rest of the battle's tasks, untimed.
-    while let Some(c) = store.claim(&request).await.unwrap().pop() {
-        store
-            .complete(&c.fence(), Completion::completed(json!({})))
-            .await
-            .unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    (called - started, seen - returned)
 }
 
 fn bench(c: &mut Criterion) {
@@ -228,7 +272,7 @@ fn bench(c: &mut Criterion) {
         settle_results.push((format!("runner/{backend}"), settles.lock().unwrap().clone()));
         // The naive poller must be alone on the store.
         rt.block_on(arena.shutdown(Duration::from_secs(5)));
-        let nprobe = Probe::default();
+        let naive = rt.block_on(async { Naive::start(harness.store.clone()) });
         let nsettles = Arc::new(Mutex::new(Vec::new()));
         {
             let nsettles = nsettles.clone();
@@ -236,7 +280,7 @@ fn bench(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
-                        let (s, e) = rt.block_on(naive_round(&harness.store, &nprobe));
+                        let (s, e) = rt.block_on(naive_round(&harness.store, &naive));
                         total += s;
                         nsettles.lock().unwrap().push(e);
                     }
@@ -245,6 +289,7 @@ fn bench(c: &mut Criterion) {
             });
         }
         settle_results.push((format!("naive/{backend}"), nsettles.lock().unwrap().clone()));
+        naive.stop.cancel();
     }
     spawn.finish();
     // exit → event, from the same rounds (criterion times one quantity per

@@ -149,6 +149,14 @@ fn spawn_task(inner: &Arc<Inner>, claim: Claim) {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&held.claim.task.id);
         inner2.bus.notify();
+        // What the battle needs next (judging after its last contestant,
+        // the final status after its judge) is decided now, not at the
+        // next reconcile tick.
+        if !inner2.shutdown.is_cancelled() {
+            if let Err(e) = reconcile_battle(&inner2, &held.claim.task.work_id).await {
+                eprintln!("coderig arena: battle {}: {e}", held.claim.task.work_id);
+            }
+        }
         inner2.wake.notify_one();
     });
 }

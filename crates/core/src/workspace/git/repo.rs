@@ -938,6 +938,14 @@ fn parse_numstat_z(out: &[u8]) -> Vec<PathBuf> {
     paths
 }
 
+/// A ref could not be written because a directory on its path vanished
+/// (libgit2 and git word it differently).
+fn vanished_dir(message: &str) -> bool {
+    message.contains("failed to make directory")
+        || message.contains("unable to create directory")
+        || message.contains("No such file or directory")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -978,12 +986,4 @@ mod tests {
         }
         assert!(check_rev("HEAD~2").is_ok());
     }
-}
-
-/// A ref could not be written because a directory on its path vanished
-/// (libgit2 and git word it differently).
-fn vanished_dir(message: &str) -> bool {
-    message.contains("failed to make directory")
-        || message.contains("unable to create directory")
-        || message.contains("No such file or directory")
 }
