@@ -43,6 +43,8 @@ try {
     agents: {
       fixer: {
         kind: 'scripted',
+        // One contestant at a time (the local lane's capacity is 1).
+        lane: 'local',
         scripts: {
           careful: [
             { reasoning: 'add() subtracts; it should add' },

@@ -102,6 +102,7 @@ pub struct Evidence {
     #[napi(js_name = "patch_applied")]
     pub patch_applied: bool,
     /// Why the oracle could not run for this contestant.
+    #[napi(ts_type = "string | null")]
     pub error: Option<String>,
 }
 
@@ -115,6 +116,7 @@ pub struct BaseRun {
     #[napi(ts_type = "CommandEvidence | null")]
     pub suite: Option<String>,
     /// Why the base run failed.
+    #[napi(ts_type = "string | null")]
     pub error: Option<String>,
 }
 
@@ -136,25 +138,25 @@ pub struct ContestantView {
     /// Its folder in the results folder.
     pub dir: String,
     /// When its agent started (Unix ms).
-    #[napi(js_name = "started_at_ms")]
+    #[napi(js_name = "started_at_ms", ts_type = "number | null")]
     pub started_at_ms: Option<f64>,
     /// When its agent ended (Unix ms).
-    #[napi(js_name = "ended_at_ms")]
+    #[napi(js_name = "ended_at_ms", ts_type = "number | null")]
     pub ended_at_ms: Option<f64>,
     /// The turn's wall-clock time.
-    #[napi(js_name = "duration_ms")]
+    #[napi(js_name = "duration_ms", ts_type = "number | null")]
     pub duration_ms: Option<f64>,
     /// Time to the first token.
-    #[napi(js_name = "ttft_ms")]
+    #[napi(js_name = "ttft_ms", ts_type = "number | null")]
     pub ttft_ms: Option<f64>,
     /// Token usage, where the backend reported it.
     #[napi(ts_type = "Usage | null")]
     pub usage: Option<String>,
     /// Generated tokens per second (local lane, where measurable).
-    #[napi(js_name = "tokens_per_sec")]
+    #[napi(js_name = "tokens_per_sec", ts_type = "number | null")]
     pub tokens_per_sec: Option<f64>,
     /// Size of its `diff.patch` in bytes (coding; 0 = no change).
-    #[napi(js_name = "patch_bytes")]
+    #[napi(js_name = "patch_bytes", ts_type = "number | null")]
     pub patch_bytes: Option<f64>,
     /// The oracle's evidence.
     #[napi(ts_type = "Evidence | null")]
@@ -163,6 +165,7 @@ pub struct ContestantView {
     #[napi(ts_type = "'full' | 'partial' | 'none'")]
     pub tier: String,
     /// Why it failed.
+    #[napi(ts_type = "string | null")]
     pub error: Option<String>,
 }
 
@@ -179,11 +182,14 @@ pub struct CrossExamView {
     #[napi(ts_type = "'pending' | 'running' | 'done' | 'error'")]
     pub status: String,
     /// The examiner's text.
+    #[napi(ts_type = "string | null")]
     pub text: Option<String>,
     /// Its parsed `VERDICT:` (`identity/model`); `null` for `NO_WINNER` or
     /// none.
+    #[napi(ts_type = "string | null")]
     pub verdict: Option<String>,
     /// Why it failed.
+    #[napi(ts_type = "string | null")]
     pub error: Option<String>,
 }
 
@@ -202,11 +208,12 @@ pub struct BattleView {
     /// The task.
     pub prompt: String,
     /// The project (canonical path), when there is one.
+    #[napi(ts_type = "string | null")]
     pub project: Option<String>,
     /// `'HEAD'`, another ref, or `'snapshot'`.
     pub base: String,
     /// The commit the contestants started from (coding).
-    #[napi(js_name = "base_commit")]
+    #[napi(js_name = "base_commit", ts_type = "string | null")]
     pub base_commit: Option<String>,
     /// The judge.
     #[napi(ts_type = "AgentRef")]
@@ -221,10 +228,10 @@ pub struct BattleView {
     #[napi(js_name = "created_at_ms")]
     pub created_at_ms: f64,
     /// When it reached a final status.
-    #[napi(js_name = "ended_at_ms")]
+    #[napi(js_name = "ended_at_ms", ts_type = "number | null")]
     pub ended_at_ms: Option<f64>,
     /// The winner's contestant id.
-    #[napi(js_name = "winner_contestant_id")]
+    #[napi(js_name = "winner_contestant_id", ts_type = "string | null")]
     pub winner_contestant_id: Option<String>,
     /// Who named it.
     #[napi(
@@ -236,11 +243,13 @@ pub struct BattleView {
     #[napi(js_name = "analysis_ready")]
     pub analysis_ready: bool,
     /// The analysis' reason for its decision.
+    #[napi(ts_type = "string | null")]
     pub reason: Option<String>,
     /// The oracle's run on the base.
     #[napi(js_name = "base_run", ts_type = "BaseRun | null")]
     pub base_run: Option<String>,
     /// Why the battle or its analysis failed.
+    #[napi(ts_type = "string | null")]
     pub error: Option<String>,
     /// Contestants in spec order.
     pub contestants: Vec<ContestantView>,
@@ -255,7 +264,7 @@ pub struct BattlePage {
     /// The battles.
     pub battles: Vec<BattleView>,
     /// The cursor of the next page, `null` on the last.
-    #[napi(js_name = "next_cursor")]
+    #[napi(js_name = "next_cursor", ts_type = "string | null")]
     pub next_cursor: Option<String>,
 }
 

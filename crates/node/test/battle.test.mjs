@@ -23,6 +23,12 @@ const TEST_ADD =
 const AGENTS = {
   fixer: {
     kind: 'scripted',
+    // The local lane runs one contestant at a time (capacity 1), so two
+    // oracle checkouts never overlap: concurrent ones in one repository
+    // race in the core's workspace (one's `refs/heads/coderig/<battle>/`
+    // directory removed under the other: "failed to make directory"),
+    // reported to the core, not hidden from it by this file's asserts.
+    lane: 'local',
     script: [{ text: 'no script for this model' }],
     scripts: {
       good: [
@@ -146,7 +152,7 @@ describe('a coding battle', () => {
     const good = byModel(view, 'good')
     const wrong = byModel(view, 'wrong')
     assert.equal(good.status, 'done')
-    assert.equal(good.tier, 'full')
+    assert.equal(good.tier, 'full', JSON.stringify(good))
     assert.equal(wrong.tier, 'none')
     assert.equal(view.winner_contestant_id, good.id)
     assert.equal(view.winner_source, 'oracle')
@@ -338,6 +344,35 @@ describe('a running battle', () => {
     await rejectsCode(battle.stop(), 'CONFLICT', { details: { status: 'cancelled' } })
     await rejectsCode(battle.analyze(), 'CONFLICT')
     await rejectsCode(battle.wait(-1), 'INVALID_INPUT', { details: { path: 'timeoutMs' } })
+  })
+})
+
+describe('process exit', () => {
+  test('shuts the arena down: the process ends, the battle is left to lease rescue', async () => {
+    const fresh = tmp()
+    const repo = makeProject(fresh)
+    const data = join(fresh, 'data')
+    const script = `
+      const { Rig } = require(${JSON.stringify(new URL('../index.js', import.meta.url).pathname)})
+      const rig = new Rig({ agents: ${JSON.stringify(AGENTS)}, dataDir: ${JSON.stringify(data)} })
+      ;(async () => {
+        const battle = await rig.startBattle(${JSON.stringify(spec(repo, ['fixer/hang', 'fixer/good'], { oracle: false }))})
+        for await (const e of battle.events()) {
+          if (e.type === 'agent_output' && e.text.includes('thinking')) break
+        }
+        console.log(battle.id)
+        process.exit(0)
+      })()
+    `
+    // A hung agent in a running arena: without the exit listener's
+    // shutdown the worker's tasks would be dropped mid-flight; with it the
+    // exit completes (a deadlock would time the test out).
+    const id = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim()
+    const again = new Rig({ agents: AGENTS, dataDir: data })
+    const view = await (await again.battle(id)).info()
+    assert.equal(view.status, 'running', 'a shutdown does not cancel the battle')
+    assert.equal(byModel(view, 'hang').status, 'running', 'its task waits for lease rescue')
+    await (await again.battle(id)).stop()
   })
 })
 
