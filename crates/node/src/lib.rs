@@ -21,6 +21,8 @@
 #![warn(missing_docs)]
 
 pub mod arena;
+pub mod battle;
+pub mod battle_types;
 pub mod edit;
 pub mod flow;
 pub mod hash;

@@ -1,4 +1,5 @@
-//! `Rig`, `Turn` and `TurnEvents`: agent turns for JavaScript.
+//! `Rig`, `Turn` and `TurnEvents`: agent turns for JavaScript (the rig's
+//! battles are in [`crate::battle`]).
 //!
 //! A `Rig` holds the core's [`Registry`] (built from a `coderig.toml`, from
 //! `agents` in the file's JSON form, or from `./coderig.toml` when it
@@ -22,18 +23,22 @@
 //!
 //! At exit (`process.exit()` or the end of the script, also in a worker)
 //! one `process.on('exit')` listener per environment, installed by its first
-//! `Rig`, runs `Registry::shutdown` on its rigs: turns still running are
-//! cancelled and waited for, at most `DEFAULT_SHUTDOWN_GRACE` in all,
+//! `Rig`, runs `Arena::shutdown` on the arenas its rigs opened (battle
+//! tasks left to lease rescue) and `Registry::shutdown` on its rigs: turns
+//! still running are cancelled and waited for, at most
+//! `DEFAULT_SHUTDOWN_GRACE` in all,
 //! blocking the exit that long, so no agent process group outlives Node.
 //! (An env cleanup hook would not do: Node skips them on `process.exit()`.)
 //! The listener holds the rigs weakly; a `Turn` holds its rig's registry,
 //! so the turns of a collected `Rig` are stopped while their `Turn` lives.
 
+use crate::battle::Battles;
 use crate::helpers::{arg, decode_named, js, options, to_js_error, Res};
 use coderig::agent::{
     Registry, TurnHandle, TurnOptions as CoreTurnOptions, DEFAULT_PROBE_TIMEOUT,
     DEFAULT_SHUTDOWN_GRACE,
 };
+use coderig::arena::runner::Arena;
 use coderig::Error;
 use napi::bindgen_prelude::{
     within_runtime_if_available, AsyncGenerator, FnArgs, Function, JsObjectValue, Object,
@@ -58,6 +63,7 @@ struct RigArgs {
     db: Option<String>,
     config: Option<String>,
     agents: Option<Value>,
+    project_roots: Option<Vec<String>>,
 }
 
 /// The options of `rig.agents`, decoded (`AgentsOptions`).
@@ -73,31 +79,56 @@ struct AgentsArgs {
 
 /// The options object of a call as the JSON object the core decodes
 /// (`null` fields left out, keys in snake_case).
-fn options_json(env: &Env, value: Option<Unknown>) -> Res<Value> {
+pub(crate) fn options_json(env: &Env, value: Option<Unknown>) -> Res<Value> {
     Ok(Value::Object(options(env, value, "options")?))
+}
+
+/// What the exit listener stops of one rig: its turns and, once opened,
+/// its arena.
+struct ExitTarget {
+    registry: Weak<Registry>,
+    battles: Weak<Battles>,
+}
+
+impl ExitTarget {
+    fn alive(&self) -> bool {
+        self.registry.strong_count() > 0 || self.battles.strong_count() > 0
+    }
 }
 
 /// The rigs of one Node environment (its instance data), shut down by its
 /// `process.on('exit')` listener.
-type Exits = Arc<std::sync::Mutex<Vec<Weak<Registry>>>>;
+type Exits = Arc<std::sync::Mutex<Vec<ExitTarget>>>;
 
 /// `process.on(event, listener)`.
 type On<'env> = Function<'env, FnArgs<(&'static str, Function<'env, (), ()>)>, Unknown<'env>>;
 
-/// Adds `registry` to what this environment shuts down at exit, installing
-/// the environment's one `process.on('exit')` listener with its first rig.
-fn shut_down_at_exit(env: &Env, registry: &Arc<Registry>) -> Res<()> {
+/// Adds a rig (its `registry` and `battles`) to what this environment
+/// shuts down at exit, installing the environment's one
+/// `process.on('exit')` listener with its first rig.
+fn shut_down_at_exit(env: &Env, registry: &Arc<Registry>, battles: &Arc<Battles>) -> Res<()> {
+    let target = ExitTarget {
+        registry: Arc::downgrade(registry),
+        battles: Arc::downgrade(battles),
+    };
     if let Some(exits) = env.get_instance_data::<Exits>()? {
         let mut rigs = exits.lock().unwrap_or_else(|p| p.into_inner());
-        rigs.retain(|rig| rig.strong_count() > 0);
-        rigs.push(Arc::downgrade(registry));
+        rigs.retain(ExitTarget::alive);
+        rigs.push(target);
         return Ok(());
     }
-    let exits: Exits = Arc::new(std::sync::Mutex::new(vec![Arc::downgrade(registry)]));
+    let exits: Exits = Arc::new(std::sync::Mutex::new(vec![target]));
     env.set_instance_data(exits.clone(), (), |_| {})?;
     let listener = env.create_function_from_closure::<(), (), _>("coderigShutdown", move |_| {
         let rigs = std::mem::take(&mut *exits.lock().unwrap_or_else(|p| p.into_inner()));
-        shutdown(rigs.iter().filter_map(Weak::upgrade).collect());
+        let registries = rigs.iter().filter_map(|r| r.registry.upgrade()).collect();
+        // Only arenas a battle call opened: nothing is started at exit.
+        let arenas = rigs
+            .iter()
+            .filter_map(|r| r.battles.upgrade())
+            .filter_map(|b| b.opened())
+            .collect();
+        shutdown(registries, arenas);
         Ok(())
     })?;
     let process: Object = env.get_global()?.get_named_property("process")?;
@@ -106,11 +137,13 @@ fn shut_down_at_exit(env: &Env, registry: &Arc<Registry>) -> Res<()> {
     Ok(())
 }
 
-/// Cancels the running turns of `rigs` and blocks (at most
+/// Stops the arenas' workers (their agents cancelled, their tasks left to
+/// lease rescue: the next process to open the store finishes them),
+/// cancels the running turns of `rigs`, and blocks (at most
 /// `DEFAULT_SHUTDOWN_GRACE` in all) until they ended.
-fn shutdown(rigs: Vec<Arc<Registry>>) {
+fn shutdown(rigs: Vec<Arc<Registry>>, arenas: Vec<Arena>) {
     let rigs: Vec<_> = rigs.into_iter().filter(|r| r.running_turns() > 0).collect();
-    if rigs.is_empty() {
+    if rigs.is_empty() && arenas.is_empty() {
         return;
     }
     rigs.iter().for_each(|r| r.cancel_all());
@@ -118,6 +151,11 @@ fn shutdown(rigs: Vec<Arc<Registry>>) {
     within_runtime_if_available(|| {
         tokio::spawn(async move {
             let deadline = tokio::time::Instant::now() + DEFAULT_SHUTDOWN_GRACE;
+            for arena in &arenas {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                arena.shutdown(left).await;
+                arena.bus().shutdown();
+            }
             for rig in &rigs {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
                 rig.shutdown(left).await;
@@ -129,7 +167,7 @@ fn shutdown(rigs: Vec<Arc<Registry>>) {
 }
 
 /// The core's JSON form of `value`.
-fn to_value<T: serde::Serialize>(value: &T) -> Value {
+pub(crate) fn to_value<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
@@ -137,6 +175,7 @@ fn to_value<T: serde::Serialize>(value: &T) -> Value {
 #[napi]
 pub struct Rig {
     registry: Arc<Registry>,
+    pub(crate) battles: Arc<Battles>,
     data_dir: Option<String>,
     db: Option<String>,
     config: Option<String>,
@@ -146,10 +185,13 @@ pub struct Rig {
 impl Rig {
     /// A rig with the agents of `options.config` (a `coderig.toml` path) or
     /// `options.agents` (the file's `[agents]` table as an object), else of
-    /// `./coderig.toml` when it exists, else none. `dataDir` and `db` are
-    /// kept for the store. A bad config throws `INVALID_INPUT` naming the
-    /// file and the key (`agents.alice.script[0]: ...`); an unreadable file
-    /// `IO`; both `config` and `agents` `INVALID_INPUT`.
+    /// `./coderig.toml` when it exists, else none. The store (`db`, else
+    /// SQLite in `dataDir`, default `./.coderig`) and the arena are opened
+    /// by the first battle call, not here; `projectRoots` confines coding
+    /// battles' projects (default: none, any path). A bad config throws
+    /// `INVALID_INPUT` naming the file and the key
+    /// (`agents.alice.script[0]: ...`); an unreadable file `IO`; both
+    /// `config` and `agents` `INVALID_INPUT`.
     #[napi(constructor)]
     pub fn new(
         env: Env,
@@ -159,11 +201,18 @@ impl Rig {
             let args: RigArgs = decode_named("options", options_json(&env, options)?)?;
             let (registry, config) =
                 Registry::open(args.config.as_deref().map(Path::new), args.agents)?;
+            let battles = Arc::new(Battles::new(
+                registry.clone(),
+                args.data_dir.as_deref(),
+                args.db.clone(),
+                args.project_roots.unwrap_or_default(),
+            ));
             let registry = Arc::new(registry);
-            shut_down_at_exit(&env, &registry)?;
+            shut_down_at_exit(&env, &registry, &battles)?;
             let config = config.map(|path| path.display().to_string());
             Ok(Rig {
                 registry,
+                battles,
                 data_dir: args.data_dir,
                 db: args.db,
                 config,

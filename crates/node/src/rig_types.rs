@@ -14,13 +14,18 @@ use napi_derive::napi;
 /// What `new Rig(options)` takes. Every field may be absent or `null`.
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct RigOptions {
-    /// Where the rig keeps its data (the store, opened by later versions).
+    /// Where the rig keeps its data: the SQLite store (without `db`) and
+    /// the battles' worktrees (default `./.coderig`).
     #[napi(ts_type = "string | null")]
     pub data_dir: Option<String>,
-    /// The store's URL (`sqlite:...`, `postgres://...`; opened by later
-    /// versions).
+    /// The store's URL (`postgres://...`, `sqlite://PATH` or a file path;
+    /// default SQLite in `dataDir`), opened by the first battle call.
     #[napi(ts_type = "string | null")]
     pub db: Option<String>,
+    /// Coding battles' projects must lie under one of these directories
+    /// (default: none, any path).
+    #[napi(ts_type = "string[] | null")]
+    pub project_roots: Option<String>,
     /// The path of a `coderig.toml` (not with `agents`).
     #[napi(ts_type = "string | null")]
     pub config: Option<String>,

@@ -1,0 +1,666 @@
+//! Battles for JavaScript: `rig.startBattle(spec)` → `Battle`,
+//! `rig.battle(id)`, `rig.battles(filter)`, `rig.leaderboard(options)`.
+//!
+//! A thin face of the core's [`Arena`]: each `Rig` opens its store
+//! (`coderig::store::open(db, dataDir)`, default SQLite in `./.coderig`) and
+//! starts one `Arena` (the rig's agents, an [`EventBus`], `projectRoots`) on
+//! napi's tokio runtime the first time a battle call needs it — never in the
+//! constructor, so a rig that only runs turns opens no store. The process
+//! `exit` listener of [`crate::rig`] shuts the arena down with the turns.
+//!
+//! Specs are the core's `BattleSpec` JSON with DESIGN's snake_case keys,
+//! decoded by `BattleSpec::from_json` (so a bad spec rejects with
+//! `INVALID_INPUT` and its `path`, before anything is opened or created);
+//! results are the core's serde JSON (`BattleView`, `Leaderboard`, ...),
+//! the same objects the server, the CLI and Python show. Every method
+//! returns a Promise rejected with the one JS form of a [`coderig::Error`]:
+//! `CONFLICT` for a state that does not allow the call (stopping a finished
+//! battle), `NOT_FOUND_ID` for an unknown battle or contestant.
+//!
+//! `battle.events()` is an async iterator of the battle's events: the
+//! stored history first (replayed from the store, each with its `seq` and
+//! `epoch`), then what happens live (stored events and the live-only
+//! `agent_output`), de-duplicated by seq by the core's subscription; it
+//! ends after the `battle_updated` that finishes the battle.
+
+use crate::helpers::{arg, to_js_error, to_json, to_named_js_error, Count, Fail, Res};
+use crate::rig::{options_json, to_value, Rig};
+use coderig::agent::Registry;
+use coderig::arena::runner::{Arena, ArenaConfig, BattleFilter, BattleView};
+use coderig::arena::{AgentRef, BattleSpec, BattleType};
+use coderig::bus::{matches, BusEvent, EventBus, EventSubscription};
+use coderig::event::{BattleStatus, Event, SseId, StoredEvent};
+use coderig::Error;
+use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, ToNapiValue, Unknown};
+use napi::Env;
+use napi_derive::napi;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, OnceCell};
+
+/// The data directory of a rig given none (the CLI's and the server's
+/// default too).
+const DEFAULT_DATA_DIR: &str = ".coderig";
+
+/// What a rig needs to open its arena, and the arena once opened.
+pub(crate) struct Battles {
+    registry: Registry,
+    data_dir: PathBuf,
+    db: Option<String>,
+    project_roots: Vec<PathBuf>,
+    arena: OnceCell<Arena>,
+}
+
+/// `path` made absolute against the current directory now, so that a later
+/// `process.chdir` does not move the store or the roots.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+impl Battles {
+    /// The arena settings of a rig (nothing is opened yet).
+    pub(crate) fn new(
+        registry: Registry,
+        data_dir: Option<&str>,
+        db: Option<String>,
+        project_roots: Vec<String>,
+    ) -> Self {
+        Battles {
+            registry,
+            data_dir: absolute(Path::new(data_dir.unwrap_or(DEFAULT_DATA_DIR))),
+            db,
+            project_roots: project_roots
+                .iter()
+                .map(|r| absolute(Path::new(r)))
+                .collect(),
+            arena: OnceCell::new(),
+        }
+    }
+
+    /// The arena, when a battle call opened it.
+    pub(crate) fn opened(&self) -> Option<Arena> {
+        self.arena.get().cloned()
+    }
+
+    /// The arena, opening the store and starting it on first use (one
+    /// opening even when calls race; a failed opening is retried by the
+    /// next call). Must run on napi's tokio runtime: the bus and the worker
+    /// loop are spawned there.
+    async fn arena(&self) -> Result<Arena, Error> {
+        self.arena
+            .get_or_try_init(|| async {
+                let store = coderig::store::open(self.db.as_deref(), &self.data_dir).await?;
+                let bus = EventBus::start(store.clone());
+                let mut config = ArenaConfig::new(&self.data_dir);
+                config.project_roots = self.project_roots.clone();
+                match Arena::start(store, self.registry.clone(), bus.clone(), config).await {
+                    Ok(arena) => Ok(arena),
+                    Err(e) => {
+                        bus.shutdown();
+                        Err(e)
+                    }
+                }
+            })
+            .await
+            .cloned()
+    }
+}
+
+/// A Promise settled by `work`: resolved with `done`'s value, or rejected
+/// with the JS form of the core's error.
+fn promise<'env, T, V, F, D>(env: &'env Env, work: F, done: D) -> napi::Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: ToNapiValue,
+    F: Future<Output = Result<T, Error>> + Send + 'static,
+    D: FnOnce(T) -> V + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(work.await) }, move |env, result| {
+        result.map(done).map_err(|e| to_js_error(env, &e))
+    })
+}
+
+/// A Promise rejected with `fail` (an argument the core refused before any
+/// work started): the methods that return Promises reject, never throw, on
+/// a bad argument.
+fn rejected<'env, V>(env: &'env Env, fail: Fail) -> napi::Result<PromiseRaw<'env, V>>
+where
+    V: ToNapiValue + Send + 'static,
+{
+    match fail {
+        Fail::Core(e) => promise(env, async move { Err::<V, _>(e) }, |v| v),
+        Fail::Js(e) => Err(e),
+    }
+}
+
+/// Runs `decode` (the synchronous reading of the arguments), then the
+/// Promise `work` builds from them; a refused argument rejects it.
+fn with_args<'env, A, V>(
+    env: &'env Env,
+    decode: impl FnOnce() -> Res<A>,
+    work: impl FnOnce(A) -> napi::Result<PromiseRaw<'env, V>>,
+) -> napi::Result<PromiseRaw<'env, V>>
+where
+    V: ToNapiValue + Send + 'static,
+{
+    match decode() {
+        Ok(args) => work(args),
+        Err(fail) => rejected(env, fail),
+    }
+}
+
+/// The options of `rig.battles(filter)`, decoded.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BattlesArgs {
+    project: Option<String>,
+    status: Option<BattleStatus>,
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// The options of `rig.leaderboard(options)`, decoded.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LeaderboardArgs {
+    battle_type: Option<BattleType>,
+    project: Option<String>,
+}
+
+#[napi]
+impl Rig {
+    /// Checks and starts a battle (a `BattleSpec` with DESIGN's snake_case
+    /// keys: `battle_type`, `prompt`, `project`, `contestants`, `judge`,
+    /// `oracle`, ...) and resolves to its `Battle`, `running`. Opens the
+    /// rig's store and arena on first use. Rejects with `INVALID_INPUT`
+    /// (`path` names the field: `contestants[1].model`, ...) for a spec the
+    /// core refuses — an unknown identity, fewer than 2 contestants, a
+    /// project that is not a git repository or lies outside
+    /// `projectRoots` — and then nothing is created.
+    #[napi(ts_return_type = "Promise<Battle>")]
+    pub fn start_battle<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "BattleSpec")] spec: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Battle>> {
+        let battles = self.battles.clone();
+        with_args(
+            env,
+            || {
+                // The spec's own paths (`contestants[0].model`), as the
+                // server reports them for the same body.
+                let value = to_json(env, spec, "")?;
+                Ok(BattleSpec::from_json(&value)?)
+            },
+            |spec| {
+                let owner = battles.clone();
+                promise(
+                    env,
+                    async move {
+                        let arena = battles.arena().await?;
+                        let view = arena.start_battle(spec).await?;
+                        Ok((arena, view.id))
+                    },
+                    move |(arena, id)| Battle::new(id, arena, owner),
+                )
+            },
+        )
+    }
+
+    /// The battle `id` (rejects with `NOT_FOUND_ID` when there is none).
+    #[napi(ts_return_type = "Promise<Battle>")]
+    pub fn battle<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Battle>> {
+        let battles = self.battles.clone();
+        with_args(
+            env,
+            || arg::<String>(env, "id", id),
+            |id| {
+                let owner = battles.clone();
+                promise(
+                    env,
+                    async move {
+                        let arena = battles.arena().await?;
+                        let view = arena.battle(&id).await?;
+                        Ok((arena, view.id))
+                    },
+                    move |(arena, id)| Battle::new(id, arena, owner),
+                )
+            },
+        )
+    }
+
+    /// Battles, newest first, one page at a time: `filter.project` (a
+    /// path), `filter.status`, `filter.limit` (1–500, default 50),
+    /// `filter.cursor` (the previous page's `next_cursor`).
+    #[napi(ts_return_type = "Promise<BattlePage>")]
+    pub fn battles<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "BattleFilter | null")] filter: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        let battles = self.battles.clone();
+        with_args(
+            env,
+            || {
+                let args: BattlesArgs = coderig::json::decode_object(options_json(env, filter)?)?;
+                Ok(BattleFilter {
+                    project: args.project,
+                    status: args.status,
+                    limit: args.limit,
+                    cursor: args.cursor,
+                })
+            },
+            |filter| {
+                promise(
+                    env,
+                    async move { battles.arena().await?.list_battles(&filter).await },
+                    |page| to_value(&page),
+                )
+            },
+        )
+    }
+
+    /// Bradley–Terry ratings over completed battles with a winner: one
+    /// board per battle type (only `options.battleType`'s when given), of
+    /// one project when `options.project` is given.
+    #[napi(ts_return_type = "Promise<Array<Leaderboard>>")]
+    pub fn leaderboard<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "LeaderboardOptions | null")] options: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        let battles = self.battles.clone();
+        with_args(
+            env,
+            || {
+                let args: LeaderboardArgs =
+                    coderig::json::decode_object(options_json(env, options)?)?;
+                Ok(args)
+            },
+            |args| {
+                promise(
+                    env,
+                    async move {
+                        let arena = battles.arena().await?;
+                        arena
+                            .leaderboard(args.battle_type, args.project.as_deref())
+                            .await
+                    },
+                    |boards| to_value(&boards),
+                )
+            },
+        )
+    }
+}
+
+/// One battle: its id and the calls on it. Holds its rig's arena, so the
+/// battle stays reachable (and is shut down at exit) while the object
+/// lives.
+#[napi]
+pub struct Battle {
+    id: String,
+    arena: Arena,
+    _battles: Arc<Battles>,
+}
+
+impl Battle {
+    fn new(id: String, arena: Arena, battles: Arc<Battles>) -> Self {
+        Battle {
+            id,
+            arena,
+            _battles: battles,
+        }
+    }
+
+    /// A Promise of `call` on this battle's arena, resolved with its JSON.
+    fn call<'env, T, F>(
+        &self,
+        env: &'env Env,
+        call: impl FnOnce(Arena, String) -> F,
+    ) -> napi::Result<PromiseRaw<'env, Value>>
+    where
+        T: serde::Serialize + Send + 'static,
+        F: Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        let work = call(self.arena.clone(), self.id.clone());
+        promise(env, work, |value| to_value(&value))
+    }
+}
+
+/// The error `wait` rejects with when the battle did not finish in time.
+fn timed_out(view: &BattleView, timeout_ms: u64) -> Error {
+    Error::unavailable(format!(
+        "battle {:?} is still {} after {timeout_ms} ms",
+        view.id,
+        view.status.as_str()
+    ))
+    .with_detail("reason", "timeout")
+    .with_detail("battle_id", view.id.clone())
+    .with_detail("status", view.status.as_str())
+    .with_detail("timeout_ms", timeout_ms)
+}
+
+#[napi]
+impl Battle {
+    /// The battle's id.
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    /// The battle as it is now (`BattleView`: status, contestants with
+    /// their evidence, winner, ...).
+    #[napi(ts_return_type = "Promise<BattleView>")]
+    pub fn info<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
+        self.call(env, |arena, id| async move { arena.battle(&id).await })
+    }
+
+    /// Resolves to the battle once it is finished (`completed`, `failed`
+    /// or `cancelled`). With `timeoutMs`, rejects when it is not finished
+    /// by then: a `TimeoutError` (`name`) of code `UNAVAILABLE` with
+    /// `details` `{reason: 'timeout', battle_id, status, timeout_ms}`. Like
+    /// any pending I/O, a pending `wait()` keeps Node running.
+    #[napi(ts_return_type = "Promise<BattleView>")]
+    pub fn wait<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "number | null")] timeout_ms: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        let (arena, id) = (self.arena.clone(), self.id.clone());
+        with_args(
+            env,
+            || Ok(arg::<Option<Count>>(env, "timeoutMs", timeout_ms)?.map(|c| c.0)),
+            |timeout_ms| {
+                env.spawn_future_with_callback(
+                    async move {
+                        let timeout = timeout_ms.map(Duration::from_millis);
+                        Ok(arena.wait(&id, timeout).await)
+                    },
+                    move |env, result| match result {
+                        Ok(view) if view.is_finished() => Ok(to_value(&view)),
+                        Ok(view) => Err(to_named_js_error(
+                            env,
+                            &timed_out(&view, timeout_ms.unwrap_or(0)),
+                            "TimeoutError",
+                        )),
+                        Err(e) => Err(to_js_error(env, &e)),
+                    },
+                )
+            },
+        )
+    }
+
+    /// The battle's events as an async iterator (`for await (const e of
+    /// battle.events())`): first its stored history from the store (each
+    /// event with `seq` and `epoch`), then its events as they happen (the
+    /// stored ones and the live-only `agent_output`, which has no `seq`).
+    /// Ends after the `battle_updated` that finishes the battle (for a
+    /// battle already finished: after its history). Each iterator is
+    /// independent; leaving the loop early stops nothing.
+    #[napi(ts_return_type = "AsyncIterable<BattleEvent>")]
+    pub fn events(&self) -> BattleEvents {
+        // Subscribed now, so nothing committed after this call is missed
+        // even when the first `next()` comes later.
+        let subscription = self.arena.bus().subscribe();
+        BattleEvents {
+            state: Arc::new(Mutex::new(EventsState {
+                arena: self.arena.clone(),
+                id: self.id.clone(),
+                subscription,
+                phase: Phase::Start,
+                queue: VecDeque::new(),
+            })),
+        }
+    }
+
+    /// Stops a running or judging battle (its agents stopped, it
+    /// `cancelled`); resolves to the battle. A finished battle rejects with
+    /// `CONFLICT` (`details.status`).
+    #[napi(ts_return_type = "Promise<BattleView>")]
+    pub fn stop<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
+        self.call(env, |arena, id| async move { arena.stop(&id).await })
+    }
+
+    /// Runs the analysis of a completed battle again (it is `judging`
+    /// until it ends; `wait()` for it). A human's winner is kept unless
+    /// `force`. Rejects with `CONFLICT` unless the battle is completed.
+    #[napi(ts_return_type = "Promise<BattleView>")]
+    pub fn analyze<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "boolean | null")] force: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        with_args(
+            env,
+            || Ok(arg::<Option<bool>>(env, "force", force)?.unwrap_or(false)),
+            |force| {
+                self.call(env, move |arena, id| async move {
+                    arena.analyze(&id, force).await
+                })
+            },
+        )
+    }
+
+    /// Names the winner of a completed battle (a contestant id, source
+    /// `human`) or clears it (`null`); a later analysis keeps it unless
+    /// forced. Rejects with `NOT_FOUND_ID` for an unknown contestant,
+    /// `CONFLICT` for a battle not completed.
+    #[napi(ts_return_type = "Promise<BattleView>")]
+    pub fn set_winner<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string | null")] contestant_id: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        with_args(
+            env,
+            || arg::<Option<String>>(env, "contestantId", contestant_id),
+            |cid| {
+                self.call(env, move |arena, id| async move {
+                    arena.set_winner(&id, cid.as_deref()).await
+                })
+            },
+        )
+    }
+
+    /// Asks the agent `identity` with `model` to cross-examine the
+    /// analysis; resolves to the cross-examination's id (it shows in
+    /// `info().cross_exams`). Rejects with `CONFLICT` while the analysis is
+    /// not written, `NOT_FOUND_ID` (`details.path` `identity`) for an
+    /// unknown identity.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn cross_examine<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string")] identity: Unknown,
+        #[napi(ts_arg_type = "string")] model: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        with_args(
+            env,
+            || {
+                Ok(AgentRef {
+                    identity: arg(env, "identity", identity)?,
+                    model: arg(env, "model", model)?,
+                })
+            },
+            |examiner| {
+                self.call(env, move |arena, id| async move {
+                    arena.cross_examine(&id, examiner).await
+                })
+            },
+        )
+    }
+
+    /// The archived `diff.patch` of a coding contestant (text; lossy for
+    /// bytes that are not UTF-8). Rejects with `NOT_FOUND_ID` for an
+    /// unknown contestant or one without an archived patch yet.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn diff<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string")] contestant_id: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        with_args(
+            env,
+            || arg::<String>(env, "contestantId", contestant_id),
+            |cid| {
+                self.call(env, move |arena, id| async move {
+                    let bytes = arena.diff(&id, &cid).await?;
+                    Ok(String::from_utf8_lossy(&bytes).into_owned())
+                })
+            },
+        )
+    }
+
+    /// Applies the winner's patch (or `contestantId`'s) to the project's
+    /// working tree. Rejects with `CONFLICT` when it does not apply cleanly
+    /// (nothing changed) or when there is no winner and no contestant is
+    /// named.
+    #[napi(ts_return_type = "Promise<AppliedPatch>")]
+    pub fn apply<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string | null")] contestant_id: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        with_args(
+            env,
+            || arg::<Option<String>>(env, "contestantId", contestant_id),
+            |cid| {
+                self.call(env, move |arena, id| async move {
+                    arena.apply(&id, cid.as_deref()).await
+                })
+            },
+        )
+    }
+
+    /// The text of the battle's `analysis.md`. Rejects with `NOT_FOUND_ID`
+    /// until it is written.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn analysis<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
+        self.call(env, |arena, id| async move { arena.analysis(&id).await })
+    }
+}
+
+/// Where a `BattleEvents` iterator stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The history is not read yet.
+    Start,
+    /// Handing out the history; `finished`: its last `battle_updated`
+    /// finished the battle, so the iteration ends with it.
+    History { finished: bool },
+    /// Following the battle live.
+    Live,
+    /// Over.
+    Ended,
+}
+
+struct EventsState {
+    arena: Arena,
+    id: String,
+    subscription: EventSubscription,
+    phase: Phase,
+    queue: VecDeque<StoredEvent>,
+}
+
+/// True for a `battle_updated` to a final status.
+fn finishes(event: &Event) -> bool {
+    matches!(event, Event::BattleUpdated(u) if matches!(
+        u.status,
+        BattleStatus::Completed | BattleStatus::Failed | BattleStatus::Cancelled
+    ))
+}
+
+impl EventsState {
+    /// Reads the battle's stored history (subscribe-first replay from the
+    /// start of the log: the core merges it with what the subscription
+    /// received meanwhile, each seq once).
+    async fn read_history(&mut self) -> Result<(), Error> {
+        let epoch = self.arena.store().epoch().to_owned();
+        let start = SseId::new(epoch, 0).map_err(Error::from)?;
+        let (_, events) = self.subscription.replay(Some(&start)).await?;
+        let id = self.id.as_str();
+        self.queue = events
+            .into_iter()
+            .filter(|e| matches(&e.event, Some(id), None))
+            .collect();
+        let finished = self
+            .queue
+            .iter()
+            .rev()
+            .find(|e| matches!(e.event, Event::BattleUpdated(_)))
+            .is_some_and(|e| finishes(&e.event));
+        self.phase = Phase::History { finished };
+        Ok(())
+    }
+
+    async fn next(&mut self) -> Result<Option<Value>, Error> {
+        loop {
+            match self.phase {
+                Phase::Ended => return Ok(None),
+                Phase::Start => self.read_history().await?,
+                Phase::History { finished } => match self.queue.pop_front() {
+                    Some(event) => return Ok(Some(to_value(&event))),
+                    None if finished => self.phase = Phase::Ended,
+                    None => self.phase = Phase::Live,
+                },
+                Phase::Live => {
+                    let id = Some(self.id.as_str());
+                    match self.subscription.next().await {
+                        None => self.phase = Phase::Ended,
+                        Some(BusEvent::Stored(e)) if matches(&e.event, id, None) => {
+                            if finishes(&e.event) {
+                                self.phase = Phase::Ended;
+                            }
+                            return Ok(Some(to_value(&e)));
+                        }
+                        Some(BusEvent::Live(e)) if matches(&e, id, None) => {
+                            return Ok(Some(to_value(&e)))
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The events of a battle as an async iterator (what `battle.events()`
+/// returns).
+#[napi(async_iterator)]
+pub struct BattleEvents {
+    state: Arc<Mutex<EventsState>>,
+}
+
+#[napi]
+impl AsyncGenerator for BattleEvents {
+    // `battle.events()` declares the items as `BattleEvent`s.
+    type Yield = Value;
+    type Next = ();
+    type Return = ();
+
+    fn next(
+        &mut self,
+        _value: Option<Self::Next>,
+    ) -> impl Future<Output = napi::Result<Option<Self::Yield>>> + Send + 'static {
+        let state = self.state.clone();
+        async move {
+            // The store's refusal (an unreadable log) has no Env here to
+            // become the taxonomy's JS error; its code leads the message.
+            state.lock().await.next().await.map_err(|e| {
+                napi::Error::new(
+                    napi::Status::GenericFailure,
+                    format!("{}: {}", e.code(), e.message()),
+                )
+            })
+        }
+    }
+}
