@@ -285,9 +285,8 @@ describe('a coding battle', () => {
     assert.equal(exam.status, 'done', JSON.stringify(exam))
     assert.equal(exam.verdict, 'fixer/good')
     assert.match(exam.text, /I checked the evidence/)
-    // The core answers an unknown examiner with NOT_FOUND_ID (its doc of
-    // Arena::cross_examine says invalid_input; the behaviour is what faces see).
-    await rejectsCode(battle.crossExamine('nobody', 'm'), 'NOT_FOUND_ID', { details: { path: 'identity' } })
+    // An unknown examiner is a bad request, as an unknown contestant is.
+    await rejectsCode(battle.crossExamine('nobody', 'm'), 'INVALID_INPUT', { details: { path: 'identity' } })
   })
 
   test('stopping a finished battle is a CONFLICT', async () => {

@@ -522,7 +522,10 @@ pub(crate) async fn request_cross_exam(
     let entry = inner
         .registry
         .get(&examiner.identity)
-        .map_err(|e| e.with_detail("path", "identity"))?;
+        // A bad request, like an unknown contestant identity in a spec.
+        .map_err(|e| {
+            Error::invalid_input(e.message().to_owned()).with_detail("path", "identity")
+        })?;
     if examiner.model.trim().is_empty() {
         return Err(Error::invalid_input("the examiner needs a model").with_detail("path", "model"));
     }
