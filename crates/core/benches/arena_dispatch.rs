@@ -192,10 +192,16 @@ impl Naive {
 /// One battle through the naive poller: the same creation, claim and
 /// completion transactions, woken by nothing but the polls.
 async fn naive_round(store: &Arc<dyn Store>, naive: &Naive) -> (Duration, Duration) {
-    let id = format!(
-        "naive{}",
-        NAIVE_BATTLE.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-    );
+    let n = NAIVE_BATTLE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let id = format!("naive{n}");
+    // Untimed: land at a random point of the pollers' cycles (back-to-back
+    // rounds would otherwise line up with the worker's next poll).
+    let phase = (n
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407)
+        >> 33)
+        % 250;
+    tokio::time::sleep(Duration::from_millis(phase)).await;
     let started = Instant::now();
     store
         .create_work(common::battle(&id, 1, Lane::Cloud))
