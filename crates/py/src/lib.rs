@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod arena;
+pub mod battle;
 pub mod edit;
 pub mod flow;
 pub mod hashline;
@@ -53,7 +54,8 @@ fn names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 }
 
 /// The native module `coderig._native`. `Rig`, `Turn` and `TurnEvents`
-/// ([`rig`], [`turn`]) run agent turns on one shared tokio runtime.
+/// ([`rig`], [`turn`]) run agent turns, `Battle` and `BattleEvents`
+/// ([`battle`]) the rig's battles, on one shared tokio runtime.
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -8,26 +8,41 @@
 //! every face. `data_dir` and `db` are kept for the store (opened by later
 //! features); only their types are checked now.
 //!
-//! At interpreter exit an `atexit` hook runs `Registry::shutdown` on every
-//! registry that is still referenced or still has turns running: their
-//! turns are cancelled and waited for (at most `DEFAULT_SHUTDOWN_GRACE`),
-//! so no agent process group outlives the interpreter.
+//! Battles: the first battle call (`start_battle`, `battle`, `battles`,
+//! `leaderboard`) opens the store (`coderig::store::open(db, data_dir)`,
+//! `data_dir` defaulting to `./.coderig`, as the CLI's) and starts the
+//! core's `Arena` on it with this rig's agents, an `EventBus` and the
+//! `project_roots` given, on the module's one tokio runtime
+//! ([`crate::battle`] holds it).
+//!
+//! At interpreter exit an `atexit` hook shuts every live arena down and
+//! runs `Registry::shutdown` on every registry that is still referenced or
+//! still has turns running: their agents are cancelled and waited for (at
+//! most `DEFAULT_SHUTDOWN_GRACE` in all), so no agent process group
+//! outlives the interpreter.
 
-use crate::helpers::{fspath, object, to_json, to_py_err};
+use crate::battle::{call, ArenaHandle, Battle};
+use crate::helpers::{fspath, name, object, to_json, to_py_err, Items};
 use crate::turn::{block_on, runtime, to_dict, Turn};
 use coderig::agent::{Registry, TurnOptions, DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE};
+use coderig::arena::runner::{Arena, ArenaConfig, BattleFilter};
+use coderig::arena::BattleSpec;
+use coderig::bus::EventBus;
 use coderig::Error;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyList};
+use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 use serde::Deserialize;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Registers `Rig`, `Turn` and `TurnEvents`, and the exit hook.
+/// Registers `Rig`, `Turn`, `TurnEvents`, `Battle` and `BattleEvents`, and
+/// the exit hook.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Rig>()?;
+    crate::battle::register(m)?;
     m.add_class::<Turn>()?;
     m.add_class::<crate::turn::TurnEvents>()?;
     let hook = wrap_pyfunction!(shutdown_at_exit, m)?;
@@ -44,16 +59,18 @@ fn live() -> std::sync::MutexGuard<'static, Vec<Arc<Registry>>> {
     LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The `atexit` hook: cancels every running turn, then waits (GIL
-/// released, at most `DEFAULT_SHUTDOWN_GRACE` in all) until they ended.
+/// The `atexit` hook: shuts every live arena down (its agents stopped),
+/// cancels every running turn, then waits (GIL released, at most
+/// `DEFAULT_SHUTDOWN_GRACE` in all) until they ended.
 #[pyfunction]
 fn shutdown_at_exit(py: Python<'_>) {
+    let deadline = Instant::now() + DEFAULT_SHUTDOWN_GRACE;
+    py.detach(|| crate::battle::shutdown_arenas(deadline));
     let registries: Vec<_> = live().drain(..).filter(|r| r.running_turns() > 0).collect();
     if registries.is_empty() {
         return;
     }
     registries.iter().for_each(|r| r.cancel_all());
-    let deadline = Instant::now() + DEFAULT_SHUTDOWN_GRACE;
     py.detach(|| {
         runtime().block_on(async {
             for registry in &registries {
@@ -103,13 +120,104 @@ fn finite(value: &Bound<'_, PyAny>, at: &str) -> PyResult<()> {
     )))
 }
 
-/// The agents of a rig and their turns.
+/// The agents of a rig, their turns, and its battles.
 #[pyclass(module = "coderig", frozen)]
 pub struct Rig {
     registry: Arc<Registry>,
     data_dir: Option<PathBuf>,
     db: Option<String>,
     config: Option<PathBuf>,
+    /// Canonical; empty: any path.
+    project_roots: Vec<PathBuf>,
+    /// The arena, started by the first battle call.
+    arena: tokio::sync::OnceCell<Arc<ArenaHandle>>,
+}
+
+/// The data directory of a rig given none: the CLI's default.
+const DEFAULT_DATA_DIR: &str = ".coderig";
+
+/// The `project_roots` argument, each root canonicalized (so the arena
+/// compares canonical projects with canonical roots); a root that cannot
+/// be resolved is an `InvalidInputError` at `project_roots[i]`.
+fn project_roots(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(Vec::new());
+    };
+    let Items(items) = value.extract::<Items<Bound<'_, PyAny>>>()?;
+    let mut roots = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("project_roots[{i}]");
+        let Some(path) = path_arg(Some(item), &at)? else {
+            return Err(PyTypeError::new_err(format!(
+                "{at} must be a path, not None"
+            )));
+        };
+        let canonical = std::fs::canonicalize(&path).map_err(|e| {
+            to_py_err(Error::invalid_at(
+                &at,
+                format!(
+                    "the project root {} cannot be resolved: {e}",
+                    path.display()
+                ),
+            ))
+        })?;
+        roots.push(canonical);
+    }
+    Ok(roots)
+}
+
+/// A battle spec's `project` as the absolute path string the spec wants:
+/// an `os.PathLike` converted with `os.fspath`, a relative path taken from
+/// the current directory (as every Python path argument is). Anything else
+/// is left for the spec decoder to judge.
+fn absolute_project(spec: &Bound<'_, PyDict>) -> PyResult<()> {
+    let Some(project) = spec.get_item("project")? else {
+        return Ok(());
+    };
+    let project = fspath(&project);
+    if project.is_instance_of::<PyString>() {
+        let text: String = project.extract()?;
+        if !text.is_empty() {
+            if let Ok(absolute) = std::path::absolute(&text) {
+                spec.set_item("project", absolute.to_string_lossy().as_ref())?;
+                return Ok(());
+            }
+        }
+    }
+    spec.set_item("project", project)
+}
+
+impl Rig {
+    /// The arena, opened on first use: the store, an event bus over it and
+    /// the worker loop, on the module's runtime (GIL released meanwhile).
+    fn arena(&self, py: Python<'_>) -> PyResult<Arc<ArenaHandle>> {
+        if let Some(handle) = self.arena.get() {
+            return Ok(handle.clone());
+        }
+        let data_dir = self
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+        let data_dir = std::path::absolute(&data_dir).map_err(|e| {
+            to_py_err(Error::invalid_at(
+                "data_dir",
+                format!("cannot resolve {}: {e}", data_dir.display()),
+            ))
+        })?;
+        let handle = call(
+            py,
+            self.arena.get_or_try_init(|| async {
+                let db = self.db.as_deref().filter(|db| !db.is_empty());
+                let store = coderig::store::open(db, &data_dir).await?;
+                let bus = EventBus::start(store.clone());
+                let mut config = ArenaConfig::new(&data_dir);
+                config.project_roots = self.project_roots.clone();
+                let arena = Arena::start(store, (*self.registry).clone(), bus, config).await?;
+                Ok::<_, Error>(ArenaHandle::new(arena))
+            }),
+        )?;
+        Ok(handle.clone())
+    }
 }
 
 /// A path argument (`str` or `os.PathLike`); another type is a `TypeError`.
@@ -135,16 +243,26 @@ impl Rig {
     /// not both. With neither, `./coderig.toml` when it exists, else no
     /// agents. A bad file or table is an `InvalidInputError` naming the key
     /// (`agents.alice.kind`); an unreadable file an `IoError`.
+    ///
+    /// Battles keep their state in the store `db` names (a
+    /// `postgres://…` URL, or an SQLite file), by default
+    /// `<data_dir>/coderig.db` with `data_dir` defaulting to `./.coderig`;
+    /// it is opened by the first battle call, not here. `project_roots`:
+    /// coding battles' projects must lie under one of these directories
+    /// (each must exist: else `InvalidInputError` at `project_roots[i]`);
+    /// none given: any path.
     #[new]
-    #[pyo3(signature = (data_dir=None, db=None, config=None, agents=None))]
+    #[pyo3(signature = (data_dir=None, db=None, config=None, agents=None, project_roots=None))]
     fn new(
         py: Python<'_>,
         data_dir: Option<&Bound<'_, PyAny>>,
         db: Option<&Bound<'_, PyAny>>,
         config: Option<&Bound<'_, PyAny>>,
         agents: Option<&Bound<'_, PyAny>>,
+        project_roots: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let data_dir = path_arg(data_dir, "data_dir")?;
+        let project_roots = self::project_roots(project_roots)?;
         let db = match db.filter(|v| !v.is_none()) {
             None => None,
             Some(v) => Some(
@@ -172,7 +290,119 @@ impl Rig {
             data_dir,
             db,
             config,
+            project_roots,
+            arena: tokio::sync::OnceCell::new(),
         })
+    }
+
+    /// The project roots (canonical), empty when any path is accepted.
+    #[getter]
+    fn project_roots(&self) -> Vec<PathBuf> {
+        self.project_roots.clone()
+    }
+
+    /// Starts a battle and returns its `Battle` at once (it runs in the
+    /// background, on this rig's arena). The spec is DESIGN's `BattleSpec`
+    /// JSON: as keyword arguments (`battle_type=`, `prompt=`, `project=`,
+    /// `base=`, `contestants=`, `judge=`, `oracle=`, `contestant_timeout=`,
+    /// `keep_worktrees=`), as one dict, or both (a key given twice is a
+    /// `TypeError`). It is decoded by the core's strict decoder: a bad spec
+    /// is an `InvalidInputError` whose `.path` names the field
+    /// (`contestants[1].model`), and nothing is created. `project` may be
+    /// an `os.PathLike`; a relative one is taken from the current
+    /// directory.
+    #[pyo3(signature = (spec=None, **kwargs))]
+    fn start_battle(
+        &self,
+        py: Python<'_>,
+        spec: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Battle> {
+        let merged = PyDict::new(py);
+        if let Some(spec) = spec.filter(|s| !s.is_none()) {
+            let spec = spec.cast::<PyDict>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "start_battle takes the spec as one dict or as keyword arguments, not a {}",
+                    spec.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            })?;
+            merged.update(spec.as_mapping())?;
+        }
+        if let Some(kwargs) = kwargs {
+            for (key, value) in kwargs.iter() {
+                if merged.contains(&key)? {
+                    return Err(PyTypeError::new_err(format!(
+                        "start_battle got {} both in the spec dict and as a keyword argument",
+                        key.repr()?
+                    )));
+                }
+                merged.set_item(key, value)?;
+            }
+        }
+        absolute_project(&merged)?;
+        let json: Value = to_json(merged.as_any(), "")?;
+        let spec = BattleSpec::from_json(&json).map_err(to_py_err)?;
+        let handle = self.arena(py)?;
+        let view = call(py, handle.arena().start_battle(spec))?;
+        Ok(Battle::new(handle, view.id))
+    }
+
+    /// The `Battle` of an existing battle id (any battle of the store,
+    /// whichever process started it). `NotFoundIdError` when there is none.
+    fn battle(&self, py: Python<'_>, id: String) -> PyResult<Battle> {
+        let handle = self.arena(py)?;
+        let view = call(py, handle.arena().battle(&id))?;
+        Ok(Battle::new(handle, view.id))
+    }
+
+    /// One page of battles, newest first, as `{"battles": [BattleView
+    /// dicts], "next_cursor": str | None}` (pass `next_cursor` as `cursor`
+    /// for the next page). `project` (a path) and `status` (`running`,
+    /// `judging`, `completed`, `failed`, `cancelled`) filter; `limit` is
+    /// 1–500 (default 50).
+    #[pyo3(signature = (project=None, status=None, limit=None, cursor=None))]
+    fn battles(
+        &self,
+        py: Python<'_>,
+        project: Option<&Bound<'_, PyAny>>,
+        status: Option<&str>,
+        limit: Option<u32>,
+        cursor: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let filter = BattleFilter {
+            project: path_arg(project, "project")?.map(|p| p.display().to_string()),
+            status: status.map(name).transpose()?,
+            limit,
+            cursor,
+        };
+        let handle = self.arena(py)?;
+        let page = call(py, handle.arena().list_battles(&filter))?;
+        to_dict(py, &page)
+    }
+
+    /// Bradley–Terry ratings over completed battles with a winner: a list
+    /// of boards `{"battle_type", "n_battles", "entries": [{"name":
+    /// "identity/model", "score", "ci_low", "ci_high", "n_battles"}]}`,
+    /// best first, one per battle type (only `battle_type`'s when given),
+    /// of one `project` when given.
+    #[pyo3(signature = (battle_type=None, project=None))]
+    fn leaderboard(
+        &self,
+        py: Python<'_>,
+        battle_type: Option<&str>,
+        project: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let battle_type = battle_type.map(name).transpose()?;
+        let project = path_arg(project, "project")?.map(|p| p.display().to_string());
+        let handle = self.arena(py)?;
+        let boards = call(
+            py,
+            handle.arena().leaderboard(battle_type, project.as_deref()),
+        )?;
+        to_dict(py, &boards)
     }
 
     /// The data directory given (for the store), or `None`.

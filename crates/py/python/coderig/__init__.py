@@ -13,12 +13,20 @@ Agents: ``coderig.Rig(config=... | agents=...)`` holds the agents of a rig;
 ``rig.run_turn(identity, model, prompt, ...)`` starts a ``Turn`` whose
 ``events()`` is both an iterator and an async iterator of event dicts, and
 whose ``wait()`` / ``await wait_async()`` return the outcome dict.
+
+Battles: ``rig.start_battle(battle_type=..., prompt=..., project=...,
+contestants=[...], judge=..., oracle=...)`` starts a ``Battle`` on the rig's
+store (``db=`` / ``data_dir=``, default ``./.coderig``); ``wait()`` returns
+its view dict, ``events()`` iterates its events (sync and async);
+``rig.leaderboard()`` rates the contestants.
 """
 
 from ._native import (
     AgentError,
     AmbiguousError,
     Applied,
+    Battle,
+    BattleEvents,
     ConflictError,
     EditError,
     Error,
@@ -56,6 +64,8 @@ __all__ = [
     "AgentError",
     "AmbiguousError",
     "Applied",
+    "Battle",
+    "BattleEvents",
     "ConflictError",
     "EditError",
     "EditIOError",

@@ -20,7 +20,7 @@ import pathlib
 import sys
 
 from . import arena as arena, flow as flow, hashline as hashline, model as model
-from .arena import _Lane
+from .arena import _BattleType, _ContestantStatus, _EvidenceTier, _Lane, _WinnerSource
 from .hashline import _HashlineEdit
 
 if sys.version_info >= (3, 11):
@@ -32,6 +32,8 @@ __all__ = [
     "AgentError",
     "AmbiguousError",
     "Applied",
+    "Battle",
+    "BattleEvents",
     "ConflictError",
     "EditError",
     "EditIOError",
@@ -331,18 +333,207 @@ class Turn:
     def cancel(self) -> None:
         """Ends the turn with AgentError (details["agent_error"] == "cancelled"); any thread."""
 
+# --- battles ---------------------------------------------------------------------
+
+class _AgentRef(TypedDict):
+    identity: str
+    model: str
+
+class _Oracle(TypedDict, total=False):
+    repro: str
+    suite: str
+    timeout: _Duration
+
+class _BattleSpec(TypedDict, total=False):
+    """DESIGN's BattleSpec JSON (start_battle's keyword arguments, or its one dict):
+    decoded strictly by the core (an unknown key or a bad value is InvalidInputError
+    with .path). battle_type, prompt, contestants and judge are required; project too
+    for coding."""
+    battle_type: _BattleType
+    prompt: str
+    project: _StrPath
+    base: str
+    contestants: Sequence[_AgentRef]
+    judge: _AgentRef
+    oracle: _Oracle
+    contestant_timeout: _Duration
+    keep_worktrees: bool
+
+class _CommandEvidence(TypedDict):
+    exit_code: Optional[int]
+    duration_ms: int
+    timed_out: bool
+    output_tail: str
+
+class _Evidence(TypedDict):
+    repro: Optional[_CommandEvidence]
+    suite: Optional[_CommandEvidence]
+    patch_applied: bool
+    error: NotRequired[str]
+
+class _BaseRun(TypedDict):
+    repro: Optional[_CommandEvidence]
+    suite: Optional[_CommandEvidence]
+    error: NotRequired[str]
+
+class _ContestantView(TypedDict):
+    """One contestant of a BattleView (the core's ContestantView)."""
+    id: str
+    identity: str
+    model: str
+    lane: _Lane
+    status: _ContestantStatus
+    dir: str
+    started_at_ms: Optional[int]
+    ended_at_ms: Optional[int]
+    duration_ms: Optional[int]
+    ttft_ms: Optional[int]
+    usage: Optional[_Usage]
+    tokens_per_sec: Optional[float]
+    patch_bytes: Optional[int]
+    evidence: Optional[_Evidence]
+    tier: _EvidenceTier
+    error: Optional[str]
+
+class _CrossExamView(TypedDict):
+    id: str
+    identity: str
+    model: str
+    status: Literal["pending", "running", "done", "error"]
+    text: Optional[str]
+    verdict: Optional[str]
+    error: Optional[str]
+
+class _BattleView(TypedDict):
+    """A battle as every face shows it (the core's BattleView; GET /api/battles/:id)."""
+    id: str
+    status: Literal["running", "judging", "completed", "failed", "cancelled"]
+    battle_type: _BattleType
+    prompt: str
+    project: Optional[str]
+    base: str
+    base_commit: Optional[str]
+    judge: _AgentRef
+    spec: Dict[str, Any]
+    results_dir: str
+    created_at_ms: int
+    ended_at_ms: Optional[int]
+    winner_contestant_id: Optional[str]
+    winner_source: Optional[_WinnerSource]
+    analysis_ready: bool
+    reason: Optional[str]
+    base_run: Optional[_BaseRun]
+    error: Optional[str]
+    contestants: List[_ContestantView]
+    cross_exams: List[_CrossExamView]
+
+class _BattlePage(TypedDict):
+    battles: List[_BattleView]
+    next_cursor: Optional[str]
+
+class _LeaderboardEntry(TypedDict):
+    name: str
+    """identity/model"""
+    score: float
+    ci_low: float
+    ci_high: float
+    n_battles: int
+
+class _Leaderboard(TypedDict):
+    battle_type: _BattleType
+    n_battles: int
+    entries: List[_LeaderboardEntry]
+
+class _BattleApplied(TypedDict):
+    battle_id: str
+    contestant_id: str
+    project: str
+    patch_bytes: int
+
+_BattleEvent = Dict[str, Any]
+"""One event of a battle, as the core serializes it: {"type": "battle_started" |
+"contestant_updated" | "battle_updated" (stored: also "seq" and "epoch") |
+"agent_output" (live only, no seq), "battle_id": ..., ...fields} (DESIGN "events")."""
+
+@final
+class BattleEvents:
+    """The events of a battle: an iterator (blocking, GIL released; Ctrl-C raises
+    KeyboardInterrupt and the battle goes on) and an async iterator. The stored
+    events of the battle from its start, then live ones; ends after the
+    battle_updated that finishes it."""
+    def __iter__(self) -> "BattleEvents": ...
+    def __next__(self) -> _BattleEvent: ...
+    def __aiter__(self) -> "BattleEvents": ...
+    def __anext__(self) -> Awaitable[_BattleEvent]: ...
+
+@final
+class Battle:
+    """A battle of a Rig's arena. Dropping it changes nothing; stop() stops it."""
+    @property
+    def id(self) -> str: ...
+    def info(self) -> _BattleView:
+        """The battle as it is now."""
+    def wait(self, timeout: Optional[_Duration] = None) -> _BattleView:
+        """Blocks (GIL released) until the battle is completed, failed or cancelled.
+        When timeout passes first, TimeoutError is raised and the battle goes on.
+        Ctrl-C raises KeyboardInterrupt and does NOT stop the battle (stop() does)."""
+    def wait_async(self, timeout: Optional[_Duration] = None) -> Awaitable[_BattleView]: ...
+    def events(self) -> BattleEvents:
+        """A new stream of the battle's events from its start (see BattleEvents)."""
+    def stop(self) -> _BattleView:
+        """Stops a running or judging battle; a finished one raises ConflictError."""
+    def analyze(self, force: bool = False) -> _BattleView:
+        """Re-runs the analysis of a completed battle (ConflictError otherwise); a
+        human's winner is kept unless force."""
+    def analysis(self) -> str:
+        """The text of analysis.md; NotFoundIdError until it is written."""
+    def set_winner(self, contestant_id: Optional[str]) -> _BattleView:
+        """A human names (or, with None, clears) the winner of a completed battle."""
+    def cross_examine(self, identity: str, model: str) -> str:
+        """Queues a cross-examination of the analysis; returns its id."""
+    def diff(self, contestant_id: str) -> str:
+        """The contestant's archived diff.patch ("" when it changed nothing)."""
+    def apply(self, contestant_id: Optional[str] = None) -> _BattleApplied:
+        """Applies the winner's (or contestant_id's) patch to the project's working
+        tree; a patch that does not apply is ConflictError and changes nothing."""
+
 @final
 class Rig:
     """The agents of a rig (config= a coderig.toml path, or agents= its agents table as
-    a dict; not both; neither: ./coderig.toml when it exists). data_dir and db are kept
-    for the store. A bad config is InvalidInputError naming the key (agents.x.kind)."""
+    a dict; not both; neither: ./coderig.toml when it exists), their turns, and its
+    battles. The store of the battles (db= a postgres:// URL or an SQLite file, default
+    <data_dir>/coderig.db, data_dir default ./.coderig) is opened by the first battle
+    call. project_roots: coding projects must lie under one of them (default: any path).
+    A bad config is InvalidInputError naming the key (agents.x.kind)."""
     def __init__(
         self,
         data_dir: Optional[_StrPath] = None,
         db: Optional[_StrPath] = None,
         config: Optional[_StrPath] = None,
         agents: Optional[Mapping[str, _AgentSpec]] = None,
+        project_roots: Optional[Iterable[_StrPath]] = None,
     ) -> None: ...
+    @property
+    def project_roots(self) -> List[pathlib.Path]:
+        """Canonical; empty when any path is accepted."""
+    def start_battle(self, spec: Optional[_BattleSpec] = None, **kwargs: Any) -> Battle:
+        """Starts a battle (the spec as keyword arguments, one dict, or both without a
+        key twice) and returns at once. A bad spec is InvalidInputError with .path
+        (contestants[1].model) and creates nothing; an unknown identity too."""
+    def battle(self, id: str) -> Battle:
+        """An existing battle; NotFoundIdError when there is none."""
+    def battles(
+        self,
+        project: Optional[_StrPath] = None,
+        status: Optional[Literal["running", "judging", "completed", "failed", "cancelled"]] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> _BattlePage:
+        """One page of battles, newest first (limit 1-500, default 50)."""
+    def leaderboard(
+        self, battle_type: Optional[_BattleType] = None, project: Optional[_StrPath] = None
+    ) -> List[_Leaderboard]:
+        """Bradley-Terry ratings over completed battles with a winner, per battle type."""
     @property
     def data_dir(self) -> Optional[pathlib.Path]: ...
     @property
@@ -369,4 +560,5 @@ class Rig:
         """Starts a turn. access: "read_only" (default) | "edit" | "full". NotFoundIdError
         for an unknown identity (details["known"]), InvalidInputError naming the option for
         a bad one (`idle_timeout`: bad duration ...). Turns still running at interpreter
-        exit are cancelled and waited for (at most 6 s), their processes stopped."""
+        exit are cancelled and waited for (at most 6 s), their processes stopped; so are
+        the agents of battles (their battles resume when a Rig opens the store again)."""
