@@ -244,7 +244,7 @@ impl Battle {
     /// Asks the agent `identity` running `model` to cross-examine the
     /// analysis; returns the cross-examination's id (its progress is in
     /// `info()["cross_exams"]`). A battle without an analysis raises
-    /// `ConflictError`, an unknown identity `NotFoundIdError`.
+    /// `ConflictError`, an unknown identity `InvalidInputError`.
     fn cross_examine(&self, py: Python<'_>, identity: String, model: String) -> PyResult<String> {
         let examiner = coderig::arena::AgentRef { identity, model };
         call(py, self.handle.arena.cross_examine(&self.id, examiner))

@@ -241,7 +241,7 @@ def test_without_an_oracle_the_judge_decides_and_a_cross_examination_runs(world)
     done = until(lambda: battle.info()["cross_exams"][0],
                  lambda x: x["status"] in ("done", "error"))
     assert (done["id"], done["status"], done["verdict"]) == (exam, "done", "fixer/good")
-    with pytest.raises(coderig.NotFoundIdError):
+    with pytest.raises(coderig.InvalidInputError):
         battle.cross_examine("nobody", "m")
 
 
