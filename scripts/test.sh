@@ -179,7 +179,8 @@ as_postgres pg_ctl -D "$PG_BASE/data" -l "$PG_BASE/log" -w \
     -o "-k $PG_BASE/sock -h 127.0.0.1 -p $PG_PORT -c fsync=off -c max_connections=200" start >/dev/null
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 echo "PostgreSQL $(as_postgres postgres --version | awk '{print $3}') at $DATABASE_URL"
-STORE_TESTS=(-p coderig --features sqlite,postgres --test store_conformance --test store_kill)
+# --all-features: the artifacts of the cargo test stage, not a rebuild.
+STORE_TESTS=(-p coderig --all-features --test store_conformance --test store_kill)
 pg_expected=$(cargo test "${STORE_TESTS[@]}" -- postgres --list 2>/dev/null | grep -cE '^(postgres::|kill9_postgres).*: test$' || true)
 CODERIG_REQUIRE_POSTGRES=1 cargo test "${STORE_TESTS[@]}" -- postgres 2>&1 | tee "$PG_BASE/store-tests.log"
 pg_passed=$(grep -cE '^test (postgres::|kill9_postgres)[^ ]* \.\.\. ok$' "$PG_BASE/store-tests.log" || true)
@@ -188,9 +189,17 @@ if [[ $pg_expected -eq 0 || $pg_passed -ne $pg_expected ]]; then
     echo "the PostgreSQL half of the store tests did not run in full" >&2
     exit 1
 fi
+# The arena's two-server test: two runtimes on one PostgreSQL, the local
+# lane never doubled, no contestant run twice.
+CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig --all-features --test arena_runner -- two_servers --nocapture 2>&1 | tee "$PG_BASE/arena-tests.log"
+if ! grep -q '^arena two-server test on postgres$' "$PG_BASE/arena-tests.log" \
+    || ! grep -qE '^test two_servers[a-z_]* \.\.\. ok$' "$PG_BASE/arena-tests.log"; then
+    echo "the arena's two-server test did not run on PostgreSQL" >&2
+    exit 1
+fi
 # The server half: `coderig serve --db $DATABASE_URL` opens, migrates and
 # answers over HTTP (it skips without a database; here it must run).
-CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --test serve -- postgres 2>&1 | tee "$PG_BASE/serve-tests.log"
+CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --all-features --test serve -- postgres 2>&1 | tee "$PG_BASE/serve-tests.log"
 if ! grep -qE '^test [a-z_]*postgres[a-z_]* \.\.\. ok$' "$PG_BASE/serve-tests.log"; then
     echo "the server's PostgreSQL test did not run" >&2
     exit 1
@@ -252,7 +261,9 @@ SERVER_LOG=$(mktemp)
 # Its store in a temporary data dir (nothing left in the checkout), its
 # agents the scripted ones of the fuzzing config (GET /api/agents answers them).
 SERVER_DATA=$(mktemp -d)
-env -u DATABASE_URL "$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 \
+# With a bearer token, which schemathesis.toml sends (and `ignored_auth` leaves out).
+export CODERIG_FUZZ_TOKEN="fuzz-$$-$RANDOM"
+env -u DATABASE_URL "$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 --token "$CODERIG_FUZZ_TOKEN" \
     --data-dir "$SERVER_DATA" --config crates/server/tests/schemathesis/coderig.toml >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 SERVER_URL=""

@@ -317,3 +317,62 @@ async fn env_cwd_and_stdin_are_as_specified() {
 fn libc_sigterm() -> i32 {
     nix::sys::signal::Signal::SIGTERM as i32
 }
+
+/// The "server" of [`an_agent_dies_with_the_server_that_ran_it_even_on_kill_9`]:
+/// runs only when the test binary re-executes itself with the variable set.
+#[tokio::test]
+async fn child_server_mode() {
+    let Ok(dir) = std::env::var("CODERIG_TEST_CHILD_SERVER") else {
+        return;
+    };
+    let spec = sh(&format!("echo $$ > '{dir}/leader.pid'; exec sleep 300"));
+    let _ = run_process(&spec, &limits(), &CancellationToken::new(), |_| true).await;
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_agent_dies_with_the_server_that_ran_it_even_on_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_server_mode",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("CODERIG_TEST_CHILD_SERVER", dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pidfile = dir.path().join("leader.pid");
+    let mut leader = None;
+    for _ in 0..600 {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            leader = Some(pid);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let leader = leader.expect("the agent started");
+    assert!(alive(leader));
+    kill(
+        Pid::from_raw(server.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    server.wait().unwrap();
+    // SIGKILL is delivered asynchronously: wait (bounded) for it to land.
+    for _ in 0..200 {
+        if !alive(leader) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(
+        !alive(leader),
+        "the agent {leader} outlived its server's kill -9"
+    );
+}

@@ -657,6 +657,8 @@ async fn two_servers_share_the_work_and_the_local_lane_never_runs_two() {
         Some(h) => h,
         None => common::sqlite().await,
     };
+    // scripts/test.sh's PostgreSQL stage checks this line.
+    println!("arena two-server test on {}", harness.store.backend());
     let other = harness.another().await;
     let a = start_arena(&harness.store, &root.join("data-a"), &root).await;
     let b = start_arena(&other, &root.join("data-b"), &root).await;

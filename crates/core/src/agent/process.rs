@@ -114,6 +114,37 @@ pub struct ProcessExit {
     pub truncated_lines: u64,
 }
 
+/// Linux: the group leader gets SIGKILL when this process dies, however it
+/// dies (kill -9 included), so an agent never outlives the server that ran
+/// it; a rescued task then starts a fresh agent, never next to an orphan.
+/// (Processes the leader started live on in its group until they end; a
+/// kill -9 gives nobody the chance to signal the group.)
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(cmd: &mut Command) {
+    let parent = nix::unistd::getpid();
+    // SAFETY: the closure runs in the child between fork and exec. It makes
+    // only async-signal-safe system calls (prctl, getppid), allocates
+    // nothing and touches no state shared with the parent.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(io::Error::from)?;
+            // The parent may have died before prctl: then nobody would
+            // deliver the signal.
+            if nix::unistd::getppid() != parent {
+                return Err(io::Error::other(
+                    "the parent exited before the agent started",
+                ));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
+
 /// Runs `spec` to its end, calling `on_line` with each stdout line (without
 /// its newline; invalid UTF-8 replaced). `on_line` returns whether the line
 /// counts as activity for the idle timeout.
@@ -142,6 +173,7 @@ pub async fn run_process(
         cmd.env_remove(name);
     }
     cmd.envs(&spec.env);
+    die_with_parent(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| {
         io::Error::new(
             e.kind(),
