@@ -132,15 +132,15 @@ pub fn document() -> Value {
 }
 
 /// Links from `POST /api/battles`'s 201 to the operations on the battle it
-/// created (`battle_id` → `{id}`; its first contestant → `{cid}`), so
-/// clients — and schemathesis' stateful phase — can follow them.
+/// created (`battle_id` → `{id}`), so clients — and schemathesis' stateful
+/// phase — can follow them. Not to the analysis or a contestant's diff:
+/// those do not exist yet when the battle is created (a 404 until written).
 fn battle_links() -> Value {
     let mut links = serde_json::Map::new();
     for (name, operation_id) in [
         ("GetBattle", "get_battle"),
         ("StopBattle", "stop_battle"),
         ("AnalyzeBattle", "analyze_battle"),
-        ("GetAnalysis", "get_analysis"),
         ("SetWinner", "set_winner"),
         ("CrossExamine", "cross_examine"),
         ("ApplyBattle", "apply_battle"),
@@ -150,11 +150,6 @@ fn battle_links() -> Value {
             json!({"operationId": operation_id, "parameters": {"id": "$response.body#/battle_id"}}),
         );
     }
-    links.insert(
-        "GetDiff".into(),
-        json!({"operationId": "get_diff", "parameters": {
-            "id": "$response.body#/battle_id", "cid": "$response.body#/battle/contestants/0/id"}}),
-    );
     Value::Object(links)
 }
 

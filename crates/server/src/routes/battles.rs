@@ -200,7 +200,9 @@ pub(crate) async fn list_battles(
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
 pub(crate) struct BattleId {
-    /// The battle's id (`battle_id` of `POST /api/battles`).
+    /// The battle's id (`battle_id` of `POST /api/battles`): 32 hex digits.
+    /// Any other text names no battle (404).
+    #[param(pattern = "^[0-9a-f]{32}$")]
     id: String,
 }
 
@@ -208,9 +210,12 @@ pub(crate) struct BattleId {
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
 pub(crate) struct ContestantPath {
-    /// The battle's id.
+    /// The battle's id: 32 hex digits.
+    #[param(pattern = "^[0-9a-f]{32}$")]
     id: String,
-    /// The contestant's id (`contestants[].id` of the battle).
+    /// The contestant's id (`contestants[].id` of the battle): the battle's
+    /// id, `-c` and its place in the spec (1–6).
+    #[param(pattern = "^[0-9a-f]{32}-c[1-6]$")]
     cid: String,
 }
 
@@ -460,9 +465,9 @@ pub(crate) struct ApplyRequest {
     request_body(content = Option<ApplyRequest>, description = "Optional; no body applies the winner's patch."),
     responses(
         (status = 200, description = "Applied.", body = Applied),
-        (status = 400, description = "invalid_input: a bad body, a battle without a project.", body = BattleInvalidInput),
-        (status = 404, description = "not_found_id: no such battle or contestant, or no patch archived.", body = NotFoundId),
-        (status = 409, description = "conflict: no winner and no contestant named, or the patch does not apply cleanly.", body = Conflict),
+        (status = 400, description = "invalid_input: a bad body.", body = BattleInvalidInput),
+        (status = 404, description = "not_found_id: no such battle, or no such contestant in it.", body = NotFoundId),
+        (status = 409, description = "conflict: no patch to apply: a qa battle, a contestant without an archived patch, no winner and no contestant named, or a patch that does not apply cleanly.", body = Conflict),
         (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
         (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
@@ -472,9 +477,35 @@ pub(crate) async fn apply_battle(
     OptionalBody(body): OptionalBody<ApplyRequest>,
 ) -> Result<ApiJson<Applied>, ApiError> {
     let Path(BattleId { id }) = path.map_err(bad_path)?;
-    let applied = arena(&state)?
+    let arena = arena(&state)?;
+    // A qa battle (with a project or not) has no patches: the request is
+    // sound, the battle's kind refuses it (409, not a 400).
+    let view = arena.battle(&id).await?;
+    if view.battle_type != BattleType::Coding || view.project.is_none() {
+        return Err(coderig::Error::conflict(format!(
+            "battle {id:?} is a {} battle: it has no patch to apply",
+            view.battle_type
+        ))
+        .with_detail("status", view.status.as_str())
+        .into());
+    }
+    let applied = arena
         .apply(&id, body.contestant_id.as_deref())
-        .await?;
+        .await
+        .map_err(|e| {
+            // A contestant of the battle without an archived patch (it was
+            // cancelled before it ran, or has not ended): the battle's state,
+            // not a missing resource of the request.
+            if e.kind() == coderig::ErrorKind::NotFoundId && e.body()["error"]["what"] == "diff" {
+                coderig::Error::conflict(format!(
+                    "{}: that contestant has no archived patch to apply",
+                    e.message()
+                ))
+                .with_detail("status", e.body()["error"]["status"].as_str().unwrap_or(""))
+            } else {
+                e
+            }
+        })?;
     Ok(ApiJson(applied))
 }
 
