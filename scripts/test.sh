@@ -204,6 +204,14 @@ if ! grep -qE '^test [a-z_]*postgres[a-z_]* \.\.\. ok$' "$PG_BASE/serve-tests.lo
     echo "the server's PostgreSQL test did not run" >&2
     exit 1
 fi
+# Two `coderig serve` processes on the one PostgreSQL finish battles
+# together: the local lane never doubled, no contestant run twice.
+CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --all-features --test battles_crash -- postgres --nocapture 2>&1 | tee "$PG_BASE/battles-tests.log"
+if ! grep -q '^battles two-server test on postgres$' "$PG_BASE/battles-tests.log" \
+    || ! grep -qE '^test two_servers_postgres[a-z_]* \.\.\. ok$' "$PG_BASE/battles-tests.log"; then
+    echo "the server's two-server battle test did not run on PostgreSQL" >&2
+    exit 1
+fi
 stop_postgres
 unset DATABASE_URL
 
@@ -261,10 +269,20 @@ SERVER_LOG=$(mktemp)
 # Its store in a temporary data dir (nothing left in the checkout), its
 # agents the scripted ones of the fuzzing config (GET /api/agents answers them).
 SERVER_DATA=$(mktemp -d)
+# A git repository under its project root, so schema-valid battle specs
+# (pointed at it by hooks.py) start real battles.
+FUZZ_PROJECT="$SERVER_DATA/projects/fuzz"
+mkdir -p "$FUZZ_PROJECT"
+git -C "$FUZZ_PROJECT" init -q -b main
+echo "x = 1" >"$FUZZ_PROJECT/x.txt"
+git -C "$FUZZ_PROJECT" add -A
+git -C "$FUZZ_PROJECT" -c user.name=fuzz -c user.email=fuzz@example.com commit -q -m fuzz
+export CODERIG_FUZZ_PROJECT="$FUZZ_PROJECT"
 # With a bearer token, which schemathesis.toml sends (and `ignored_auth` leaves out).
 export CODERIG_FUZZ_TOKEN="fuzz-$$-$RANDOM"
 env -u DATABASE_URL "$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 --token "$CODERIG_FUZZ_TOKEN" \
-    --data-dir "$SERVER_DATA" --config crates/server/tests/schemathesis/coderig.toml >"$SERVER_LOG" 2>&1 &
+    --data-dir "$SERVER_DATA/data" --project-root "$SERVER_DATA/projects" \
+    --config crates/server/tests/schemathesis/coderig.toml >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 SERVER_URL=""
 for _ in $(seq 1 100); do
@@ -278,6 +296,32 @@ if [[ -z "$SERVER_URL" ]]; then
     exit 1
 fi
 echo "coderig serve listening on $SERVER_URL (pid $SERVER_PID)"
+# One completed battle for the routes that take a battle id (hooks.py).
+CODERIG_FUZZ_BATTLE=$("$VENV/bin/python" - "$SERVER_URL" <<'PY'
+import json, sys, time, urllib.request, os
+url = sys.argv[1]
+def call(method, path, body=None):
+    request = urllib.request.Request(url + path, method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json",
+                 "Authorization": "Bearer " + os.environ["CODERIG_FUZZ_TOKEN"]})
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)
+spec = {"battle_type": "coding", "prompt": "fuzz", "project": os.environ["CODERIG_FUZZ_PROJECT"],
+        "contestants": [{"identity": "alice", "model": "m0"}, {"identity": "bob", "model": "m1"}],
+        "judge": {"identity": "alice", "model": "j"}}
+battle = call("POST", "/api/battles", spec)["battle_id"]
+for _ in range(600):
+    if call("GET", f"/api/battles/{battle}")["status"] == "completed":
+        print(battle)
+        break
+    time.sleep(0.1)
+else:
+    sys.exit(f"the fuzz battle {battle} did not complete")
+PY
+)
+export CODERIG_FUZZ_BATTLE
+echo "a completed battle for the fuzzer: $CODERIG_FUZZ_BATTLE"
 "$VENV/bin/schemathesis" --config-file crates/server/tests/schemathesis/schemathesis.toml \
     run "$SERVER_URL/api/openapi.json" --checks all --max-examples 100 --seed 6 \
     --generation-database none --no-color

@@ -29,6 +29,7 @@ pub use json::{ApiJson, Body, RawBody};
 use axum::extract::DefaultBodyLimit;
 use axum::http::Method;
 use coderig::agent::Registry;
+use coderig::arena::runner::{Arena, ArenaConfig};
 use coderig::bus::EventBus;
 use coderig::store::Store;
 use coderig::workspace::ProjectRoots;
@@ -86,14 +87,16 @@ impl std::fmt::Debug for Config {
 }
 
 /// What every handler may reach: the store the server opened at start,
-/// the event bus tailing it, the agents of its `coderig.toml` and the
-/// project roots requests may name. Cheap to clone (all shared).
+/// the event bus tailing it, the agents of its `coderig.toml`, the
+/// project roots requests may name and the arena runtime the battle routes
+/// drive. Cheap to clone (all shared).
 #[derive(Clone)]
 pub struct AppState {
     store: Arc<dyn Store>,
     bus: Arc<EventBus>,
     registry: Registry,
     project_roots: Option<Arc<ProjectRoots>>,
+    arena: Option<Arena>,
     probe_timeout: Duration,
     sse_keep_alive: Duration,
 }
@@ -115,6 +118,7 @@ impl AppState {
             store,
             registry,
             project_roots,
+            arena: None,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
         }
@@ -138,6 +142,40 @@ impl AppState {
             project_roots: Some(Arc::new(canonical)),
             ..self
         })
+    }
+
+    /// The same state with an arena runtime started over its store, its
+    /// registry and its bus (the one `GET /api/events` streams), whose
+    /// project roots are this state's (so call it after
+    /// [`AppState::with_project_roots`]); `config.project_roots` is
+    /// replaced by them. Without an arena the battle routes answer 503
+    /// `unavailable`. Must be called inside a tokio runtime.
+    ///
+    /// Errors: those of [`Arena::start`] (`io` for a data directory that
+    /// cannot be created, the store's errors).
+    pub async fn start_arena(self, mut config: ArenaConfig) -> Result<Self, coderig::Error> {
+        config.project_roots = self.project_roots().to_vec();
+        if config.project_roots.is_empty() {
+            // No root: confine_project refuses every project anyway; the
+            // arena must not fall back to "anywhere" (its empty default).
+            config.project_roots = vec![config.data_dir.clone()];
+        }
+        let arena = Arena::start(
+            self.store.clone(),
+            self.registry.clone(),
+            self.bus.clone(),
+            config,
+        )
+        .await?;
+        Ok(AppState {
+            arena: Some(arena),
+            ..self
+        })
+    }
+
+    /// The arena runtime, when [`AppState::start_arena`] started one.
+    pub fn arena(&self) -> Option<&Arena> {
+        self.arena.as_ref()
     }
 
     /// The store.

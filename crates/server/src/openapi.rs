@@ -38,6 +38,17 @@ use utoipa::{OpenApi, PartialSchema, ToSchema};
         routes::hashline::apply,
         routes::hashline::validate,
         routes::flows::validate_flow,
+        routes::battles::create_battle,
+        routes::battles::list_battles,
+        routes::battles::get_battle,
+        routes::battles::stop_battle,
+        routes::battles::analyze_battle,
+        routes::battles::get_analysis,
+        routes::battles::set_winner,
+        routes::battles::get_diff,
+        routes::battles::cross_examine,
+        routes::battles::apply_battle,
+        routes::battles::leaderboard,
     ),
     components(schemas(ErrorBody, Unauthorized)),
     modifiers(&BearerAuth),
@@ -100,10 +111,46 @@ impl utoipa::Modify for BearerAuth {
 
 /// The whole document, as JSON.
 pub fn document() -> Value {
-    serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|e| {
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|e| {
         json!({"openapi": "3.1.0", "info": {"title": "coderig", "version": env!("CARGO_PKG_VERSION"),
                "description": format!("the document could not be built: {e}")}, "paths": {}})
-    })
+    });
+    // Two parts utoipa 5 cannot carry: a schema with `oneOf` of objects and
+    // nullable `anyOf`s (its typed Schema drops them), and response links
+    // (its Link serializes `operation_id`, not the spec's `operationId`).
+    // Both are added to the JSON, exactly as written.
+    if let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    {
+        schemas.insert("BattleSpecBody".into(), battle_spec_schema());
+    }
+    if let Some(created) = doc.pointer_mut("/paths/~1api~1battles/post/responses/201") {
+        created["links"] = battle_links();
+    }
+    doc
+}
+
+/// Links from `POST /api/battles`'s 201 to the operations on the battle it
+/// created (`battle_id` → `{id}`), so clients — and schemathesis' stateful
+/// phase — can follow them. Not to the analysis or a contestant's diff:
+/// those do not exist yet when the battle is created (a 404 until written).
+fn battle_links() -> Value {
+    let mut links = serde_json::Map::new();
+    for (name, operation_id) in [
+        ("GetBattle", "get_battle"),
+        ("StopBattle", "stop_battle"),
+        ("AnalyzeBattle", "analyze_battle"),
+        ("SetWinner", "set_winner"),
+        ("CrossExamine", "cross_examine"),
+        ("ApplyBattle", "apply_battle"),
+    ] {
+        links.insert(
+            name.into(),
+            json!({"operationId": operation_id, "parameters": {"id": "$response.body#/battle_id"}}),
+        );
+    }
+    Value::Object(links)
 }
 
 fn codes(kinds: &[&str]) -> Vec<String> {
@@ -209,12 +256,161 @@ error_type!(
 );
 
 error_type!(
+    /// The body of `POST /api/battles`: a battle spec, as the core's
+    /// `BattleSpec::from_json` reads it (which stays the decoder; this only
+    /// describes it). A coding battle needs a `project`; a qa battle has no
+    /// `base` and no `oracle`. A placeholder here: [`document`] puts the
+    /// real schema ([`battle_spec_schema`]) in the JSON.
+    BattleSpecBody,
+    RefOr::T(Schema::Object(utoipa::openapi::schema::Object::new()))
+);
+
+/// The JSON Schema of a battle spec (DESIGN "arena runtime"): one variant
+/// per battle type, so what only one type takes is stated.
+fn battle_spec_schema() -> Value {
+    // Not blank: a character that is not whitespace.
+    let text =
+        |description: &str| json!({"type": "string", "pattern": "\\S", "description": description});
+    // The decoder reads `null` as "not given": every optional field takes it.
+    let optional = |schema: Value| json!({"anyOf": [schema, {"type": "null"}]});
+    let agent = |description: &str| {
+        json!({"type": "object", "description": description, "additionalProperties": false,
+               "required": ["identity", "model"],
+               "properties": {"identity": text("A configured agent's identity."), "model": text("The model it runs.")}})
+    };
+    let duration = |description: &str| {
+        json!({"description": description, "anyOf": [
+            {"type": "number", "exclusiveMinimum": 0, "maximum": 3.2e9},
+            {"type": "string", "pattern": "^\\s*([0-9]+\\.?[0-9]*|\\.[0-9]+)\\s*(ms|s|sec|secs|m|min|mins|h|hr|hrs)?\\s*$",
+             "description": "A number with a unit: 500ms, 90s, 20m, 2h; more than zero."},
+            {"type": "null"},
+        ]})
+    };
+    let contestants = json!({"type": "array", "minItems": 2, "maxItems": 6,
+        "description": "2 to 6 unique (identity, model) pairs, each with a distinct results folder.",
+        "items": agent("A contestant.")});
+    let common = json!({
+        "prompt": text("The task every contestant gets."),
+        "contestants": contestants,
+        "judge": agent("The agent that writes digests and judges."),
+        "contestant_timeout": duration("Each contestant's wall-clock limit (default 20 min)."),
+        "keep_worktrees": optional(json!({"type": "boolean", "description": "Keep the worktrees after archiving (default false)."})),
+    });
+    let given = |key: &str| json!({"required": [key], "properties": {key: {"type": "string"}}});
+    // allOf: utoipa's object schema has no `anyOf` of its own.
+    let oracle = json!({"description": "Commands that test each contestant's patch: repro, suite or both.",
+    "allOf": [
+        {"type": "object", "additionalProperties": false,
+         "properties": {"repro": optional(text("Fails on the base, passes once the task is done.")),
+                        "suite": optional(text("The project's test suite.")),
+                        "timeout": duration("Each command's timeout (default 10 min).")}},
+        {"anyOf": [given("repro"), given("suite")]},
+    ]});
+    let mut coding = common.clone();
+    if let (Some(map), Value::Object(extra)) = (
+        coding.as_object_mut(),
+        json!({
+            "battle_type": {"type": "string", "enum": ["coding"]},
+            "project": text("The git repository (its top level), under one of the server's --project-root (relative: to the first)."),
+            "base": optional(json!({"type": "string", "pattern": "^(?!-)(?!.*\\.\\.)[^\\s\\x00-\\x1f\\x7f-\\x9f]+$",
+                     "description": "A revision (default HEAD) or \"snapshot\" (the working tree as it is)."})),
+            "oracle": optional(oracle),
+        }),
+    ) {
+        map.extend(extra);
+    }
+    let mut qa = common;
+    if let (Some(map), Value::Object(extra)) = (
+        qa.as_object_mut(),
+        json!({
+            "battle_type": {"type": "string", "enum": ["qa"]},
+            "project": optional(text("Optional: a project the question is about (under a --project-root).")),
+        }),
+    ) {
+        map.extend(extra);
+    }
+    json!({
+        "description": "A battle spec: a coding or a qa battle (DESIGN \"arena runtime\").",
+        "oneOf": [
+            {"type": "object", "title": "coding", "additionalProperties": false,
+             "required": ["battle_type", "prompt", "project", "contestants", "judge"], "properties": coding},
+            {"type": "object", "title": "qa", "additionalProperties": false,
+             "required": ["battle_type", "prompt", "contestants", "judge"], "properties": qa},
+        ]
+    })
+}
+
+error_type!(
     /// 400: the request is malformed.
     InvalidInput,
     error_schema(
         "invalid_input: not JSON, not declared as JSON, of the wrong shape, or a bad value; `path` names the bad field when there is one.",
         &["invalid_input"],
         json!({"path": {"type": "string", "description": "JSON path of the bad field (`edits[1].old`)."}}),
+    )
+);
+
+/// `schema` with any further detail allowed in its `error` object: the
+/// arena's errors name what they can (the fields listed), and a store or
+/// workspace error passed through may add its own.
+fn open_details(mut schema: RefOr<Schema>) -> RefOr<Schema> {
+    if let RefOr::T(Schema::Object(object)) = &mut schema {
+        if let Some(RefOr::T(Schema::Object(error))) = object.properties.get_mut("error") {
+            error.additional_properties = None;
+        }
+    }
+    schema
+}
+
+error_type!(
+    /// 400 of the battle routes: a bad spec, body or filter.
+    BattleInvalidInput,
+    open_details(error_schema(
+        "invalid_input: a bad spec (every problem in `problems`, the first one's path in `path`), an unknown identity, a project outside the project roots (`given`, `roots`) or not a git repository, a bad filter or body.",
+        &["invalid_input"],
+        json!({
+            "path": {"type": "string", "description": "JSON path of the (first) bad field."},
+            "problems": {"type": "array", "description": "Every problem of a spec.",
+                         "items": {"type": "object", "required": ["path", "message"],
+                                   "properties": {"path": {"type": "string"}, "message": {"type": "string"}}}},
+            "given": {"type": "string", "description": "The project path as given."},
+            "roots": {"type": "array", "items": {"type": "string"}, "description": "The server's project roots."},
+        }),
+    ))
+);
+
+error_type!(
+    /// 404: no battle, contestant, analysis or patch of that id.
+    NotFoundId,
+    open_details(error_schema(
+        "not_found_id: nothing of that id (or not yet: an analysis or a patch not written); details name what and the battle.",
+        &["not_found_id"],
+        json!({
+            "what": {"type": "string", "description": "What was looked for (battle, contestant, analysis, diff)."},
+            "id": {"type": "string", "description": "The id asked for."},
+            "battle_id": {"type": "string", "description": "The battle, when the id was one of its parts."},
+            "status": {"type": "string", "description": "Where that stands now (why it is not there yet)."},
+        }),
+    ))
+);
+
+error_type!(
+    /// 409: the battle is not in a state that allows the request.
+    Conflict,
+    open_details(error_schema(
+        "conflict: the battle's status does not allow it (details `status`), or it changed meanwhile, or a patch does not apply cleanly.",
+        &["conflict"],
+        json!({"status": {"type": "string", "description": "The battle's status."}}),
+    ))
+);
+
+error_type!(
+    /// 503: the server runs no arena runtime.
+    Unavailable,
+    error_schema(
+        "unavailable: this server runs no arena (battles are off).",
+        &["unavailable"],
+        json!({}),
     )
 );
 

@@ -514,7 +514,11 @@ async fn openapi_lists_exactly_the_served_routes() {
             .collect();
         statuses.sort_unstable();
         // 401 everywhere but health: the bearer token of --token.
+        let battle = path.starts_with("/api/battles") || path == "/api/leaderboard";
         let expected: Vec<&str> = match (method.as_str(), refusals.contains(path.as_str())) {
+            // The battle routes: 404 unknown ids, 409 a battle in the wrong
+            // state, 503 a server without an arena.
+            _ if battle => battle_statuses(method, path),
             ("GET", _) if path == "/api/health" => vec!["200"],
             ("GET", _) if path == "/api/events" => vec!["200", "400", "401"],
             ("GET", _) => vec!["200", "401"],
@@ -540,6 +544,20 @@ async fn openapi_lists_exactly_the_served_routes() {
                 assert_eq!(status_of.to_string(), *status, "{method} {path}: {kind}");
             }
         }
+    }
+}
+
+/// The documented statuses of each battle route, sorted.
+fn battle_statuses(method: &str, path: &str) -> Vec<&'static str> {
+    match (method, path) {
+        ("POST", "/api/battles") => vec!["201", "400", "401", "413", "503"],
+        ("GET", "/api/battles") | ("GET", "/api/leaderboard") => vec!["200", "400", "401", "503"],
+        ("GET", _) => vec!["200", "401", "404", "503"],
+        ("POST", "/api/battles/{id}/stop") => vec!["200", "401", "404", "409", "503"],
+        ("POST", "/api/battles/{id}/analyze") | ("POST", "/api/battles/{id}/cross-examine") => {
+            vec!["202", "400", "401", "404", "409", "413", "503"]
+        }
+        _ => vec!["200", "400", "401", "404", "409", "413", "503"],
     }
 }
 

@@ -129,7 +129,8 @@ async fn serve_takes_an_sqlite_url_and_a_config_elsewhere() {
     )
     .await;
     assert!(file.is_file());
-    assert!(!dir.path().join(".coderig").exists());
+    // The data dir holds the arena's worktrees now; the store is elsewhere.
+    assert!(!dir.path().join(".coderig/coderig.db").exists());
     let (_, body) = get(format!("{}/api/agents", server.url)).await;
     assert_eq!(body.as_array().unwrap().len(), 2, "{body}");
 }
@@ -267,12 +268,18 @@ async fn serve_postgres_opens_the_database_url() {
     let (status, body) = get(format!("{}/api/health", server.url)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["store"], "postgres");
-    assert!(!dir.path().join(".coderig").exists(), "no SQLite beside it");
+    assert!(
+        !dir.path().join(".coderig/coderig.db").exists(),
+        "no SQLite beside it"
+    );
     // DATABASE_URL itself is read too.
     let mut command = command(dir.path(), &[]);
     command.env("DATABASE_URL", &url);
     let second = start(command).await;
     let (_, body) = get(format!("{}/api/health", second.url)).await;
     assert_eq!(body["store"], "postgres");
-    assert!(!dir.path().join(".coderig").exists(), "no SQLite beside it");
+    assert!(
+        !dir.path().join(".coderig/coderig.db").exists(),
+        "no SQLite beside it"
+    );
 }

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Options of `coderig serve`.
 #[derive(Debug, clap::Args)]
@@ -31,6 +32,20 @@ pub struct Args {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "CODERIG_MAX_BODY", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     max_body: usize,
+    /// The lease of every arena task this server claims (tests: a short
+    /// one, so a killed server's tasks are rescued quickly). Default 30 s.
+    #[arg(long, hide = true, value_name = "DURATION", value_parser = parse_lease)]
+    lease_ttl: Option<Duration>,
+}
+
+/// How long `serve` waits, on SIGINT/SIGTERM, for the agents it stops.
+const ARENA_GRACE: Duration = Duration::from_secs(10);
+
+fn parse_lease(text: &str) -> Result<Duration, String> {
+    match coderig::agent::duration::parse_duration(text)? {
+        d if d.is_zero() => Err("the lease must be more than zero".into()),
+        d => Ok(d),
+    }
 }
 
 /// Serves until interrupted. First the registry (`--config`) and the store
@@ -103,6 +118,14 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
         AppState::new(store.clone(), registry.clone()).with_project_roots(&project_roots)?;
     // Events committed from here on reach every subscriber live.
     state.bus().started().await;
+    // The arena shares the store, the registry and the bus the SSE route
+    // streams; its worker rescues what a crashed server left (leases).
+    let mut arena_config = coderig::arena::runner::ArenaConfig::new(&rig.data_dir);
+    if let Some(lease) = args.lease_ttl {
+        arena_config.lease_ttl = lease;
+    }
+    let state = state.start_arena(arena_config).await?;
+    let arena = state.arena().cloned();
     eprintln!(
         "coderig serve: store {} ({}), {} agent(s), project root(s) {}{}",
         rig.store_location(),
@@ -138,6 +161,11 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
     axum::serve(listener, app(&config, state))
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
+            // Agents stopped, their tasks left to lease rescue (this server
+            // restarted, or another on the same store, finishes them).
+            if let Some(arena) = arena {
+                arena.shutdown(ARENA_GRACE).await;
+            }
             // Event streams never end by themselves: stopping the bus ends
             // them, so the graceful shutdown does not wait on SSE clients.
             bus.shutdown();

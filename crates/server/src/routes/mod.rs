@@ -11,6 +11,7 @@
 //! its handlers to the `paths` of [`crate::openapi`].
 
 pub(crate) mod agents;
+pub(crate) mod battles;
 pub(crate) mod edit;
 pub(crate) mod events;
 pub(crate) mod flows;
@@ -54,6 +55,18 @@ impl Route {
             service: axum::routing::post(handler),
         }
     }
+
+    /// `PATCH path` served by `handler`.
+    pub(crate) fn patch<H: Handler<T, AppState>, T: 'static>(
+        path: &'static str,
+        handler: H,
+    ) -> Self {
+        Route {
+            method: Method::PATCH,
+            path,
+            service: axum::routing::patch(handler),
+        }
+    }
 }
 
 /// Every route of the API.
@@ -67,6 +80,7 @@ fn table() -> Vec<Route> {
         guards::routes(),
         hashline::routes(),
         flows::routes(),
+        battles::routes(),
         openapi::routes(),
     ]
     .into_iter()

@@ -16,12 +16,27 @@ each with 200 or a 422 refusal — anything else is a finding. It also turns
 some cases into ones that can succeed (the edit's `old` added to the
 content, hashline refs made fresh), so the 200 answers are checked against
 their schemas too. Negative cases are left alone.
+
+The battle routes have rules no schema can state either: the identities must
+be configured agents, a project must be the fuzz server's git repository (under
+its --project-root), a base must resolve, ids must name a battle that exists.
+scripts/test.sh starts the server with that repository (CODERIG_FUZZ_PROJECT)
+and one completed battle (CODERIG_FUZZ_BATTLE); for positive cases this hook
+points the generated request at them, keeping everything else as generated.
+Oracle commands are replaced with `true` in every case: generated text is never
+run as a shell command. Every battle the fuzzer creates is stopped at once
+(after_call): the fuzzer tests the API, and a backlog of hundreds of running
+contestants (a git worktree each) would starve the server on a small machine.
 """
 
+import os
 import re
+import urllib.error
+import urllib.request
 
 import schemathesis
 from schemathesis import GenerationMode
+from schemathesis.generation.meta import TestPhase
 
 try:  # The Python face, installed by the earlier stages of scripts/test.sh.
     from coderig.hashline import line_hash
@@ -157,10 +172,99 @@ def fix_edits(body):
             body["replace_all"] = False
 
 
+# --- battles -----------------------------------------------------------------
+
+FUZZ_PROJECT = os.environ.get("CODERIG_FUZZ_PROJECT")
+FUZZ_BATTLE = os.environ.get("CODERIG_FUZZ_BATTLE")
+# The scripted agents of coderig.toml beside this file.
+IDENTITIES = ["alice", "bob"]
+BATTLE_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def defuse_oracle(body):
+    """Generated text is never run as a shell command: a non-blank repro or
+    suite becomes `true` (blank or non-string ones stay: the spec decoder
+    refuses them before anything runs)."""
+    oracle = body.get("oracle") if isinstance(body, dict) else None
+    if isinstance(oracle, dict):
+        for key in ("repro", "suite"):
+            if isinstance(oracle.get(key), str) and oracle[key].strip():
+                oracle[key] = "true"
+
+
+def fix_spec(body):
+    if FUZZ_PROJECT and body.get("project") is not None:
+        body["project"] = FUZZ_PROJECT
+    if body.get("base") is not None:
+        body["base"] = "HEAD"
+    contestants = body.get("contestants")
+    if isinstance(contestants, list):
+        for i, contestant in enumerate(contestants):
+            if isinstance(contestant, dict):
+                # Unique pairs with distinct results folders.
+                contestant["identity"] = IDENTITIES[i % 2]
+                contestant["model"] = f"m{i}"
+    if isinstance(body.get("judge"), dict):
+        body["judge"]["identity"] = "alice"
+    # A positive duration may still round to zero nanoseconds: a sane one.
+    if body.get("contestant_timeout") is not None:
+        body["contestant_timeout"] = 30
+    oracle = body.get("oracle")
+    if isinstance(oracle, dict) and oracle.get("timeout") is not None:
+        oracle["timeout"] = 30
+
+
+def fix_battle_ids(case):
+    """About half of the generated ids (chosen by the data, so a seed
+    replays) become the completed battle's; the others stay as generated
+    and name no battle (404). Pointing every case at one battle would make
+    them all the same request."""
+    params = case.path_parameters
+    if not params or not FUZZ_BATTLE:
+        return None
+    battle = params.get("id")
+    if not isinstance(battle, str) or not BATTLE_ID.match(battle):
+        return battle
+    # The stateful phase's ids (its own battles) are real: keep them.
+    stateful = case.meta is not None and case.meta.phase.name == TestPhase.STATEFUL
+    if battle != FUZZ_BATTLE and not stateful and int(battle[0], 16) % 2 == 0:
+        params["id"] = battle = FUZZ_BATTLE
+    cid = params.get("cid")
+    if isinstance(cid, str) and not cid.startswith(battle):
+        params["cid"] = f"{battle}{cid[32:]}"
+    return battle
+
+
+def fix_battle_case(case):
+    path = case.operation.path
+    battle = fix_battle_ids(case)
+    query = case.query if isinstance(case.query, dict) else None
+    if query is not None:
+        if FUZZ_PROJECT and query.get("project") is not None:
+            query["project"] = FUZZ_PROJECT
+        # A cursor must be an earlier page's next_cursor, unchanged.
+        query.pop("cursor", None)
+    body = case.body
+    if not isinstance(body, dict):
+        return
+    if path == "/api/battles":
+        fix_spec(body)
+    elif path.endswith("/winner") or path.endswith("/apply"):
+        if isinstance(body.get("contestant_id"), str) and battle:
+            body["contestant_id"] = f"{battle}-c1"
+    elif path.endswith("/cross-examine"):
+        body["identity"] = "alice"
+
+
 @schemathesis.hook
 def map_case(context, case):
+    if case.operation.path == "/api/battles":
+        defuse_oracle(case.body)
     meta = case.meta
     if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
+        return case
+    if case.operation.path.startswith("/api/battles") or case.operation.path == "/api/leaderboard":
+        fix_battle_case(case)
         return case
     if not isinstance(case.body, dict):
         return case
@@ -169,3 +273,21 @@ def map_case(context, case):
     elif case.operation.path == "/api/edit":
         fix_edits(case.body)
     return case
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    if case.operation.path != "/api/battles" or case.method.upper() != "POST":
+        return
+    if response.status_code != 201:
+        return
+    battle = response.json().get("battle_id")
+    request = urllib.request.Request(
+        f"{response.request.url.rstrip('/')}/{battle}/stop",
+        method="POST",
+        headers={"Authorization": f"Bearer {os.environ.get('CODERIG_FUZZ_TOKEN', '')}"},
+    )
+    try:
+        urllib.request.urlopen(request, timeout=30).read()
+    except urllib.error.HTTPError:
+        pass  # 409: it finished already

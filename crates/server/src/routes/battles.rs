@@ -1,0 +1,552 @@
+//! The battle routes over the arena runtime (`coderig::arena::runner`):
+//! start, list, read, stop, analyze, name the winner, read diffs and the
+//! analysis, cross-examine, apply, and the leaderboard.
+//!
+//! Every route is a thin call of [`coderig::arena::runner::Arena`]: the
+//! spec is decoded by the core's strict `BattleSpec::from_json` (the
+//! decoder every face uses), projects are confined to the server's
+//! `--project-root`s by [`AppState::confine_project`] before the arena sees
+//! them, and the arena's errors keep their kinds (400 `invalid_input`, 404
+//! `not_found_id`, 409 `conflict`).
+
+use super::Route;
+use crate::openapi::{BattleInvalidInput, Conflict, NotFoundId, PayloadTooLarge, Unavailable};
+use crate::{ApiError, ApiJson, AppState, RawBody};
+use axum::body::Bytes;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{FromRequest, Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use coderig::arena::runner::{Applied, Arena, BattleFilter, BattlePage, BattleView, Leaderboard};
+use coderig::arena::{AgentRef, BattleSpec, BattleType};
+use coderig::event::BattleStatus;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+
+pub(super) fn routes() -> Vec<Route> {
+    vec![
+        Route::post("/api/battles", create_battle),
+        Route::get("/api/battles", list_battles),
+        Route::get("/api/battles/{id}", get_battle),
+        Route::post("/api/battles/{id}/stop", stop_battle),
+        Route::post("/api/battles/{id}/analyze", analyze_battle),
+        Route::get("/api/battles/{id}/analysis", get_analysis),
+        Route::patch("/api/battles/{id}/winner", set_winner),
+        Route::get("/api/battles/{id}/contestants/{cid}/diff", get_diff),
+        Route::post("/api/battles/{id}/cross-examine", cross_examine),
+        Route::post("/api/battles/{id}/apply", apply_battle),
+        Route::get("/api/leaderboard", leaderboard),
+    ]
+}
+
+/// The arena of the state, or 503 `unavailable` for a server built without
+/// one (library use of [`crate::app`] with a bare [`AppState`]).
+fn arena(state: &AppState) -> Result<&Arena, ApiError> {
+    state.arena().ok_or_else(|| {
+        coderig::Error::unavailable(
+            "this server runs no arena: battles are unavailable (AppState::start_arena)",
+        )
+        .into()
+    })
+}
+
+/// A path parameter that could not be decoded (not UTF-8 once
+/// percent-decoded): a JSON 400, not axum's plain text.
+fn bad_path(rejection: PathRejection) -> ApiError {
+    coderig::Error::invalid_input(format!("bad path parameter: {}", rejection.body_text())).into()
+}
+
+fn bad_query(route: &str, takes: &str, rejection: QueryRejection) -> ApiError {
+    coderig::Error::invalid_input(format!(
+        "bad query of {route}: {}; it takes {takes}",
+        rejection.body_text()
+    ))
+    .into()
+}
+
+/// A project a request names, confined to the server's project roots and
+/// canonical (see [`AppState::confine_project`]).
+fn confine(state: &AppState, project: &str) -> Result<String, ApiError> {
+    Ok(state.confine_project(project)?.display().to_string())
+}
+
+/// A JSON body that may be left out: no body at all (no `Content-Type`, no
+/// bytes) or a JSON `null` is `T::default()`; any other body is decoded as
+/// [`crate::Body`] decodes one (declared as JSON, strict).
+pub(crate) struct OptionalBody<T>(T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        if !request.headers().contains_key(header::CONTENT_TYPE) {
+            let bytes = Bytes::from_request(request, state)
+                .await
+                .map_err(|rejection| ApiError::from_body_rejection(&rejection))?;
+            if bytes.is_empty() {
+                return Ok(OptionalBody(T::default()));
+            }
+            return Err(coderig::Error::invalid_input(
+                "the body must be JSON sent with `Content-Type: application/json` (or left out)",
+            )
+            .into());
+        }
+        let RawBody(value) = RawBody::from_request(request, state).await?;
+        if value.is_null() {
+            return Ok(OptionalBody(T::default()));
+        }
+        Ok(OptionalBody(coderig::json::decode_object(value)?))
+    }
+}
+
+/// `POST /api/battles`: the battle and its id.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct BattleCreated {
+    /// The new battle's id.
+    battle_id: String,
+    /// The battle as it is now (`running`, every contestant `queued` or
+    /// already `running`).
+    battle: BattleView,
+}
+
+/// Starts a battle. The body is a battle spec (DESIGN "arena runtime"),
+/// decoded by the core's strict `BattleSpec::from_json`: every problem is
+/// reported at once (`details.problems`, each `{path, message}`; `path` is
+/// the first one's). A `project` is confined to the server's
+/// `--project-root`s (relative paths are relative to the first) and must
+/// be the top level of a git repository for a coding battle. Nothing is
+/// created when the answer is an error.
+#[utoipa::path(post, tag = "battles", path = "/api/battles", request_body = crate::openapi::BattleSpecBody,
+    responses(
+        (status = 201, description = "Created: its id and the battle (`running`).", body = BattleCreated),
+        (status = 400, description = "invalid_input: a bad spec (every problem in `details.problems`), an unknown identity, 1 or 7 contestants, a duplicate, a project outside the project roots or not a git repository, a base that does not resolve.", body = BattleInvalidInput),
+        (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn create_battle(
+    State(state): State<AppState>,
+    RawBody(value): RawBody,
+) -> Result<Response, ApiError> {
+    let arena = arena(&state)?;
+    let mut spec = BattleSpec::from_json(&value)?;
+    if let Some(project) = &spec.project {
+        spec.project = Some(confine(&state, project)?);
+    }
+    let battle = arena.start_battle(spec).await?;
+    Ok((
+        StatusCode::CREATED,
+        ApiJson(BattleCreated {
+            battle_id: battle.id.clone(),
+            battle,
+        }),
+    )
+        .into_response())
+}
+
+/// The filters and the page of `GET /api/battles`.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BattlesQuery {
+    /// Only battles of this project (confined to the project roots like a
+    /// spec's `project`).
+    project: Option<String>,
+    /// Only battles in this status.
+    #[param(value_type = Option<BattleStatus>)]
+    status: Option<BattleStatus>,
+    /// At most this many (default 50).
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<u32>,
+    /// The `next_cursor` of the previous page, unchanged.
+    cursor: Option<String>,
+}
+
+/// Battles, newest first, one page at a time (`next_cursor` is `null` on
+/// the last page).
+#[utoipa::path(get, tag = "battles", path = "/api/battles", params(BattlesQuery),
+    responses(
+        (status = 200, description = "One page of battles.", body = BattlePage),
+        (status = 400, description = "invalid_input: a bad filter, a limit outside 1–500, a cursor that is not an earlier page's next_cursor, a project outside the project roots.", body = BattleInvalidInput),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn list_battles(
+    State(state): State<AppState>,
+    query: Result<Query<BattlesQuery>, QueryRejection>,
+) -> Result<ApiJson<BattlePage>, ApiError> {
+    let Query(query) = query.map_err(|e| {
+        bad_query(
+            "/api/battles",
+            "project, status, limit (1–500) and cursor",
+            e,
+        )
+    })?;
+    let arena = arena(&state)?;
+    let project = match &query.project {
+        Some(p) => Some(confine(&state, p)?),
+        None => None,
+    };
+    let page = arena
+        .list_battles(&BattleFilter {
+            project,
+            status: query.status,
+            limit: query.limit,
+            cursor: query.cursor,
+        })
+        .await?;
+    Ok(ApiJson(page))
+}
+
+/// The battle's id in the path.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(crate) struct BattleId {
+    /// The battle's id (`battle_id` of `POST /api/battles`): 32 hex digits.
+    /// Any other text names no battle (404).
+    #[param(pattern = "^[0-9a-f]{32}$")]
+    id: String,
+}
+
+/// The battle's and a contestant's ids in the path.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(crate) struct ContestantPath {
+    /// The battle's id: 32 hex digits.
+    #[param(pattern = "^[0-9a-f]{32}$")]
+    id: String,
+    /// The contestant's id (`contestants[].id` of the battle): the battle's
+    /// id, `-c` and its place in the spec (1–6).
+    #[param(pattern = "^[0-9a-f]{32}-c[1-6]$")]
+    cid: String,
+}
+
+/// One battle with its contestants and cross-examinations.
+#[utoipa::path(get, tag = "battles", path = "/api/battles/{id}", params(BattleId),
+    responses(
+        (status = 200, description = "The battle.", body = BattleView),
+        (status = 404, description = "not_found_id: no such battle.", body = NotFoundId),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn get_battle(
+    State(state): State<AppState>,
+    path: Result<Path<BattleId>, PathRejection>,
+) -> Result<ApiJson<BattleView>, ApiError> {
+    let Path(BattleId { id }) = path.map_err(bad_path)?;
+    Ok(ApiJson(arena(&state)?.battle(&id).await?))
+}
+
+/// Stops a running or judging battle: it is `cancelled`, its agents
+/// stopped (their process groups), its unfinished contestants `cancelled`.
+#[utoipa::path(post, tag = "battles", path = "/api/battles/{id}/stop", params(BattleId),
+    responses(
+        (status = 200, description = "Stopped: the battle, `cancelled`.", body = BattleView),
+        (status = 404, description = "not_found_id: no such battle.", body = NotFoundId),
+        (status = 409, description = "conflict: the battle is already finished (`details.status`).", body = Conflict),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn stop_battle(
+    State(state): State<AppState>,
+    path: Result<Path<BattleId>, PathRejection>,
+) -> Result<ApiJson<BattleView>, ApiError> {
+    let Path(BattleId { id }) = path.map_err(bad_path)?;
+    Ok(ApiJson(arena(&state)?.stop(&id).await?))
+}
+
+/// The body of `POST /api/battles/{id}/analyze` (optional).
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AnalyzeRequest {
+    /// Let the new analysis replace a winner a human named (default false:
+    /// a human's winner is kept).
+    #[serde(default)]
+    force: bool,
+}
+
+/// Runs the analysis of a completed battle again: the battle is `judging`
+/// until the judge's task ends (follow `GET /api/events?battle_id=`).
+#[utoipa::path(post, tag = "battles", path = "/api/battles/{id}/analyze", params(BattleId),
+    request_body(content = Option<AnalyzeRequest>, description = "Optional; `{}` or no body is `{\"force\": false}`."),
+    responses(
+        (status = 202, description = "Accepted: the battle, `judging`.", body = BattleView),
+        (status = 400, description = "invalid_input: a bad body.", body = BattleInvalidInput),
+        (status = 404, description = "not_found_id: no such battle.", body = NotFoundId),
+        (status = 409, description = "conflict: the battle is not completed (running, already judging, failed, cancelled).", body = Conflict),
+        (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn analyze_battle(
+    State(state): State<AppState>,
+    path: Result<Path<BattleId>, PathRejection>,
+    OptionalBody(body): OptionalBody<AnalyzeRequest>,
+) -> Result<Response, ApiError> {
+    let Path(BattleId { id }) = path.map_err(bad_path)?;
+    let view = arena(&state)?.analyze(&id, body.force).await?;
+    Ok((StatusCode::ACCEPTED, ApiJson(view)).into_response())
+}
+
+/// The text of a battle's analysis.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct AnalysisText {
+    /// `analysis.md` as written (Markdown).
+    text: String,
+}
+
+/// The battle's `analysis.md` (the evidence table, the digests and judge
+/// verdicts when they ran, the winner and why).
+#[utoipa::path(get, tag = "battles", path = "/api/battles/{id}/analysis", params(BattleId),
+    responses(
+        (status = 200, description = "The analysis.", body = AnalysisText),
+        (status = 404, description = "not_found_id: no such battle, or its analysis is not written yet (`details.status`).", body = NotFoundId),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn get_analysis(
+    State(state): State<AppState>,
+    path: Result<Path<BattleId>, PathRejection>,
+) -> Result<ApiJson<AnalysisText>, ApiError> {
+    let Path(BattleId { id }) = path.map_err(bad_path)?;
+    let text = arena(&state)?.analysis(&id).await?;
+    Ok(ApiJson(AnalysisText { text }))
+}
+
+/// `Some(value)` for a field that is present (even `null`), so a required
+/// nullable field can be told from a missing one.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+/// The body of `PATCH /api/battles/{id}/winner`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WinnerRequest {
+    /// The winner's contestant id, or `null` to clear the winner. Required.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, required = true)]
+    contestant_id: Option<Option<String>>,
+}
+
+/// A human names the winner of a completed battle (or clears it with
+/// `null`); a later analysis keeps it unless forced. `manifest.json` and
+/// `analysis.md` are rewritten.
+#[utoipa::path(patch, tag = "battles", path = "/api/battles/{id}/winner", params(BattleId),
+    request_body = WinnerRequest,
+    responses(
+        (status = 200, description = "The battle with its winner (`winner_source` `human`).", body = BattleView),
+        (status = 400, description = "invalid_input: a bad body (`contestant_id` missing).", body = BattleInvalidInput),
+        (status = 404, description = "not_found_id: no such battle, or no such contestant in it.", body = NotFoundId),
+        (status = 409, description = "conflict: the battle is not completed.", body = Conflict),
+        (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn set_winner(
+    State(state): State<AppState>,
+    path: Result<Path<BattleId>, PathRejection>,
+    crate::Body(body): crate::Body<WinnerRequest>,
+) -> Result<ApiJson<BattleView>, ApiError> {
+    let Path(BattleId { id }) = path.map_err(bad_path)?;
+    let Some(contestant) = body.contestant_id else {
+        return Err(coderig::Error::invalid_input(
+            "`contestant_id`: required: the winner's contestant id, or null to clear the winner",
+        )
+        .with_detail("path", "contestant_id")
+        .into());
+    };
+    let view = arena(&state)?
+        .set_winner(&id, contestant.as_deref())
+        .await?;
+    Ok(ApiJson(view))
+}
+
+/// The archived `diff.patch` of a coding contestant, as `text/x-diff`:
+/// the exact bytes (`git apply` reads them; empty when the contestant
+/// changed nothing).
+#[utoipa::path(get, tag = "battles", path = "/api/battles/{id}/contestants/{cid}/diff", params(ContestantPath),
+    responses(
+        (status = 200, description = "The patch (git's unified diff, binary changes included).", content_type = "text/x-diff", body = String),
+        (status = 404, description = "not_found_id: no such battle or contestant, or no patch archived yet (`details.status`).", body = NotFoundId),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn get_diff(
+    State(state): State<AppState>,
+    path: Result<Path<ContestantPath>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let Path(ContestantPath { id, cid }) = path.map_err(bad_path)?;
+    let bytes = arena(&state)?.diff(&id, &cid).await?;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/x-diff"),
+    );
+    Ok((headers, bytes).into_response())
+}
+
+/// The body of `POST /api/battles/{id}/cross-examine`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CrossExamRequest {
+    /// The examiner: a configured agent's identity.
+    #[schema(pattern = r"\S")]
+    identity: String,
+    /// Its model.
+    #[schema(pattern = r"\S")]
+    model: String,
+}
+
+/// The id of a requested cross-examination.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct CrossExamStarted {
+    /// Its id (`cross_exams[].id` of the battle; `battle_updated` events
+    /// carry it as `cross_exam_id`).
+    cross_exam_id: String,
+}
+
+/// Asks an examiner to cross-examine a completed battle's analysis; the
+/// cross-examination runs in the background (its row `pending`, then
+/// `running`, `done` or `error`, in `GET /api/battles/{id}`).
+#[utoipa::path(post, tag = "battles", path = "/api/battles/{id}/cross-examine", params(BattleId),
+    request_body = CrossExamRequest,
+    responses(
+        (status = 202, description = "Accepted: the cross-examination's id.", body = CrossExamStarted),
+        (status = 400, description = "invalid_input: a bad body, an unknown identity, a blank model.", body = BattleInvalidInput),
+        (status = 404, description = "not_found_id: no such battle.", body = NotFoundId),
+        (status = 409, description = "conflict: the battle is not completed with its analysis.", body = Conflict),
+        (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn cross_examine(
+    State(state): State<AppState>,
+    path: Result<Path<BattleId>, PathRejection>,
+    crate::Body(body): crate::Body<CrossExamRequest>,
+) -> Result<Response, ApiError> {
+    let Path(BattleId { id }) = path.map_err(bad_path)?;
+    let identity = body.identity.clone();
+    let cross_exam_id = arena(&state)?
+        .cross_examine(
+            &id,
+            AgentRef {
+                identity: body.identity,
+                model: body.model,
+            },
+        )
+        .await
+        .map_err(|e| unknown_examiner(e, &identity))?;
+    Ok((
+        StatusCode::ACCEPTED,
+        ApiJson(CrossExamStarted { cross_exam_id }),
+    )
+        .into_response())
+}
+
+/// The registry's `not_found_id` for an unknown examiner is a bad body
+/// here (400 `invalid_input`, as an unknown contestant identity is for
+/// `POST /api/battles`): a 404 would say the battle is missing.
+fn unknown_examiner(e: coderig::Error, identity: &str) -> coderig::Error {
+    let agent = e.body()["error"]["what"] == "agent";
+    if e.kind() == coderig::ErrorKind::NotFoundId && agent {
+        coderig::Error::invalid_input(format!("`identity`: {}", e.message()))
+            .with_detail("path", "identity")
+            .with_detail("given", identity)
+    } else {
+        e
+    }
+}
+
+/// The body of `POST /api/battles/{id}/apply` (optional).
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ApplyRequest {
+    /// Whose patch to apply (default: the winner's).
+    #[serde(default)]
+    contestant_id: Option<String>,
+}
+
+/// Applies the winner's patch (or `contestant_id`'s) to the project's
+/// working tree, as `coderig battle apply` does. A patch that does not
+/// apply cleanly changes nothing.
+#[utoipa::path(post, tag = "battles", path = "/api/battles/{id}/apply", params(BattleId),
+    request_body(content = Option<ApplyRequest>, description = "Optional; no body applies the winner's patch."),
+    responses(
+        (status = 200, description = "Applied.", body = Applied),
+        (status = 400, description = "invalid_input: a bad body.", body = BattleInvalidInput),
+        (status = 404, description = "not_found_id: no such battle, or no such contestant in it.", body = NotFoundId),
+        (status = 409, description = "conflict: no patch to apply: a qa battle, a contestant without an archived patch, no winner and no contestant named, or a patch that does not apply cleanly.", body = Conflict),
+        (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn apply_battle(
+    State(state): State<AppState>,
+    path: Result<Path<BattleId>, PathRejection>,
+    OptionalBody(body): OptionalBody<ApplyRequest>,
+) -> Result<ApiJson<Applied>, ApiError> {
+    let Path(BattleId { id }) = path.map_err(bad_path)?;
+    let arena = arena(&state)?;
+    // A qa battle (with a project or not) has no patches: the request is
+    // sound, the battle's kind refuses it (409, not a 400).
+    let view = arena.battle(&id).await?;
+    if view.battle_type != BattleType::Coding || view.project.is_none() {
+        return Err(coderig::Error::conflict(format!(
+            "battle {id:?} is a {} battle: it has no patch to apply",
+            view.battle_type
+        ))
+        .with_detail("status", view.status.as_str())
+        .into());
+    }
+    let applied = arena
+        .apply(&id, body.contestant_id.as_deref())
+        .await
+        .map_err(|e| {
+            // A contestant of the battle without an archived patch (it was
+            // cancelled before it ran, or has not ended): the battle's state,
+            // not a missing resource of the request.
+            if e.kind() == coderig::ErrorKind::NotFoundId && e.body()["error"]["what"] == "diff" {
+                coderig::Error::conflict(format!(
+                    "{}: that contestant has no archived patch to apply",
+                    e.message()
+                ))
+                .with_detail("status", e.body()["error"]["status"].as_str().unwrap_or(""))
+            } else {
+                e
+            }
+        })?;
+    Ok(ApiJson(applied))
+}
+
+/// The filters of `GET /api/leaderboard`.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LeaderboardQuery {
+    /// Only this battle type's board.
+    #[param(value_type = Option<BattleType>)]
+    battle_type: Option<BattleType>,
+    /// Only battles of this project (confined to the project roots).
+    project: Option<String>,
+}
+
+/// Bradley–Terry ratings over completed battles with a winner, one board
+/// per battle type, best first (an empty list when none is rated yet).
+#[utoipa::path(get, tag = "battles", path = "/api/leaderboard", params(LeaderboardQuery),
+    responses(
+        (status = 200, description = "The boards.", body = Vec<Leaderboard>),
+        (status = 400, description = "invalid_input: a bad filter, a project outside the project roots.", body = BattleInvalidInput),
+        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
+    ))]
+pub(crate) async fn leaderboard(
+    State(state): State<AppState>,
+    query: Result<Query<LeaderboardQuery>, QueryRejection>,
+) -> Result<ApiJson<Vec<Leaderboard>>, ApiError> {
+    let Query(query) = query.map_err(|e| {
+        bad_query(
+            "/api/leaderboard",
+            "battle_type (coding, qa) and project",
+            e,
+        )
+    })?;
+    let arena = arena(&state)?;
+    let project = match &query.project {
+        Some(p) => Some(confine(&state, p)?),
+        None => None,
+    };
+    let boards = arena
+        .leaderboard(query.battle_type, project.as_deref())
+        .await?;
+    Ok(ApiJson(boards))
+}
