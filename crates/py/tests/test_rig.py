@@ -304,7 +304,11 @@ def test_config_errors_of_other_kinds(tmp_path):
 
 
 CTRL_C = textwrap.dedent("""
-    import sys, time, coderig
+    import signal, sys, time, coderig
+    # A process started with SIGINT ignored (a background job of a
+    # non-interactive shell, as some CI runners start theirs) passes that on,
+    # and Python then installs no KeyboardInterrupt handler: install it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     rig = coderig.Rig(agents={"sleepy": {"kind": "scripted", "script": [{"hang": True}]}})
     turn = rig.run_turn("sleepy", None, "p")
     print("waiting", flush=True)

@@ -95,6 +95,18 @@ async fn ask(
         .unwrap_or_else(|| Error::internal("no attempt ran")))
 }
 
+/// The benchmark line the digest, judge and examiner prompts show.
+fn bench_line(c: &ContestantData) -> String {
+    crate::arena::benchmark_line(
+        &crate::arena::Benchmark {
+            duration_ms: c.duration_ms.unwrap_or(0),
+            tokens_per_sec: c.tokens_per_sec,
+        },
+        c.usage.as_ref().map(|u| u.output),
+        c.lane.unwrap_or(Lane::Cloud),
+    )
+}
+
 fn read_text(path: &std::path::Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
@@ -240,14 +252,7 @@ pub(crate) async fn run_analysis(inner: &Arc<Inner>, held: &Held) -> Result<(), 
             let result_md = read_text(&dir.join("result.md"));
             let diff = (spec.battle_type == BattleType::Coding)
                 .then(|| read_text(&dir.join("diff.patch")));
-            let bench = crate::arena::benchmark_line(
-                &crate::arena::Benchmark {
-                    duration_ms: c.duration_ms.unwrap_or(0),
-                    tokens_per_sec: c.tokens_per_sec,
-                },
-                c.usage.as_ref().map(|u| u.output),
-                c.lane.unwrap_or(Lane::Cloud),
-            );
+            let bench = bench_line(c);
             let (system, user) =
                 build_digest_prompt(&c.identity, &c.model, &result_md, &bench, diff.as_deref());
             match ask(
@@ -284,16 +289,7 @@ pub(crate) async fn run_analysis(inner: &Arc<Inner>, held: &Held) -> Result<(), 
                 contestants
                     .iter()
                     .find(|x| x.0 == id)
-                    .map(|(_, c, _)| {
-                        crate::arena::benchmark_line(
-                            &crate::arena::Benchmark {
-                                duration_ms: c.duration_ms.unwrap_or(0),
-                                tokens_per_sec: c.tokens_per_sec,
-                            },
-                            c.usage.as_ref().map(|u| u.output),
-                            c.lane.unwrap_or(Lane::Cloud),
-                        )
-                    })
+                    .map(|(_, c, _)| bench_line(c))
                     .unwrap_or_default()
             };
             let agent_of = |id: &str| {
@@ -633,14 +629,7 @@ pub(crate) async fn run_cross_exam(inner: &Arc<Inner>, held: &Held) -> Result<()
                 .find(|d| &d.contestant_id == id)
                 .map(|d| d.text.clone())
                 .unwrap_or_else(|| read_text(&results_dir.join(&c.dir).join("result.md")));
-            let bench = crate::arena::benchmark_line(
-                &crate::arena::Benchmark {
-                    duration_ms: c.duration_ms.unwrap_or(0),
-                    tokens_per_sec: c.tokens_per_sec,
-                },
-                c.usage.as_ref().map(|u| u.output),
-                c.lane.unwrap_or(Lane::Cloud),
-            );
+            let bench = bench_line(c);
             (c.identity.clone(), c.model.clone(), text, bench)
         })
         .collect();

@@ -174,9 +174,16 @@ pub(crate) async fn create(inner: &Inner, spec: BattleSpec) -> Result<String, Er
     let slug = battle_slug(&id, spec.battle_type, created_at_ms)
         .map_err(|e| Error::internal(format!("battle slug: {e}")))?;
     let results_dir = folder::results_dir(project.as_deref(), &inner.config.data_dir, &slug);
-    if spec.battle_type == BattleType::Coding {
-        if let Some(p) = &project {
-            folder::exclude_arena(p)?;
+    if let Some(p) = &project {
+        match spec.battle_type {
+            BattleType::Coding => folder::exclude_arena(p)?,
+            // A qa battle's project need not be a repository; when it is,
+            // its results stay out of `git status` too.
+            BattleType::Qa => {
+                if git2::Repository::open(p).is_ok() {
+                    folder::exclude_arena(p)?;
+                }
+            }
         }
     }
     let mut owners = Vec::new();
