@@ -38,6 +38,7 @@ scripts.wrong = [ {{ write = {{ path = "calc.sh", content = "add() {{ echo 0; }}
 scripts.idle = [ {{ text = "nothing to change" }} ]
 scripts.hang = [ {{ text = "thinking" }}, {{ hang = true }} ]
 scripts.slow = [ {{ sleep_ms = 1500 }}, {{ write = {{ path = "calc.sh", content = {fixed:?} }} }}, {{ text = "slow fix" }} ]
+scripts.unsafe = [ {{ delete = {{ path = "vendor" }} }}, {{ write = {{ path = "vendor/calc.sh", content = {fixed:?} }} }}, {{ text = "replaced the vendor link" }} ]
 scripts.crash = [ {{ text = "about to fail" }}, {{ fail = {{ message = "model exploded", class = "fatal" }} }} ]
 
 [agents.gpu]
@@ -758,5 +759,49 @@ async fn the_leaderboard_rates_completed_battles_with_a_winner() {
         .unwrap();
     assert_eq!(next.battles.len(), 1);
     assert_ne!(next.battles[0].id, page.battles[0].id);
+    w.arena.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_patch_that_does_not_apply_on_the_base_is_evidence_not_a_crash() {
+    let w = world().await;
+    // The base tracks a symlink that leads out of the repository. A
+    // contestant that replaces it by a directory produces a patch whose
+    // files would land outside a fresh checkout of the base: the oracle's
+    // apply refuses it, and that is the contestant's evidence.
+    let outside = w.root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink("../../outside", w.project.join("vendor")).unwrap();
+    git(&w.project, &["add", "-A"]);
+    git(&w.project, &["commit", "-q", "-m", "vendor link"]);
+    let view = w
+        .arena
+        .start_battle(spec(
+            &w.project,
+            &["fixer/unsafe", "fixer/good"],
+            "judge/j",
+            true,
+        ))
+        .await
+        .unwrap();
+    let view = finished(&w.arena, &view.id).await;
+    assert_eq!(view.status, BattleStatus::Completed, "{view:#?}");
+    let unsafe_one = by_model(&view, "unsafe");
+    assert_eq!(unsafe_one.status, ContestantStatus::Done, "{unsafe_one:?}");
+    let evidence = unsafe_one.evidence.as_ref().expect("evidence");
+    assert!(!evidence.patch_applied, "{evidence:?}");
+    assert!(
+        evidence.repro.is_none() && evidence.suite.is_none(),
+        "no command ran: {evidence:?}"
+    );
+    assert_eq!(unsafe_one.tier, EvidenceTier::None);
+    assert_eq!(
+        view.winner_contestant_id.as_deref(),
+        Some(by_model(&view, "good").id.as_str())
+    );
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "nothing was written outside"
+    );
     w.arena.shutdown(Duration::from_secs(5)).await;
 }
