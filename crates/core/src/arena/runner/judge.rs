@@ -1,5 +1,5 @@
 //! The judge's task (the base run, digests, pairwise judging, the
-//! decision, `analysis.md`), cross-examinations, and the leaderboard.
+//! decision, `analysis.md`) and cross-examinations.
 //!
 //! Every judge, digest and examiner call goes through the [`Agent`] trait
 //! of the configured identity (an `openai` agent usually, any agent
@@ -13,7 +13,7 @@ use super::data::{
     DigestRecord, JudgeData, VerdictRecord, WinnerRecord,
 };
 use super::worker::Held;
-use super::{battle_event, folder, Arena, Inner, Leaderboard, LeaderboardEntry};
+use super::{battle_event, folder, Inner};
 use crate::agent::{Access, Turn};
 use crate::arena::evidence::{
     apply_analysis, decide_winner, judge_field, pair_verdict, plan_judging, tier, EvidenceTier,
@@ -28,9 +28,8 @@ use crate::event::BattleStatus;
 use crate::model::ErrorClass;
 use crate::store::{
     Completion, NewOwner, OwnerKind, OwnerRef, OwnerUpdate, Target, TaskSpec, Transition, Update,
-    WorkFilter, WorkKind, WorkSnapshot,
+    WorkKind, WorkSnapshot,
 };
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -715,89 +714,4 @@ pub(crate) async fn run_cross_exam(inner: &Arc<Inner>, held: &Held) -> Result<()
         Err(e) if e.kind() == crate::ErrorKind::Conflict => Ok(()),
         other => other.map(|_| ()),
     }
-}
-
-/// Bradley–Terry boards over completed battles with a winner.
-pub(crate) async fn leaderboard(
-    arena: &Arena,
-    battle_type: Option<BattleType>,
-    project: Option<&str>,
-) -> Result<Vec<Leaderboard>, Error> {
-    let mut games: HashMap<BattleType, Vec<(String, Vec<String>)>> = HashMap::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut filter = WorkFilter::new(WorkKind::Battle)
-            .statuses(&["completed"])
-            .limit(200);
-        if let Some(p) = project {
-            let canonical = std::fs::canonicalize(p)
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| p.to_owned());
-            filter = filter.data_field("project", &canonical);
-        }
-        if let Some(c) = &cursor {
-            filter = filter.cursor(c);
-        }
-        let page = arena.store().list_works(&filter).await?;
-        for work in &page.works {
-            let Ok(view) = arena.battle(&work.id).await else {
-                continue;
-            };
-            if battle_type.is_some_and(|t| t != view.battle_type) {
-                continue;
-            }
-            let Some(winner) = view
-                .winner_contestant_id
-                .as_ref()
-                .and_then(|w| view.contestant(w))
-            else {
-                continue;
-            };
-            let name = |c: &super::ContestantView| format!("{}/{}", c.identity, c.model);
-            let losers = view
-                .contestants
-                .iter()
-                .filter(|c| c.id != winner.id)
-                .map(name)
-                .collect();
-            games
-                .entry(view.battle_type)
-                .or_default()
-                .push((name(winner), losers));
-        }
-        match page.next_cursor {
-            Some(c) => cursor = Some(c),
-            None => break,
-        }
-    }
-    let mut boards = Vec::new();
-    for t in [BattleType::Coding, BattleType::Qa] {
-        if battle_type.is_some_and(|b| b != t) {
-            continue;
-        }
-        let battles = games.remove(&t).unwrap_or_default();
-        let mut counts: HashMap<String, u32> = HashMap::new();
-        for (w, ls) in &battles {
-            *counts.entry(w.clone()).or_default() += 1;
-            for l in ls {
-                *counts.entry(l.clone()).or_default() += 1;
-            }
-        }
-        let ratings = crate::arena::bradley_terry(&battles, 200, 0);
-        boards.push(Leaderboard {
-            battle_type: t,
-            n_battles: battles.len() as u32,
-            entries: ratings
-                .into_iter()
-                .map(|r| LeaderboardEntry {
-                    n_battles: counts.get(&r.name).copied().unwrap_or(0),
-                    name: r.name,
-                    score: r.score,
-                    ci_low: r.ci_low,
-                    ci_high: r.ci_high,
-                })
-                .collect(),
-        });
-    }
-    Ok(boards)
 }

@@ -40,6 +40,7 @@ mod contestant;
 pub mod data;
 pub mod folder;
 mod judge;
+mod leaderboard;
 mod start;
 pub mod view;
 mod worker;
@@ -574,7 +575,7 @@ impl Arena {
         battle_type: Option<BattleType>,
         project: Option<&str>,
     ) -> Result<Vec<Leaderboard>, Error> {
-        judge::leaderboard(self, battle_type, project).await
+        leaderboard::leaderboard(self, battle_type, project).await
     }
 
     /// Waits until the battle is finished (`completed`, `failed` or
