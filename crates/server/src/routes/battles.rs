@@ -417,7 +417,6 @@ pub(crate) async fn cross_examine(
     crate::Body(body): crate::Body<CrossExamRequest>,
 ) -> Result<Response, ApiError> {
     let Path(BattleId { id }) = path.map_err(bad_path)?;
-    let identity = body.identity.clone();
     let cross_exam_id = arena(&state)?
         .cross_examine(
             &id,
@@ -426,27 +425,12 @@ pub(crate) async fn cross_examine(
                 model: body.model,
             },
         )
-        .await
-        .map_err(|e| unknown_examiner(e, &identity))?;
+        .await?;
     Ok((
         StatusCode::ACCEPTED,
         ApiJson(CrossExamStarted { cross_exam_id }),
     )
         .into_response())
-}
-
-/// The registry's `not_found_id` for an unknown examiner is a bad body
-/// here (400 `invalid_input`, as an unknown contestant identity is for
-/// `POST /api/battles`): a 404 would say the battle is missing.
-fn unknown_examiner(e: coderig::Error, identity: &str) -> coderig::Error {
-    let agent = e.body()["error"]["what"] == "agent";
-    if e.kind() == coderig::ErrorKind::NotFoundId && agent {
-        coderig::Error::invalid_input(format!("`identity`: {}", e.message()))
-            .with_detail("path", "identity")
-            .with_detail("given", identity)
-    } else {
-        e
-    }
 }
 
 /// The body of `POST /api/battles/{id}/apply` (optional).
@@ -478,34 +462,9 @@ pub(crate) async fn apply_battle(
 ) -> Result<ApiJson<Applied>, ApiError> {
     let Path(BattleId { id }) = path.map_err(bad_path)?;
     let arena = arena(&state)?;
-    // A qa battle (with a project or not) has no patches: the request is
-    // sound, the battle's kind refuses it (409, not a 400).
-    let view = arena.battle(&id).await?;
-    if view.battle_type != BattleType::Coding || view.project.is_none() {
-        return Err(coderig::Error::conflict(format!(
-            "battle {id:?} is a {} battle: it has no patch to apply",
-            view.battle_type
-        ))
-        .with_detail("status", view.status.as_str())
-        .into());
-    }
-    let applied = arena
-        .apply(&id, body.contestant_id.as_deref())
-        .await
-        .map_err(|e| {
-            // A contestant of the battle without an archived patch (it was
-            // cancelled before it ran, or has not ended): the battle's state,
-            // not a missing resource of the request.
-            if e.kind() == coderig::ErrorKind::NotFoundId && e.body()["error"]["what"] == "diff" {
-                coderig::Error::conflict(format!(
-                    "{}: that contestant has no archived patch to apply",
-                    e.message()
-                ))
-                .with_detail("status", e.body()["error"]["status"].as_str().unwrap_or(""))
-            } else {
-                e
-            }
-        })?;
+    // The core refuses a qa battle and a contestant without an archived
+    // patch with `conflict` (409), as every face sees it.
+    let applied = arena.apply(&id, body.contestant_id.as_deref()).await?;
     Ok(ApiJson(applied))
 }
 

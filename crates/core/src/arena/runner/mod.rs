@@ -535,14 +535,24 @@ impl Arena {
     }
 
     /// Applies the winner's patch (or `contestant`'s) to the project's
-    /// working tree. A patch that does not apply cleanly is a `conflict`
-    /// and changes nothing; a battle without a winner and no contestant
-    /// named is a `conflict`.
+    /// working tree. `conflict`, changing nothing: a patch that does not
+    /// apply cleanly, a battle without a winner and no contestant named, a
+    /// qa battle, a contestant without an archived patch. An unknown
+    /// contestant is `not_found_id`.
     pub async fn apply(&self, id: &str, contestant: Option<&str>) -> Result<Applied, Error> {
         let view = self.battle(id).await?;
-        let project = view.project.clone().ok_or_else(|| {
-            Error::invalid_input(format!("battle {id:?} has no project to apply a patch to"))
-        })?;
+        // A qa battle has no patches: the request is sound, the battle's
+        // kind refuses it.
+        let project = match (&view.project, view.battle_type) {
+            (Some(p), BattleType::Coding) => p.clone(),
+            _ => {
+                return Err(Error::conflict(format!(
+                    "battle {id:?} is a {} battle: it has no patch to apply",
+                    view.battle_type
+                ))
+                .with_detail("status", view.status.as_str()))
+            }
+        };
         let cid = match contestant {
             Some(c) => c.to_owned(),
             None => view.winner_contestant_id.clone().ok_or_else(|| {
@@ -551,7 +561,23 @@ impl Arena {
                 ))
             })?,
         };
-        let bytes = self.diff(id, &cid).await?;
+        let bytes = self.diff(id, &cid).await.map_err(|e| {
+            // A contestant without an archived patch (cancelled before it
+            // ran, or still running): the battle's state, not a missing
+            // resource of the request.
+            if e.kind() == crate::ErrorKind::NotFoundId
+                && e.details().get("what").and_then(|w| w.as_str()) == Some("diff")
+            {
+                let status = e.details().get("status").cloned().unwrap_or_default();
+                Error::conflict(format!(
+                    "{}: that contestant has no archived patch to apply",
+                    e.message()
+                ))
+                .with_detail("status", status)
+            } else {
+                e
+            }
+        })?;
         let patch_bytes = bytes.len() as u64;
         let patch = Patch::new(bytes, view.base_commit.clone());
         let workspace = self.inner.workspace.clone();
