@@ -2,6 +2,7 @@
 //!
 //! [`run_process`] starts a program in a process group of its own, with
 //! stdin on `/dev/null`, and hands its stdout to a callback line by line
+//! ([`run_process_bytes`]: in raw chunks, for the flow's command steps)
 //! until the program ends, is cancelled, or runs past a limit. What it
 //! guarantees, whatever the program does:
 //!
@@ -157,7 +158,79 @@ pub async fn run_process(
     spec: &ProcessSpec,
     limits: &Limits,
     cancel: &CancellationToken,
-    mut on_line: impl FnMut(&str) -> bool,
+    on_line: impl FnMut(&str) -> bool,
+) -> io::Result<ProcessExit> {
+    run(spec, limits, cancel, Sink::<_, fn(&[u8])>::Lines(on_line)).await
+}
+
+/// Runs `spec` like [`run_process`], but hands stdout to `on_bytes` as raw
+/// chunks as they arrive (no line splitting, so binary output and a last
+/// line without a newline arrive intact; [`Limits::max_line_bytes`] does
+/// not apply). Every chunk counts as activity for the idle timeout.
+/// `truncated_lines` of the exit is always 0.
+pub async fn run_process_bytes(
+    spec: &ProcessSpec,
+    limits: &Limits,
+    cancel: &CancellationToken,
+    on_bytes: impl FnMut(&[u8]),
+) -> io::Result<ProcessExit> {
+    run(
+        spec,
+        limits,
+        cancel,
+        Sink::<fn(&str) -> bool, _>::Bytes(on_bytes),
+    )
+    .await
+}
+
+/// Where stdout goes: whole lines (the agents' JSON streams) or raw chunks
+/// (command steps, whose stdout is kept verbatim). Generic rather than
+/// `dyn` so the run's future is `Send` exactly when the callback is.
+enum Sink<L, B> {
+    Lines(L),
+    Bytes(B),
+}
+
+/// The stdout side of a run, read one piece per call.
+enum StdoutReader<R, L, B> {
+    Lines(LineReader<BufReader<R>>, L),
+    Bytes(R, Vec<u8>, B),
+}
+
+impl<R: AsyncRead + Unpin, L: FnMut(&str) -> bool, B: FnMut(&[u8])> StdoutReader<R, L, B> {
+    /// Reads the next line or chunk and hands it on: `None` at the end (or
+    /// on a read error: on a pipe it means nothing more will come),
+    /// otherwise whether it counted as activity. Cancel-safe: the only
+    /// await is the read, and the callback runs after it synchronously.
+    async fn pump(&mut self) -> Option<bool> {
+        match self {
+            StdoutReader::Lines(lines, on_line) => match lines.next_line().await {
+                Ok(Some(line)) => Some(on_line(&line)),
+                Ok(None) | Err(_) => None,
+            },
+            StdoutReader::Bytes(reader, chunk, on_bytes) => match reader.read(chunk).await {
+                Ok(n) if n > 0 => {
+                    on_bytes(&chunk[..n]);
+                    Some(true)
+                }
+                _ => None,
+            },
+        }
+    }
+
+    fn truncated_lines(&self) -> u64 {
+        match self {
+            StdoutReader::Lines(lines, _) => lines.truncated,
+            StdoutReader::Bytes(..) => 0,
+        }
+    }
+}
+
+async fn run<L: FnMut(&str) -> bool, B: FnMut(&[u8])>(
+    spec: &ProcessSpec,
+    limits: &Limits,
+    cancel: &CancellationToken,
+    sink: Sink<L, B>,
 ) -> io::Result<ProcessExit> {
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
@@ -187,7 +260,13 @@ pub async fn run_process(
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(io::Error::other("the child's pipes were not created"));
     };
-    let mut lines = LineReader::new(BufReader::new(stdout), limits.max_line_bytes.max(1));
+    let mut stdout = match sink {
+        Sink::Lines(on_line) => StdoutReader::Lines(
+            LineReader::new(BufReader::new(stdout), limits.max_line_bytes.max(1)),
+            on_line,
+        ),
+        Sink::Bytes(on_bytes) => StdoutReader::Bytes(stdout, vec![0u8; 64 << 10], on_bytes),
+    };
     let mut stderr = Some(stderr);
     let mut tail = Tail::new(limits.stderr_tail_bytes);
     let mut chunk = vec![0u8; 8192];
@@ -205,14 +284,10 @@ pub async fn run_process(
         let watching = running && ended.is_none();
         let idle_at = limits.idle_timeout.map(|d| last_activity + d);
         tokio::select! {
-            line = lines.next_line(), if stdout_open => match line {
-                Ok(Some(line)) => {
-                    if on_line(&line) {
-                        last_activity = Instant::now();
-                    }
-                }
-                // A read error on a pipe means nothing more will come.
-                Ok(None) | Err(_) => stdout_open = false,
+            piece = stdout.pump(), if stdout_open => match piece {
+                Some(true) => last_activity = Instant::now(),
+                Some(false) => {}
+                None => stdout_open = false,
             },
             n = read_some(&mut stderr, &mut chunk), if stderr.is_some() => match n {
                 Ok(n) if n > 0 => tail.push(&chunk[..n]),
@@ -252,7 +327,7 @@ pub async fn run_process(
         signal: status.signal(),
         stderr_tail: tail.into_string(),
         pid,
-        truncated_lines: lines.truncated,
+        truncated_lines: stdout.truncated_lines(),
     })
 }
 

@@ -11,6 +11,8 @@
 //! - [`scheduler`]: [`Scheduler`], the same decisions at O(out-degree) per event.
 //! - [`resume`]: crash-resume ([`reconcile_resume_step`], [`reconcile_run`]).
 //! - [`validate()`]: spec validation as a list of typed [`ValidationError`]s.
+//! - `command` (feature `runtime`, Unix): command steps as processes
+//!   (`run_command`, `confine_dir`).
 //!
 //! # Dependency outcomes
 //!
@@ -70,6 +72,8 @@
 //!   `batch_config.max_concurrent` at a time; held-back steps start, in flow
 //!   order, as their siblings finish.
 
+#[cfg(all(feature = "runtime", unix))]
+pub mod command;
 pub mod decide;
 pub mod error;
 pub mod resume;
