@@ -298,6 +298,25 @@ impl From<FlowError> for Error {
             FlowError::UnknownCase { step, label } => Error::invalid_input(message)
                 .with_detail("step", step.as_str())
                 .with_detail("label", label.as_str()),
+            // A persisted state that contradicts itself or the flow is bad
+            // input to `restore`, not a race.
+            FlowError::StepInTwoBuckets {
+                step,
+                first,
+                second,
+            } => Error::invalid_input(message)
+                .with_detail("step", step.as_str())
+                .with_detail("first", *first)
+                .with_detail("second", *second),
+            FlowError::SwitchResultNotDone { step, state } => Error::invalid_input(message)
+                .with_detail("step", step.as_str())
+                .with_detail("state", *state),
+            FlowError::SwitchExclusionsMismatch { step } => {
+                Error::invalid_input(message).with_detail("step", step.as_str())
+            }
+            FlowError::LoopBodyOutsideLoop { step, body } => Error::invalid_input(message)
+                .with_detail("step", step.as_str())
+                .with_detail("body", body.as_str()),
         };
         error.with_detail("reason", e.name())
     }
@@ -448,6 +467,36 @@ mod tests {
                 },
                 ErrorKind::Conflict,
                 "loop_body_busy",
+            ),
+            (
+                FlowError::StepInTwoBuckets {
+                    step: "a".into(),
+                    first: "done",
+                    second: "in_flight",
+                },
+                ErrorKind::InvalidInput,
+                "step_in_two_buckets",
+            ),
+            (
+                FlowError::SwitchResultNotDone {
+                    step: "s".into(),
+                    state: "pending",
+                },
+                ErrorKind::InvalidInput,
+                "switch_result_not_done",
+            ),
+            (
+                FlowError::SwitchExclusionsMismatch { step: "s".into() },
+                ErrorKind::InvalidInput,
+                "switch_exclusions_mismatch",
+            ),
+            (
+                FlowError::LoopBodyOutsideLoop {
+                    step: "l".into(),
+                    body: "b".into(),
+                },
+                ErrorKind::InvalidInput,
+                "loop_body_outside_loop",
             ),
         ];
         for (flow_error, kind, reason) in cases {

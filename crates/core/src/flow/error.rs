@@ -54,6 +54,46 @@ pub enum FlowError {
         /// A body step that is still pending, held or running.
         body: String,
     },
+    /// [`crate::flow::Scheduler::restore`]: a persisted state puts a step in
+    /// two places (two of `done`, `failed`, `timed_out`, `skipped`,
+    /// `in_flight`, or a launch-excluded step recorded as anything but
+    /// skipped as `excluded`).
+    #[error("step {step:?} is recorded both as {first} and as {second}")]
+    StepInTwoBuckets {
+        /// The step.
+        step: String,
+        /// The first place it was found in.
+        first: &'static str,
+        /// The place that contradicts it.
+        second: &'static str,
+    },
+    /// [`crate::flow::Scheduler::restore`]: a switch result is recorded for a
+    /// switch that is not done.
+    #[error("switch {step:?} has a recorded result but is {state}")]
+    SwitchResultNotDone {
+        /// The switch step.
+        step: String,
+        /// Its recorded state (`pending`, `in_flight`, `failed`, ...).
+        state: &'static str,
+    },
+    /// [`crate::flow::Scheduler::restore`]: a switch result's `excluded` set
+    /// is not the one its chosen case implies.
+    #[error("switch {step:?}: the recorded exclusions do not match the recorded choice")]
+    SwitchExclusionsMismatch {
+        /// The switch step.
+        step: String,
+    },
+    /// [`crate::flow::Scheduler::restore`]: a body step that depends on its
+    /// do-while is in flight while the do-while has not started.
+    #[error(
+        "body step {body:?} of do_while {step:?} is in flight but the do_while has not started"
+    )]
+    LoopBodyOutsideLoop {
+        /// The do-while step.
+        step: String,
+        /// The in-flight body step.
+        body: String,
+    },
 }
 
 impl FlowError {
@@ -69,6 +109,10 @@ impl FlowError {
         "unknown_case",
         "not_a_loop",
         "loop_body_busy",
+        "step_in_two_buckets",
+        "switch_result_not_done",
+        "switch_exclusions_mismatch",
+        "loop_body_outside_loop",
     ];
 
     /// The stable snake_case name of the variant (the `reason` detail of
@@ -85,6 +129,10 @@ impl FlowError {
             FlowError::UnknownCase { .. } => 7,
             FlowError::NotALoop(_) => 8,
             FlowError::LoopBodyBusy { .. } => 9,
+            FlowError::StepInTwoBuckets { .. } => 10,
+            FlowError::SwitchResultNotDone { .. } => 11,
+            FlowError::SwitchExclusionsMismatch { .. } => 12,
+            FlowError::LoopBodyOutsideLoop { .. } => 13,
         };
         Self::NAMES[index]
     }

@@ -7,6 +7,8 @@
 //! dependents are re-judged with the same [`decide_trigger`] the pure
 //! functions use. Ids are mapped to integer indices once, at construction.
 
+mod restore;
+
 use super::decide::{
     contribution, decide_trigger, resolve_switch, switch_exclusions, DepCounts, TriggerDecision,
 };

@@ -48,6 +48,8 @@ _ResumeAction = Literal["keep", "re-dispatch", "mark-done", "mark-failed", "mark
 _FlowError = Literal[
     "invalid", "unknown_step", "invalid_transition", "already_started", "not_started",
     "switch_outcome_required", "not_a_switch", "unknown_case", "not_a_loop", "loop_body_busy",
+    "step_in_two_buckets", "switch_result_not_done", "switch_exclusions_mismatch",
+    "loop_body_outside_loop",
 ]
 """The `reason` detail of a scheduler's refusal (ConflictError, NotFoundIdError, InvalidInputError)."""
 
