@@ -10,9 +10,12 @@ mod common;
 // The additions for the arena runner, in their own files (this one is long).
 #[path = "store_conformance/arena.rs"]
 mod arena;
+#[path = "store_conformance/changes.rs"]
+mod changes;
 #[path = "store_conformance/migration.rs"]
 mod migration;
 use arena::*;
+use changes::*;
 use migration::*;
 
 use coderig::arena::Lane;
@@ -77,6 +80,13 @@ conformance!(
     list_works_newest_first_by_status_and_data_field,
     list_works_pages_by_keyset_while_works_are_created,
     migrating_from_0001_keeps_every_row,
+    record_changes_is_fenced_like_record,
+    record_changes_touch_only_the_fenced_work,
+    record_changes_roll_back_on_a_from_mismatch,
+    record_changes_apply_in_order,
+    record_changes_append_their_events_in_order,
+    record_changes_of_a_thousand_rows_in_one_call,
+    concurrent_record_changes_lose_no_event,
 );
 
 const TTL: Duration = Duration::from_secs(30);

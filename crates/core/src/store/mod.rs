@@ -62,6 +62,11 @@ pub mod records;
 mod listing;
 pub use listing::check_work_filter;
 
+// Its planner is only called by the SQL backends.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+mod changes;
+pub use changes::check_changes;
+
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 
@@ -154,6 +159,28 @@ pub trait Store: Send + Sync {
     /// A holder's write that does not end the task: the owner's update and
     /// its event, fenced. Returns the event when one was given.
     async fn record(&self, fence: &Fence, update: Update) -> Result<Option<EventRecord>, Error>;
+
+    /// A lease holder's write of several rows of its task's work at once,
+    /// in one transaction fenced like [`Store::record`]: the work's
+    /// compare-and-set, then each owner's in order (one owner may appear
+    /// twice; the second sees the first's status), then the events, appended
+    /// in order with the task's work, their `owner_id` and the task's id.
+    /// Returns the appended events in order (`[]` for no events; empty
+    /// `Changes` only check the fence).
+    ///
+    /// Errors, each writing nothing: a fence that no longer matches a
+    /// running task is the `conflict` of a lost lease; an event of a type
+    /// the store does not keep (`agent_output`) is `invalid_input` before
+    /// the database is touched; an owner (in a change or an event) of
+    /// another work is `invalid_input`, an unknown one `not_found_id`; a
+    /// work or owner whose status is not one of its change's `from` is a
+    /// `conflict` naming the row, its status and the allowed ones.
+    /// Linear in the size of `changes`.
+    async fn record_changes(
+        &self,
+        fence: &Fence,
+        changes: Changes,
+    ) -> Result<Vec<EventRecord>, Error>;
 
     /// Ends the attempt (fenced): the task's new state per the outcome and
     /// its retry policy, the owner's update, the follow-up tasks and the

@@ -126,8 +126,9 @@ macro_rules! pg_tx {
     }};
 }
 
-// After the macro: the module uses it.
+// After the macro: the modules use it.
 mod arena;
+mod changes;
 
 const WRITE: &str = "BEGIN";
 const READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
@@ -235,13 +236,30 @@ async fn insert_event(
     event: &NewEvent,
 ) -> Result<EventRecord, TxError> {
     event.check()?;
-    // Held until commit: no other transaction can take a seq and commit
-    // before this one, so seqs become visible in order.
+    lock_events(tx, event_lock).await?;
+    insert_event_locked(tx, work_id, owner_id, task_id, event).await
+}
+
+/// Takes the event log's advisory lock. Held until commit: no other
+/// transaction can take a seq and commit before this one, so seqs become
+/// visible in order.
+async fn lock_events(tx: &mut PgConnection, event_lock: i32) -> Result<(), TxError> {
     sqlx::query("SELECT pg_advisory_xact_lock($1, $2)")
         .bind(EVENT_LOCK_CLASS)
         .bind(event_lock)
         .execute(&mut *tx)
         .await?;
+    Ok(())
+}
+
+/// Appends a (checked) event; the transaction must hold [`lock_events`].
+async fn insert_event_locked(
+    tx: &mut PgConnection,
+    work_id: &str,
+    owner_id: Option<&str>,
+    task_id: Option<&str>,
+    event: &NewEvent,
+) -> Result<EventRecord, TxError> {
     let row = sqlx::query(&format!(
         "INSERT INTO events (kind, work_id, owner_id, task_id, payload, created_at) \
          VALUES ($1, $2, $3, $4, $5::jsonb, clock_timestamp()) RETURNING {EVENT_COLUMNS}"
@@ -590,6 +608,14 @@ impl Store for PostgresStore {
             )
             .await?
         })
+    }
+
+    async fn record_changes(
+        &self,
+        fence: &Fence,
+        changes: Changes,
+    ) -> Result<Vec<EventRecord>, Error> {
+        changes::record_changes(self, fence, &changes).await
     }
 
     async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {

@@ -719,6 +719,174 @@ impl Completion {
     }
 }
 
+/// A compare-and-set of one owner (contestant, step, …) of the fenced
+/// task's work, one part of [`Changes`] (`Store::record_changes`).
+///
+/// The owner must belong to the fenced task's work (another work's owner
+/// is `invalid_input`, an unknown one `not_found_id`). When its status is
+/// not one of `from` the whole call is a `conflict` and writes nothing. A
+/// change with neither `status` nor `data` only checks `from` (it writes
+/// nothing and leaves `updated_at` alone).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnerChange {
+    /// The owner's id.
+    pub id: String,
+    /// The statuses it may be in now (as earlier changes of the same call
+    /// left it); empty means any.
+    pub from: Vec<String>,
+    /// The new status, when it changes.
+    pub status: Option<String>,
+    /// The new data (replaces the old), when it changes.
+    pub data: Option<Value>,
+}
+
+impl OwnerChange {
+    /// A change of owner `id` from any status that changes nothing yet.
+    pub fn new(id: impl Into<String>) -> Self {
+        OwnerChange {
+            id: id.into(),
+            from: Vec::new(),
+            status: None,
+            data: None,
+        }
+    }
+
+    /// The same change, only from one of `statuses` (empty = any).
+    #[allow(clippy::wrong_self_convention)]
+    pub fn from<S: AsRef<str>>(mut self, statuses: &[S]) -> Self {
+        self.from = statuses.iter().map(|s| s.as_ref().to_string()).collect();
+        self
+    }
+
+    /// The same change, setting the status.
+    pub fn status(mut self, status: impl Into<String>) -> Self {
+        self.status = Some(status.into());
+        self
+    }
+
+    /// The same change, replacing the data.
+    pub fn data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// A compare-and-set of the fenced task's work (battle or run), one part of
+/// [`Changes`]. When the work's status is not one of `from` the whole call
+/// is a `conflict` and writes nothing; with neither `status` nor `data` it
+/// only checks `from`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkChange {
+    /// The statuses it may be in now; empty means any.
+    pub from: Vec<String>,
+    /// The new status, when it changes.
+    pub status: Option<String>,
+    /// The new data (replaces the old), when it changes.
+    pub data: Option<Value>,
+}
+
+impl WorkChange {
+    /// A change of the work from any status that changes nothing yet.
+    pub fn new() -> Self {
+        WorkChange::default()
+    }
+
+    /// The same change, only from one of `statuses` (empty = any).
+    #[allow(clippy::wrong_self_convention)]
+    pub fn from<S: AsRef<str>>(mut self, statuses: &[S]) -> Self {
+        self.from = statuses.iter().map(|s| s.as_ref().to_string()).collect();
+        self
+    }
+
+    /// The same change, setting the status.
+    pub fn status(mut self, status: impl Into<String>) -> Self {
+        self.status = Some(status.into());
+        self
+    }
+
+    /// The same change, replacing the data.
+    pub fn data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// An event to append with [`Changes`]: about `owner_id` (an owner of the
+/// fenced task's work, checked like an [`OwnerChange`]'s) or about the work
+/// itself (`None`). It is stored with the work of the fenced task and that
+/// task's id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangeEvent {
+    /// The owner it is about, or `None` for the work itself.
+    pub owner_id: Option<String>,
+    /// The event (a stored type: `agent_output` is `invalid_input`).
+    pub event: NewEvent,
+}
+
+impl ChangeEvent {
+    /// An event about the owner `owner_id`.
+    pub fn about(owner_id: impl Into<String>, event: NewEvent) -> Self {
+        ChangeEvent {
+            owner_id: Some(owner_id.into()),
+            event,
+        }
+    }
+
+    /// An event about the work itself.
+    pub fn of_work(event: NewEvent) -> Self {
+        ChangeEvent {
+            owner_id: None,
+            event,
+        }
+    }
+}
+
+/// Everything one `Store::record_changes` writes, in one transaction
+/// fenced by the lease of one task: the task's work, any number of its
+/// owners, and events. The work change applies first, then the owner
+/// changes in order (one owner may appear twice: the second sees the
+/// first's status), then the events are appended in order. Any refusal
+/// writes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Changes {
+    /// The change of the fenced task's work, when there is one.
+    pub work: Option<WorkChange>,
+    /// The changes of owners of that work, in order.
+    pub owners: Vec<OwnerChange>,
+    /// The events to append, in order.
+    pub events: Vec<ChangeEvent>,
+}
+
+impl Changes {
+    /// No change at all (`record_changes` then only checks the fence).
+    pub fn new() -> Self {
+        Changes::default()
+    }
+
+    /// The same changes, with `change` as the work's.
+    pub fn work(mut self, change: WorkChange) -> Self {
+        self.work = Some(change);
+        self
+    }
+
+    /// The same changes, with `change` after the owner changes so far.
+    pub fn owner(mut self, change: OwnerChange) -> Self {
+        self.owners.push(change);
+        self
+    }
+
+    /// The same changes, with `event` after the events so far.
+    pub fn event(mut self, event: ChangeEvent) -> Self {
+        self.events.push(event);
+        self
+    }
+
+    /// True when there is nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.work.is_none() && self.owners.is_empty() && self.events.is_empty()
+    }
+}
+
 /// The row a [`Transition`] changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Target {

@@ -148,8 +148,9 @@ macro_rules! read_tx {
     }};
 }
 
-// After the macros: the module uses them.
+// After the macros: the modules use them.
 mod arena;
+mod changes;
 
 impl SqliteStore {
     /// Opens (creating it and the directory when missing) the store in
@@ -546,6 +547,14 @@ impl Store for SqliteStore {
             let task = fenced_task(tx, fence).await?;
             apply_update(tx, &task, update.owner.as_ref(), update.event.as_ref()).await?
         })
+    }
+
+    async fn record_changes(
+        &self,
+        fence: &Fence,
+        changes: Changes,
+    ) -> Result<Vec<EventRecord>, Error> {
+        changes::record_changes(self, fence, &changes).await
     }
 
     async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {

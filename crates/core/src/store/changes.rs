@@ -1,0 +1,195 @@
+//! The pure part of `Store::record_changes`, shared by every backend: the
+//! checks before the database ([`check_changes`]) and, once a backend has
+//! read the rows the changes name, the decision what to write or why not
+//! ([`plan`]). The backends only read, then write what the plan says.
+
+use super::check_id;
+use super::records::*;
+use crate::error::Error;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// Checks changes as every backend does before it touches the database
+/// (`invalid_input`): owner ids well-formed, every event of a stored type
+/// (never `agent_output`).
+pub fn check_changes(changes: &Changes) -> Result<(), Error> {
+    for change in &changes.owners {
+        check_id("owner", &change.id)?;
+    }
+    for event in &changes.events {
+        if let Some(owner_id) = &event.owner_id {
+            check_id("owner", owner_id)?;
+        }
+        event.event.check()?;
+    }
+    Ok(())
+}
+
+/// Every owner id the changes name (owner changes, then events), each once,
+/// in the order of first mention: what a backend reads (and, on
+/// PostgreSQL, locks) before [`plan`].
+pub(crate) fn named_owners(changes: &Changes) -> Vec<&str> {
+    let mut seen = HashSet::new();
+    changes
+        .owners
+        .iter()
+        .map(|c| c.id.as_str())
+        .chain(changes.events.iter().filter_map(|e| e.owner_id.as_deref()))
+        .filter(|id| seen.insert(*id))
+        .collect()
+}
+
+/// A stored owner as [`plan`] needs it.
+pub(crate) struct OwnerRow {
+    pub work_id: String,
+    pub kind: OwnerKind,
+    pub status: String,
+}
+
+/// One row write of a plan: the new status and data (JSON text), each
+/// `None` when unchanged.
+pub(crate) struct RowWrite<'a> {
+    pub id: &'a str,
+    pub status: Option<&'a str>,
+    pub data: Option<String>,
+}
+
+/// What `record_changes` writes, in order: the work, then the owners.
+pub(crate) struct Plan<'a> {
+    pub work: Option<RowWrite<'a>>,
+    pub owners: Vec<RowWrite<'a>>,
+}
+
+/// Decides the writes of `changes` for the fenced task of work `work_id`,
+/// whose stored kind and status are `work` (read when `changes.work` is
+/// set) and whose named owners as stored are `owners` (keyed by id; an id
+/// absent from it does not exist). Errors: an unknown owner `not_found_id`,
+/// another work's owner `invalid_input`, a status outside `from` (work or
+/// owner, owners as the earlier changes of the call left them) `conflict`
+/// naming the row, its status and the allowed ones.
+pub(crate) fn plan<'a>(
+    work_id: &'a str,
+    task_id: &str,
+    work: Option<(WorkKind, &str)>,
+    owners: &HashMap<String, OwnerRow>,
+    changes: &'a Changes,
+) -> Result<Plan<'a>, Error> {
+    for id in named_owners(changes) {
+        match owners.get(id) {
+            None => return Err(Error::not_found_id("owner", id)),
+            Some(row) if row.work_id != work_id => {
+                return Err(Error::invalid_input(format!(
+                    "{} {id:?} belongs to {:?}, not to {work_id:?} (the work of task {task_id:?}); \
+                     a fenced change touches only its own work",
+                    row.kind, row.work_id
+                ))
+                .with_detail("id", id)
+                .with_detail("work_id", row.work_id.as_str()))
+            }
+            Some(_) => {}
+        }
+    }
+    let write = |id: &'a str, status: &'a Option<String>, data: &Option<Value>| RowWrite {
+        id,
+        status: status.as_deref(),
+        data: data.as_ref().map(|d| d.to_string()),
+    };
+    let work_write = match (&changes.work, work) {
+        (None, _) => None,
+        (Some(_), None) => return Err(Error::not_found_id("battle or run", work_id)),
+        (Some(change), Some((kind, status))) => {
+            check_from(kind.as_str(), work_id, status, &change.from)?;
+            let changes_something = change.status.is_some() || change.data.is_some();
+            changes_something.then(|| write(work_id, &change.status, &change.data))
+        }
+    };
+    // The statuses as the changes so far left them: a second change of the
+    // same owner compares with the first's result (one map, no rescans).
+    let mut now: HashMap<&str, &str> = HashMap::new();
+    let mut owner_writes = Vec::with_capacity(changes.owners.len());
+    for change in &changes.owners {
+        let row = &owners[change.id.as_str()];
+        let status = now
+            .get(change.id.as_str())
+            .copied()
+            .unwrap_or(row.status.as_str());
+        check_from(row.kind.as_str(), &change.id, status, &change.from)?;
+        if let Some(next) = &change.status {
+            now.insert(change.id.as_str(), next.as_str());
+        }
+        if change.status.is_some() || change.data.is_some() {
+            owner_writes.push(write(&change.id, &change.status, &change.data));
+        }
+    }
+    Ok(Plan {
+        work: work_write,
+        owners: owner_writes,
+    })
+}
+
+fn check_from(what: &str, id: &str, status: &str, from: &[String]) -> Result<(), Error> {
+    if from.is_empty() || from.iter().any(|f| f == status) {
+        return Ok(());
+    }
+    Err(Error::conflict(format!(
+        "{what} {id:?} is {status}; this change needs one of: {}",
+        from.join(", ")
+    ))
+    .with_detail("id", id)
+    .with_detail("status", status)
+    .with_detail("from", from.to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(work: &str, status: &str) -> OwnerRow {
+        OwnerRow {
+            work_id: work.into(),
+            kind: OwnerKind::Step,
+            status: status.into(),
+        }
+    }
+
+    #[test]
+    fn a_second_change_of_one_owner_sees_the_first() {
+        let owners = HashMap::from([("s".to_string(), row("r", "pending"))]);
+        let changes = Changes::new()
+            .owner(OwnerChange::new("s").from(&["pending"]).status("running"))
+            .owner(OwnerChange::new("s").from(&["running"]).data(json!(1)));
+        let plan = plan("r", "t", None, &owners, &changes).unwrap();
+        assert_eq!(plan.owners.len(), 2);
+        assert_eq!(plan.owners[1].data.as_deref(), Some("1"));
+        let twice = Changes::new()
+            .owner(OwnerChange::new("s").from(&["pending"]).status("running"))
+            .owner(OwnerChange::new("s").from(&["pending"]).status("done"));
+        let e = plan("r", "t", None, &owners, &twice).err().unwrap();
+        assert!(e.message().contains("is running"), "{e}");
+    }
+
+    #[test]
+    fn named_owners_are_checked_before_any_status() {
+        let owners = HashMap::from([
+            ("s".to_string(), row("r", "pending")),
+            ("x".to_string(), row("other", "pending")),
+        ]);
+        let foreign = Changes::new()
+            .owner(OwnerChange::new("s").from(&["done"]))
+            .event(ChangeEvent::about(
+                "x",
+                NewEvent::new(EventType::StepUpdated, json!({})),
+            ));
+        let e = plan("r", "t", None, &owners, &foreign).err().unwrap();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{e}");
+        let unknown = Changes::new().owner(OwnerChange::new("nope"));
+        let e = plan("r", "t", None, &owners, &unknown).err().unwrap();
+        assert_eq!(e.kind(), crate::ErrorKind::NotFoundId, "{e}");
+        let live = Changes::new().event(ChangeEvent::of_work(NewEvent::new(
+            EventType::AgentOutput,
+            json!({}),
+        )));
+        assert!(check_changes(&live).is_err());
+    }
+}
