@@ -525,3 +525,22 @@ fn confine_dir_with_empty_roots_allows_any_existing_directory() {
         PathBuf::from("/")
     );
 }
+
+/// The other half of that choice: a process that left the group
+/// (`setsid`) cannot be reached by the group kill; if it holds stdout, the
+/// step waits for it at most `kill_grace` after the leader's exit, then
+/// ends without it, keeping what was printed.
+#[tokio::test]
+async fn a_process_outside_the_group_holding_stdout_delays_the_end_by_the_grace_at_most() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(shell(
+        "setsid sleep 1000 & echo $! > escaped.pid; echo leader done",
+        dir.path(),
+    ))
+    .await;
+    let escaped = read_pid(&dir.path().join("escaped.pid"));
+    // It is outside the group: the test cleans it up itself.
+    let _ = kill(Pid::from_raw(escaped), nix::sys::signal::Signal::SIGKILL);
+    assert!(out.success(), "{out:?}");
+    assert_eq!(out.stdout, "leader done\n");
+}
