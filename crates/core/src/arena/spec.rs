@@ -39,10 +39,10 @@
 
 use super::lane::BattleType;
 use super::paths::contestant_dir;
-use crate::agent::duration::{parse_duration, seconds};
 use crate::error::Error;
 use crate::json::describe;
-use serde_json::{json, Map, Value};
+use crate::json::problems::{join, Problems};
+use serde_json::{json, Value};
 use std::time::Duration;
 
 /// A contestant's run is stopped after this long unless the spec says.
@@ -145,92 +145,9 @@ const FIELDS: &[&str] = &[
     "keep_worktrees",
 ];
 
-/// Problems found so far, each `(path, message)`.
-#[derive(Default)]
-struct Problems(Vec<(String, String)>);
-
+// The problem list is shared with the runtime flow spec (`crate::json::problems`);
+// only the battle-specific `{identity, model}` reader lives here.
 impl Problems {
-    fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.0.push((path.into(), message.into()));
-    }
-
-    fn into_result(self) -> Result<(), Error> {
-        let Some((first, _)) = self.0.first() else {
-            return Ok(());
-        };
-        let message = self
-            .0
-            .iter()
-            .map(|(p, m)| format!("`{p}`: {m}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let list: Vec<Value> = self
-            .0
-            .iter()
-            .map(|(p, m)| json!({"path": p, "message": m}))
-            .collect();
-        Err(Error::invalid_input(message)
-            .with_detail("path", first.as_str())
-            .with_detail("problems", list))
-    }
-
-    /// Refuses keys of `object` outside `allowed`.
-    fn unknown_keys(&mut self, object: &Map<String, Value>, at: &str, allowed: &[&str]) {
-        for key in object.keys().filter(|k| !allowed.contains(&k.as_str())) {
-            let expected = allowed
-                .iter()
-                .map(|a| format!("`{a}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            self.add(
-                join(at, key),
-                format!("unknown field `{key}`, expected one of {expected}"),
-            );
-        }
-    }
-
-    /// A non-blank string, or `None` (absent or `null`, or a problem).
-    fn text(&mut self, value: Option<&Value>, at: &str) -> Option<String> {
-        match value {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if s.trim().is_empty() => {
-                self.add(at, "must not be blank");
-                None
-            }
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(other) => {
-                self.add(at, format!("expected a string, got {}", describe(other)));
-                None
-            }
-        }
-    }
-
-    /// A duration above zero (absent or `null`: `default`).
-    fn duration(&mut self, value: Option<&Value>, at: &str, default: Duration) -> Duration {
-        let parsed = match value {
-            None | Some(Value::Null) => return default,
-            Some(Value::Number(n)) => n.as_f64().and_then(seconds).ok_or_else(|| {
-                format!("bad duration {n}: expected a non-negative number of seconds")
-            }),
-            Some(Value::String(s)) => parse_duration(s),
-            Some(other) => Err(format!(
-                "expected a number of seconds or a duration string (\"90s\"), got {}",
-                describe(other)
-            )),
-        };
-        match parsed {
-            Ok(d) if d.is_zero() => {
-                self.add(at, "must be more than zero");
-                default
-            }
-            Ok(d) => d,
-            Err(message) => {
-                self.add(at, message);
-                default
-            }
-        }
-    }
-
     /// An `{identity, model}` object.
     fn agent(&mut self, value: &Value, at: &str) -> Option<AgentRef> {
         let Value::Object(object) = value else {
@@ -258,14 +175,6 @@ impl Problems {
             identity: identity?,
             model: model?,
         })
-    }
-}
-
-fn join(at: &str, key: &str) -> String {
-    if at.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{at}.{key}")
     }
 }
 

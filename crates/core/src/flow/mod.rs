@@ -77,6 +77,8 @@ pub mod command;
 pub mod decide;
 pub mod error;
 pub mod resume;
+#[cfg(feature = "flows")]
+pub mod runspec;
 pub mod scheduler;
 pub mod spec;
 pub mod state;
@@ -92,7 +94,16 @@ pub use error::FlowError;
 pub use resume::{
     reconcile_resume_step, reconcile_run, ResumeAction, ResumeRow, StepStatus, TaskState,
 };
+#[cfg(feature = "flows")]
+pub use runspec::{
+    AgentAction, ApprovalAction, CaseSpec, CommandAction, CommandProgram, CompiledFlow,
+    DoWhileAction, FlowSpec, RenderedAction, RetryOn, RetrySpec, StepAction, StepSpec,
+    SwitchAction, MAX_FLOW_STEPS,
+};
 pub use scheduler::Scheduler;
-pub use spec::{BatchConfig, Case, Condition, Flow, ParseNameError, Step, StepKind, TriggerRule};
+pub use spec::{
+    BatchConfig, Case, Condition, Flow, ParseNameError, Step, StepKind, TriggerRule,
+    DEFAULT_LOOP_MAX_ITERATIONS,
+};
 pub use state::{SchedulerState, SkipReason, StepOutcome, SwitchResult};
 pub use validate::{validate, ValidationError};

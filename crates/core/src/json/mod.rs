@@ -19,6 +19,7 @@
 mod edit;
 mod flow;
 pub(crate) mod int;
+pub(crate) mod problems;
 #[cfg(feature = "openapi")]
 mod schema;
 

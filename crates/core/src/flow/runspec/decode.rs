@@ -1,0 +1,731 @@
+//! The strict hand decoder of [`FlowSpec`] (JSON values, YAML and JSON
+//! text, files) and its canonical JSON form.
+//!
+//! A hand decoder rather than serde: serde stops at the first problem, and
+//! the contract is every problem of the spec at once, each with its path.
+
+use super::*;
+use crate::error::Error;
+use crate::flow::DEFAULT_LOOP_MAX_ITERATIONS;
+use crate::json::describe;
+use crate::json::problems::{join, listed, Problems};
+use crate::names::ParseNameError;
+use serde_json::{json, Map, Number, Value};
+use std::path::Path;
+use std::str::FromStr;
+
+const TOP_KEYS: &[&str] = &["name", "description", "steps", "report", "batch_config"];
+const COMMON_KEYS: &[&str] = &[
+    "id",
+    "kind",
+    "deps",
+    "trigger_rule",
+    "batch",
+    "timeout",
+    "retry",
+    "when",
+];
+/// Each kind's own keys; a key belongs to one kind only.
+pub(super) const KIND_KEYS: &[(&str, &[&str])] = &[
+    ("agent", &["agent", "model", "prompt", "access", "workdir"]),
+    ("command", &["argv", "shell", "cwd", "env"]),
+    ("code", &[]),
+    ("approval", &["message"]),
+    ("switch", &["cases", "default"]),
+    ("do_while", &["body", "condition", "max_iterations"]),
+];
+const KINDS: &[&str] = &["agent", "command", "code", "approval", "switch", "do_while"];
+const RETRY_KEYS: &[&str] = &["max_attempts", "initial", "multiplier", "max", "on"];
+const CASE_KEYS: &[&str] = &["label", "condition", "steps"];
+const BATCH_KEYS: &[&str] = &["max_concurrent", "join_rule"];
+const MAX_NAME: usize = 100;
+
+/// Why `id` is no step id, if it is not.
+pub(super) fn bad_id(id: &str) -> Option<String> {
+    let ok = (1..=MAX_NAME).contains(&id.chars().count())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    (!ok).then(|| format!("{id:?} is no step id: 1 to {MAX_NAME} of A-Z, a-z, 0-9, `_` and `-`"))
+}
+
+fn bad_flow_name(name: &str) -> Option<String> {
+    let ok = (1..=MAX_NAME).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    (!ok).then(|| {
+        format!("{name:?} is no flow name: 1 to {MAX_NAME} of A-Z, a-z, 0-9, `_`, `-` and `.`")
+    })
+}
+
+fn given<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    object.get(key).filter(|v| !v.is_null())
+}
+
+/// Readers of the field types a flow spec has; each adds its problems.
+impl Problems {
+    fn required_text(
+        &mut self,
+        object: &Map<String, Value>,
+        key: &str,
+        at: &str,
+        what: &str,
+    ) -> String {
+        let path = join(at, key);
+        match given(object, key) {
+            None => {
+                self.add(path, format!("required: {what}"));
+                String::new()
+            }
+            v => self.text(v, &path).unwrap_or_default(),
+        }
+    }
+
+    /// An array of strings; each non-blank, `nonempty`: at least one.
+    fn strings(&mut self, value: Option<&Value>, at: &str, nonempty: bool) -> Vec<String> {
+        match value {
+            None | Some(Value::Null) => {
+                if nonempty {
+                    self.add(at, "required: a non-empty list");
+                }
+                Vec::new()
+            }
+            Some(Value::Array(items)) => {
+                if nonempty && items.is_empty() {
+                    self.add(at, "must not be empty");
+                }
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let path = format!("{at}[{i}]");
+                    if item.is_null() {
+                        self.add(path, "expected a string, got null");
+                    } else if let Some(s) = self.text(Some(item), &path) {
+                        out.push(s);
+                    }
+                }
+                out
+            }
+            Some(other) => {
+                self.add(
+                    at,
+                    format!("expected an array of strings, got {}", describe(other)),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// An integer in `range` (an integral float is accepted).
+    fn uint(&mut self, value: Option<&Value>, at: &str, min: u64, max: u64) -> Option<u64> {
+        let v = value.filter(|v| !v.is_null())?;
+        let n = match v {
+            Value::Number(n) => n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+                    .map(|f| f as u64)
+            }),
+            _ => {
+                self.add(at, format!("expected an integer, got {}", describe(v)));
+                return None;
+            }
+        };
+        match n {
+            Some(n) if (min..=max).contains(&n) => Some(n),
+            _ => {
+                self.add(
+                    at,
+                    format!("must be an integer from {min} to {max}, got {v}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// One of a named enum's names.
+    fn name<T: FromStr<Err = ParseNameError>>(
+        &mut self,
+        value: Option<&Value>,
+        at: &str,
+    ) -> Option<T> {
+        match value.filter(|v| !v.is_null())? {
+            Value::String(s) => match s.parse::<T>() {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    self.add(at, e.to_string());
+                    None
+                }
+            },
+            other => {
+                self.add(at, format!("expected a string, got {}", describe(other)));
+                None
+            }
+        }
+    }
+
+    fn object<'a>(
+        &mut self,
+        value: &'a Value,
+        at: &str,
+        keys: &[&str],
+    ) -> Option<&'a Map<String, Value>> {
+        match value {
+            Value::Object(o) => Some(o),
+            other => {
+                self.add(
+                    at,
+                    format!(
+                        "expected an object {{{}}}, got {}",
+                        keys.join(", "),
+                        describe(other)
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl FlowSpec {
+    /// Decodes and checks a flow spec, with the guarantees of the module
+    /// docs. Nothing is returned unless all of it is sound.
+    pub fn from_json(value: &Value) -> Result<FlowSpec, Error> {
+        let mut p = Problems::default();
+        let Value::Object(root) = value else {
+            p.add(
+                ".",
+                format!("a flow spec must be an object, got {}", describe(value)),
+            );
+            return Err(p.into_error().expect("one problem"));
+        };
+        p.unknown_keys(root, "", TOP_KEYS);
+        let name = p.text(given(root, "name"), "name");
+        if let Some(why) = name.as_deref().and_then(bad_flow_name) {
+            p.add("name", why);
+        }
+        let description = p.text(given(root, "description"), "description");
+        let report = p.text(given(root, "report"), "report");
+        let batch_config = batch_config(&mut p, given(root, "batch_config"));
+        let mut steps = Vec::new();
+        match given(root, "steps") {
+            None => p.add("steps", "required: a list of 1 to 20000 steps"),
+            Some(Value::Array(items)) => {
+                if items.is_empty() || items.len() > MAX_FLOW_STEPS {
+                    p.add(
+                        "steps",
+                        format!("{} steps: a flow has 1 to {MAX_FLOW_STEPS}", items.len()),
+                    );
+                }
+                steps.reserve(items.len().min(MAX_FLOW_STEPS));
+                for (i, item) in items.iter().enumerate().take(MAX_FLOW_STEPS) {
+                    if let Some(s) = step(&mut p, item, &format!("steps[{i}]")) {
+                        steps.push(s);
+                    }
+                }
+            }
+            Some(other) => p.add(
+                "steps",
+                format!("expected an array, got {}", describe(other)),
+            ),
+        }
+        p.into_result()?;
+        Ok(FlowSpec {
+            name,
+            description,
+            steps,
+            report,
+            batch_config,
+        })
+    }
+
+    /// Decodes a flow spec from JSON text (a syntax error is an
+    /// `invalid_input` naming its line and column).
+    pub fn from_json_str(text: &str) -> Result<FlowSpec, Error> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Error::invalid_input(format!("the flow spec is not valid JSON: {e}"))
+                .with_detail("path", ".")
+                .with_detail("line", e.line())
+                .with_detail("column", e.column())
+        })?;
+        FlowSpec::from_json(&value)
+    }
+
+    /// Decodes a flow spec from YAML text: the YAML is read as a JSON value
+    /// (YAML 1.2: `on`, `yes` are strings), then [`FlowSpec::from_json`]
+    /// checks it. A syntax error is an `invalid_input` naming its line and
+    /// column.
+    pub fn from_yaml_str(text: &str) -> Result<FlowSpec, Error> {
+        let value: Value = serde_norway::from_str(text).map_err(|e| {
+            let mut err = Error::invalid_input(format!("the flow spec is not valid YAML: {e}"))
+                .with_detail("path", ".");
+            if let Some(at) = e.location() {
+                err = err
+                    .with_detail("line", at.line())
+                    .with_detail("column", at.column());
+            }
+            err
+        })?;
+        FlowSpec::from_json(&value)
+    }
+
+    /// Decodes JSON when the first non-blank character is `{`, YAML otherwise.
+    pub fn parse(text: &str) -> Result<FlowSpec, Error> {
+        if text.trim_start().starts_with('{') {
+            FlowSpec::from_json_str(text)
+        } else {
+            FlowSpec::from_yaml_str(text)
+        }
+    }
+
+    /// Reads a `.json`, `.yaml` or `.yml` file. A file that cannot be read
+    /// is an `io` error; another extension is `invalid_input`.
+    pub fn load(path: &Path) -> Result<FlowSpec, Error> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        let shown = path.display().to_string();
+        if !matches!(ext.as_deref(), Some("json" | "yaml" | "yml")) {
+            return Err(Error::invalid_input(format!(
+                "{shown}: a flow spec file ends in .json, .yaml or .yml"
+            ))
+            .with_detail("file", shown));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::io(format!("reading {shown}: {e}")).with_detail("file", shown.as_str())
+        })?;
+        let spec = if ext.as_deref() == Some("json") {
+            FlowSpec::from_json_str(&text)
+        } else {
+            FlowSpec::from_yaml_str(&text)
+        };
+        spec.map_err(|e| {
+            let message = format!("{shown}: {}", e.message());
+            let mut out = Error::invalid_input(message).with_detail("file", shown.as_str());
+            for (k, v) in e.details() {
+                out = out.with_detail(k, v.clone());
+            }
+            out
+        })
+    }
+
+    /// The canonical JSON form: absent options omitted, defaults filled in
+    /// (`deps`, `trigger_rule`, `retry`, `access`, `max_iterations`,
+    /// `batch_config`), durations in seconds (an integer when whole).
+    /// [`FlowSpec::from_json`] reads it back as `self`.
+    pub fn to_json(&self) -> Value {
+        let mut root = Map::new();
+        put(&mut root, "name", self.name.as_deref());
+        put(&mut root, "description", self.description.as_deref());
+        root.insert(
+            "steps".into(),
+            Value::Array(self.steps.iter().map(step_json).collect()),
+        );
+        put(&mut root, "report", self.report.as_deref());
+        root.insert(
+            "batch_config".into(),
+            json!({
+                "max_concurrent": self.batch_config.max_concurrent,
+                "join_rule": self.batch_config.join_rule.as_str(),
+            }),
+        );
+        Value::Object(root)
+    }
+}
+
+fn put(object: &mut Map<String, Value>, key: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        object.insert(key.into(), Value::String(v.to_owned()));
+    }
+}
+
+/// Whole seconds as an integer (exact at any size), else fractional seconds.
+pub(super) fn duration_json(d: Duration) -> Value {
+    if d.subsec_nanos() == 0 {
+        Value::from(d.as_secs())
+    } else {
+        Number::from_f64(d.as_secs_f64()).map_or(Value::Null, Value::Number)
+    }
+}
+
+fn step_json(s: &StepSpec) -> Value {
+    let mut o = Map::new();
+    o.insert("id".into(), json!(s.id));
+    o.insert("kind".into(), json!(s.action.kind()));
+    o.insert("deps".into(), json!(s.deps));
+    o.insert("trigger_rule".into(), json!(s.trigger_rule.as_str()));
+    put(&mut o, "batch", s.batch.as_deref());
+    if let Some(t) = s.timeout {
+        o.insert("timeout".into(), duration_json(t));
+    }
+    o.insert(
+        "retry".into(),
+        json!({
+            "max_attempts": s.retry.max_attempts,
+            "initial": duration_json(s.retry.initial),
+            "multiplier": s.retry.multiplier,
+            "max": duration_json(s.retry.max),
+            "on": s.retry.on.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
+        }),
+    );
+    put(&mut o, "when", s.when.as_deref());
+    match &s.action {
+        StepAction::Agent(a) => {
+            o.insert("agent".into(), json!(a.agent));
+            put(&mut o, "model", a.model.as_deref());
+            o.insert("prompt".into(), json!(a.prompt));
+            o.insert("access".into(), json!(a.access.as_str()));
+            put(&mut o, "workdir", a.workdir.as_deref());
+        }
+        StepAction::Command(c) => {
+            match &c.program {
+                CommandProgram::Argv(argv) => o.insert("argv".into(), json!(argv)),
+                CommandProgram::Shell(sh) => o.insert("shell".into(), json!(sh)),
+            };
+            put(&mut o, "cwd", c.cwd.as_deref());
+            if !c.env.is_empty() {
+                o.insert("env".into(), json!(c.env));
+            }
+        }
+        StepAction::Code => {}
+        StepAction::Approval(a) => put(&mut o, "message", a.message.as_deref()),
+        StepAction::Switch(sw) => {
+            let cases: Vec<Value> = sw
+                .cases
+                .iter()
+                .map(|c| json!({"label": c.label, "condition": c.condition, "steps": c.steps}))
+                .collect();
+            o.insert("cases".into(), Value::Array(cases));
+            o.insert("default".into(), json!(sw.default));
+        }
+        StepAction::DoWhile(d) => {
+            o.insert("body".into(), json!(d.body));
+            o.insert("condition".into(), json!(d.condition));
+            o.insert("max_iterations".into(), json!(d.max_iterations));
+        }
+    }
+    Value::Object(o)
+}
+
+fn batch_config(p: &mut Problems, value: Option<&Value>) -> BatchConfig {
+    let mut config = BatchConfig::default();
+    let Some(o) = value.and_then(|v| p.object(v, "batch_config", BATCH_KEYS)) else {
+        return config;
+    };
+    p.unknown_keys(o, "batch_config", BATCH_KEYS);
+    config.max_concurrent = p
+        .uint(
+            o.get("max_concurrent"),
+            "batch_config.max_concurrent",
+            0,
+            u32::MAX as u64,
+        )
+        .map(|n| n as usize);
+    if let Some(rule) = p.name(o.get("join_rule"), "batch_config.join_rule") {
+        config.join_rule = rule;
+    }
+    config
+}
+
+/// One step; `None` only when it is no object (the problem is recorded).
+fn step(p: &mut Problems, value: &Value, at: &str) -> Option<StepSpec> {
+    let o = p.object(value, at, &["id", "kind", "..."])?;
+    let kind = match given(o, "kind") {
+        None => {
+            p.add(
+                join(at, "kind"),
+                format!("required: one of {}", listed(KINDS)),
+            );
+            None
+        }
+        Some(Value::String(k)) if KINDS.contains(&k.as_str()) => Some(k.as_str()),
+        Some(Value::String(k)) => {
+            p.add(
+                join(at, "kind"),
+                format!(
+                    "unknown step kind {k:?}; expected one of: {}",
+                    KINDS.join(", ")
+                ),
+            );
+            None
+        }
+        Some(other) => {
+            p.add(
+                join(at, "kind"),
+                format!("expected a string, got {}", describe(other)),
+            );
+            None
+        }
+    };
+
+    let id = p.required_text(o, "id", at, "the step's unique id");
+    if !id.is_empty() {
+        if let Some(why) = bad_id(&id) {
+            p.add(join(at, "id"), why);
+        }
+    }
+    keys(p, o, at, kind);
+    let deps = p.strings(o.get("deps"), &join(at, "deps"), false);
+    let trigger_rule = p
+        .name(o.get("trigger_rule"), &join(at, "trigger_rule"))
+        .unwrap_or_default();
+    let batch = p.text(o.get("batch"), &join(at, "batch"));
+    let timeout = p.opt_duration(o.get("timeout"), &join(at, "timeout"), false);
+    let retry = match given(o, "retry") {
+        None => RetrySpec::default(),
+        Some(v) => retry(p, v, &join(at, "retry")),
+    };
+    let when = p.text(o.get("when"), &join(at, "when"));
+    let action = match kind {
+        Some("agent") => StepAction::Agent(AgentAction {
+            agent: p.required_text(o, "agent", at, "the configured agent's identity"),
+            model: p.text(o.get("model"), &join(at, "model")),
+            prompt: p.required_text(o, "prompt", at, "the prompt template"),
+            access: p
+                .name(o.get("access"), &join(at, "access"))
+                .unwrap_or_default(),
+            workdir: p.text(o.get("workdir"), &join(at, "workdir")),
+        }),
+        Some("command") => StepAction::Command(command(p, o, at)),
+        Some("approval") => StepAction::Approval(ApprovalAction {
+            message: p.text(o.get("message"), &join(at, "message")),
+        }),
+        Some("switch") => StepAction::Switch(switch(p, o, at)),
+        Some("do_while") => StepAction::DoWhile(DoWhileAction {
+            body: p.strings(o.get("body"), &join(at, "body"), true),
+            condition: p.required_text(
+                o,
+                "condition",
+                at,
+                "a CEL condition: iterate again while it is true",
+            ),
+            max_iterations: p
+                .uint(
+                    o.get("max_iterations"),
+                    &join(at, "max_iterations"),
+                    1,
+                    MAX_LOOP_ITERATIONS as u64,
+                )
+                .map_or(DEFAULT_LOOP_MAX_ITERATIONS, |n| n as u32),
+        }),
+        // `code`, or an unknown kind (already a problem).
+        _ => StepAction::Code,
+    };
+    Some(StepSpec {
+        id,
+        deps,
+        trigger_rule,
+        batch,
+        timeout,
+        retry,
+        when,
+        action,
+    })
+}
+
+/// Refuses unknown keys and keys of another kind. Without a known kind only
+/// keys of no kind at all are refused (the kind's problem is reported).
+fn keys(p: &mut Problems, o: &Map<String, Value>, at: &str, kind: Option<&str>) {
+    let own: &[&str] = kind
+        .and_then(|k| KIND_KEYS.iter().find(|(n, _)| *n == k))
+        .map_or(&[], |(_, keys)| keys);
+    for key in o.keys() {
+        let key = key.as_str();
+        if COMMON_KEYS.contains(&key) || own.contains(&key) {
+            continue;
+        }
+        match KIND_KEYS.iter().find(|(_, keys)| keys.contains(&key)) {
+            Some(_) if kind.is_none() => {}
+            Some((owner, _)) => p.add(join(at, key), format!("only a {owner} step has `{key}`")),
+            None => {
+                let mut expected: Vec<&str> = COMMON_KEYS.to_vec();
+                expected.extend_from_slice(own);
+                p.add(
+                    join(at, key),
+                    format!(
+                        "unknown field `{key}`, expected one of {}",
+                        listed(&expected)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn retry(p: &mut Problems, value: &Value, at: &str) -> RetrySpec {
+    let mut r = RetrySpec::default();
+    let Some(o) = p.object(value, at, RETRY_KEYS) else {
+        return r;
+    };
+    p.unknown_keys(o, at, RETRY_KEYS);
+    if let Some(n) = p.uint(
+        o.get("max_attempts"),
+        &join(at, "max_attempts"),
+        1,
+        MAX_RETRY_ATTEMPTS as u64,
+    ) {
+        r.max_attempts = n as u32;
+    }
+    let initial = p.opt_duration(o.get("initial"), &join(at, "initial"), true);
+    let max = p.opt_duration(o.get("max"), &join(at, "max"), false);
+    r.initial = initial.unwrap_or(DEFAULT_RETRY_INITIAL);
+    r.max = max.unwrap_or(DEFAULT_RETRY_MAX);
+    if r.max < r.initial && (initial.is_some() || max.is_some()) {
+        p.add(
+            join(at, "max"),
+            format!(
+                "the longest wait ({:?}) is shorter than the first one (`initial`, {:?})",
+                r.max, r.initial
+            ),
+        );
+    }
+    match given(o, "multiplier") {
+        None => {}
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(m) if m.is_finite() && m >= 1.0 => r.multiplier = m,
+            _ => p.add(
+                join(at, "multiplier"),
+                format!("must be a number of at least 1, got {n}"),
+            ),
+        },
+        Some(other) => p.add(
+            join(at, "multiplier"),
+            format!("expected a number, got {}", describe(other)),
+        ),
+    }
+    match given(o, "on") {
+        None => {}
+        Some(Value::Array(items)) => {
+            let path = join(at, "on");
+            if items.is_empty() {
+                p.add(&path, "must name `failure`, `timeout` or both");
+            }
+            let mut on = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let at_i = format!("{path}[{i}]");
+                if item.is_null() {
+                    p.add(at_i, "expected a string, got null");
+                } else if let Some(r) = p.name::<RetryOn>(Some(item), &at_i) {
+                    if on.contains(&r) {
+                        p.add(at_i, format!("`{r}` is listed twice"));
+                    } else {
+                        on.push(r);
+                    }
+                }
+            }
+            r.on = on;
+        }
+        Some(other) => p.add(
+            join(at, "on"),
+            format!(
+                "expected an array of `failure`/`timeout`, got {}",
+                describe(other)
+            ),
+        ),
+    }
+    r
+}
+
+fn command(p: &mut Problems, o: &Map<String, Value>, at: &str) -> CommandAction {
+    let program = match (given(o, "argv"), given(o, "shell")) {
+        (Some(_), Some(_)) => {
+            p.add(join(at, "shell"), "give `argv` or `shell`, not both");
+            CommandProgram::Shell(String::new())
+        }
+        (None, None) => {
+            p.add(
+                at,
+                "a command step needs `argv` (a list) or `shell` (a string)",
+            );
+            CommandProgram::Shell(String::new())
+        }
+        (Some(argv), None) => {
+            let path = join(at, "argv");
+            let mut out = Vec::new();
+            match argv {
+                Value::Array(items) => {
+                    if items.is_empty() {
+                        p.add(&path, "must not be empty: the program and its arguments");
+                    }
+                    for (i, item) in items.iter().enumerate() {
+                        match item {
+                            // The program must be named; an argument may be empty.
+                            Value::String(s) if i == 0 && s.trim().is_empty() => {
+                                p.add(format!("{path}[0]"), "must not be blank: the program")
+                            }
+                            Value::String(s) => out.push(s.clone()),
+                            other => p.add(
+                                format!("{path}[{i}]"),
+                                format!("expected a string, got {}", describe(other)),
+                            ),
+                        }
+                    }
+                }
+                other => p.add(
+                    &path,
+                    format!("expected an array of strings, got {}", describe(other)),
+                ),
+            }
+            CommandProgram::Argv(out)
+        }
+        (None, Some(shell)) => {
+            CommandProgram::Shell(p.text(Some(shell), &join(at, "shell")).unwrap_or_default())
+        }
+    };
+    let cwd = p.text(o.get("cwd"), &join(at, "cwd"));
+    let mut env = BTreeMap::new();
+    match given(o, "env") {
+        None => {}
+        Some(Value::Object(vars)) => {
+            for (k, v) in vars {
+                let path = join(&join(at, "env"), k);
+                if k.is_empty() || k.contains(['=', '\0']) {
+                    p.add(
+                        &path,
+                        "an environment variable's name is not empty and has no `=` or NUL",
+                    );
+                }
+                match v {
+                    Value::String(s) if s.contains('\0') => p.add(path, "must not contain NUL"),
+                    Value::String(s) => {
+                        env.insert(k.clone(), s.clone());
+                    }
+                    other => p.add(path, format!("expected a string, got {}", describe(other))),
+                }
+            }
+        }
+        Some(other) => p.add(
+            join(at, "env"),
+            format!("expected an object of strings, got {}", describe(other)),
+        ),
+    }
+    CommandAction { program, cwd, env }
+}
+
+fn switch(p: &mut Problems, o: &Map<String, Value>, at: &str) -> SwitchAction {
+    let mut cases = Vec::new();
+    let cases_at = join(at, "cases");
+    match given(o, "cases") {
+        None => {}
+        Some(Value::Array(items)) => {
+            for (k, item) in items.iter().enumerate() {
+                let case_at = format!("{cases_at}[{k}]");
+                let Some(c) = p.object(item, &case_at, CASE_KEYS) else {
+                    continue;
+                };
+                p.unknown_keys(c, &case_at, CASE_KEYS);
+                cases.push(CaseSpec {
+                    label: p.required_text(c, "label", &case_at, "the case's name"),
+                    condition: p.required_text(c, "condition", &case_at, "a CEL condition"),
+                    steps: p.strings(c.get("steps"), &join(&case_at, "steps"), false),
+                });
+            }
+        }
+        Some(other) => p.add(
+            cases_at,
+            format!("expected an array, got {}", describe(other)),
+        ),
+    }
+    let default = p.strings(o.get("default"), &join(at, "default"), false);
+    SwitchAction { cases, default }
+}

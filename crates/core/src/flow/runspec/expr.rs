@@ -1,0 +1,1 @@
+//! CEL and minijinja: compiling and evaluating over the JSON context.
