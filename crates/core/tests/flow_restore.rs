@@ -411,8 +411,23 @@ fn contradictory_states_are_refused_with_typed_errors() {
             body: "draft".into()
         }
     );
-    // A loop that ended (or failed, or was skipped) while its body still ran
-    // is a state the scheduler itself reaches: restored as it is.
+    // A body step that an `always` rule started before its loop did is a
+    // state the scheduler itself reaches: restored as it is.
+    let eager = Flow::new(vec![
+        code("gate"),
+        Step::new("loop", StepKind::DoWhile)
+            .deps(["gate"])
+            .loop_body(["draft"]),
+        code("draft")
+            .deps(["loop"])
+            .trigger_rule(TriggerRule::Always),
+    ]);
+    let mut original = Scheduler::new(eager.clone()).unwrap();
+    assert_eq!(original.start().unwrap(), ids(&["gate", "draft"]));
+    let (s, ready) = Scheduler::restore(eager, &original.state()).unwrap();
+    assert_eq!(ready, NONE);
+    assert_eq!(s.in_flight(), ids(&["gate", "draft"]));
+    // So is a loop that ended (or failed) while its body still ran.
     for state in [
         SchedulerState {
             done: set(&["loop"]),

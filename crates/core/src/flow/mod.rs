@@ -8,7 +8,8 @@
 //! - [`state`]: [`SchedulerState`] with skip reasons.
 //! - [`decide`]: the pure decisions ([`ready_steps`], [`propagate_skips`],
 //!   [`evaluate_trigger_rule`], batches, switch, loop, retry, launch guards).
-//! - [`scheduler`]: [`Scheduler`], the same decisions at O(out-degree) per event.
+//! - [`scheduler`]: [`Scheduler`], the same decisions at O(out-degree) per event;
+//!   [`Scheduler::restore`] rebuilds one from a persisted [`SchedulerState`].
 //! - [`resume`]: crash-resume ([`reconcile_resume_step`], [`reconcile_run`]).
 //! - [`validate()`]: spec validation as a list of typed [`ValidationError`]s.
 //! - `command` (feature `runtime`, Unix): command steps as processes

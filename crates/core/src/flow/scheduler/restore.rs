@@ -12,9 +12,9 @@
 use super::{Scheduler, Status};
 use crate::flow::decide::switch_exclusions;
 use crate::flow::error::FlowError;
-use crate::flow::spec::{Flow, StepKind};
+use crate::flow::spec::{Flow, StepKind, TriggerRule};
 use crate::flow::state::{SchedulerState, SkipReason, SwitchResult};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 impl Scheduler {
     /// Rebuilds the scheduler that reached `state` over `flow` (started).
@@ -53,10 +53,13 @@ impl Scheduler {
     ///   ([`FlowError::SwitchExclusionsMismatch`]);
     /// - loop iterations for a step that is not a do-while:
     ///   [`FlowError::NotALoop`];
-    /// - a body step that depends on its do-while in flight while that
-    ///   do-while has not started (pending):
+    /// - a do-while body step in flight while its do-while has not started
+    ///   (pending), where it could only have run inside the loop: it
+    ///   depends on the do-while under a rule that waits for every
+    ///   dependency, and the do-while is in no other loop's body:
     ///   [`FlowError::LoopBodyOutsideLoop`]. A loop that finished, failed or
-    ///   was skipped while its body still ran is a state the scheduler
+    ///   was skipped while its body still ran, or a body step that an
+    ///   `always` or `one_*` rule let start first, is a state the scheduler
     ///   itself reaches, and is restored as it is.
     ///
     /// O(steps + edges + size of the state).
@@ -174,8 +177,8 @@ impl Scheduler {
         &self,
         state: &SchedulerState,
         status: &[Status],
-    ) -> Result<std::collections::BTreeMap<String, SwitchResult>, FlowError> {
-        let mut out = std::collections::BTreeMap::new();
+    ) -> Result<BTreeMap<String, SwitchResult>, FlowError> {
+        let mut out = BTreeMap::new();
         for (id, r) in &state.switch_results {
             let i = self.lookup(id)? as usize;
             if self.kinds[i] != StepKind::Switch {
@@ -235,24 +238,55 @@ impl Scheduler {
         Ok(out)
     }
 
-    /// A body step gated on its do-while cannot have started before the
-    /// do-while did.
+    /// Refuses a do-while body step in flight whose do-while has not
+    /// started, where that cannot happen: the step depends on the do-while
+    /// under a rule that waits for every dependency (so the do-while was in
+    /// flight or settled when the step was dispatched), and the do-while is
+    /// in no loop body (so no iteration of an outer loop reset it). Under
+    /// `always` or a `one_*` rule a body step may legitimately run first.
     fn check_loop_bodies(&self, status: &[Status]) -> Result<(), FlowError> {
+        let mut in_some_body = vec![false; self.ids.len()];
+        for body in &self.loop_body {
+            for &b in body {
+                in_some_body[b as usize] = true;
+            }
+        }
         for (l, body) in self.loop_body.iter().enumerate() {
-            if status[l] != Status::Pending {
+            if status[l] != Status::Pending || in_some_body[l] {
                 continue;
             }
             let loop_id = &self.ids[l];
             for &b in body {
-                let gated = self.flow.steps[b as usize].deps.contains(loop_id);
-                if gated && status[b as usize] == Status::InFlight {
+                let bu = b as usize;
+                if status[bu] == Status::InFlight
+                    && waits_for_every_dependency(self.rules[bu])
+                    && self.flow.steps[bu].deps.contains(loop_id)
+                {
                     return Err(FlowError::LoopBodyOutsideLoop {
                         step: loop_id.clone(),
-                        body: self.ids[b as usize].clone(),
+                        body: self.ids[bu].clone(),
                     });
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// True for the rules that never run a step while one of its dependencies
+/// is pending (see [`crate::flow::decide_trigger`]).
+fn waits_for_every_dependency(rule: TriggerRule) -> bool {
+    match rule {
+        TriggerRule::AllSuccess
+        | TriggerRule::AllFailed
+        | TriggerRule::AllDone
+        | TriggerRule::AllSkipped
+        | TriggerRule::NoneFailed
+        | TriggerRule::NoneFailedMinOneSuccess
+        | TriggerRule::NoneSkipped => true,
+        TriggerRule::OneSuccess
+        | TriggerRule::OneFailed
+        | TriggerRule::OneDone
+        | TriggerRule::Always => false,
     }
 }
