@@ -76,6 +76,8 @@
 #[cfg(all(feature = "runtime", unix))]
 pub mod command;
 pub mod decide;
+#[cfg(all(feature = "runtime", unix))]
+pub mod engine;
 pub mod error;
 pub mod resume;
 #[cfg(feature = "flows")]

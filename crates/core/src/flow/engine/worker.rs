@@ -1,0 +1,87 @@
+//! The engine's worker loop: rescue expired leases, claim run drivers,
+//! drive each in its own tokio task with a heartbeat.
+//!
+//! It claims only tasks of `step` owners, which are the flow runtime's
+//! (the arena claims contestants, judges and cross-examinations), so an
+//! arena and an engine share a store without taking each other's work.
+
+use super::driver;
+use super::Inner;
+use crate::store::{ClaimRequest, OwnerKind};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Rescues a driver task survives: a run whose driver keeps dying (the
+/// process is killed mid-run again and again) fails after this many.
+pub(crate) const DRIVER_MAX_RESCUES: u32 = 50;
+
+pub(crate) fn default_worker_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "host".to_owned());
+    format!(
+        "{host}:{}:flow-{}",
+        std::process::id(),
+        &super::random_hex(4)
+    )
+}
+
+pub(crate) async fn run(inner: Arc<Inner>) {
+    loop {
+        if inner.shutdown.is_cancelled() {
+            break;
+        }
+        match inner.store.rescue_expired(100).await {
+            Ok(rescued) if !rescued.is_empty() => inner.bus.notify(),
+            Ok(_) => {}
+            Err(e) => eprintln!("coderig flow: rescue failed: {e}"),
+        }
+        let driving = inner.driving.lock().map(|m| m.len()).unwrap_or(0) as u32;
+        let free = inner.config.max_runs.saturating_sub(driving);
+        let mut claimed = 0;
+        if free > 0 {
+            let request = ClaimRequest::new(inner.config.worker.clone())
+                .limit(free)
+                .lease_ttl(inner.config.lease_ttl)
+                .owner_kinds(&[OwnerKind::Step]);
+            match inner.store.claim(&request).await {
+                Ok(claims) => {
+                    claimed = claims.len();
+                    for claim in claims {
+                        let run_id = claim.task.work_id.clone();
+                        let stop = inner.shutdown.child_token();
+                        inner
+                            .driving
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(run_id.clone(), stop.clone());
+                        let i = inner.clone();
+                        inner.tracker.spawn(async move {
+                            if let Err(e) = driver::drive(&i, claim, stop).await {
+                                eprintln!("coderig flow: run {run_id}: {e}");
+                            }
+                            i.driving
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .remove(&run_id);
+                            i.wake.notify_one();
+                        });
+                    }
+                }
+                Err(e) => eprintln!("coderig flow: claim failed: {e}"),
+            }
+        }
+        if claimed > 0 && claimed as u32 == free {
+            continue;
+        }
+        tokio::select! {
+            () = inner.shutdown.cancelled() => break,
+            () = inner.wake.notified() => {}
+            () = tokio::time::sleep(poll_interval(inner.config.poll)) => {}
+        }
+    }
+}
+
+fn poll_interval(poll: Duration) -> Duration {
+    poll.max(Duration::from_millis(10))
+}
