@@ -1382,6 +1382,12 @@ impl Driver {
     }
 
     async fn complete_driver(&mut self) -> Result<(), Error> {
+        // The run is over: its callables are not needed any more.
+        self.inner
+            .code
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.run_id);
         match self
             .inner
             .store
