@@ -542,3 +542,53 @@ fn data_file(w: &World, run: &str, rel: &str) -> String {
         .join(rel);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_do_while_runs_its_body_until_the_condition_fails() {
+    let w = world().await;
+    let yaml = r#"
+steps:
+  - {id: prep, kind: command, argv: ["echo", "prep"]}
+  - id: loop
+    kind: do_while
+    deps: [prep]
+    body: [body-a, body-b]
+    condition: 'iteration < 3'
+    max_iterations: 10
+  - id: body-a
+    kind: command
+    deps: [loop]
+    shell: echo "a {{ iteration }} {{ steps["body-a"].attempt }}" >> '{{ input.dir }}/log'
+  - id: body-b
+    kind: command
+    deps: [body-a]
+    shell: echo "b {{ iteration }} {{ steps["body-b"].attempt }}" >> '{{ input.dir }}/log'
+  - {id: after, kind: command, deps: [loop], argv: ["echo", "{{ results.loop }}"]}
+"#;
+    let view = w.run(yaml).await;
+    assert_eq!(view.status, RunStatus::Completed, "{view:#?}");
+    assert_eq!(
+        std::fs::read_to_string(w.file("log")).unwrap(),
+        "a 1 1\nb 1 1\na 2 1\nb 2 1\na 3 1\nb 3 1\n"
+    );
+    assert_eq!(step(&view, "loop").output, Some(json!(3)));
+    assert_eq!(step(&view, "after").output, Some(json!("3\n")));
+    // Each iteration is a fresh start of every body step: attempt 1 of
+    // iteration 1, 2, 3 (the first body step too, which the scheduler hands
+    // out again the moment the loop iterates).
+    for id in ["body-a", "body-b"] {
+        let s = step(&view, id);
+        assert_eq!((s.attempt, s.iteration), (1, 3), "{s:#?}");
+        let runs: Vec<(u32, u32, &str)> = s
+            .attempts
+            .iter()
+            .map(|a| (a.iteration, a.attempt, a.outcome.as_str()))
+            .collect();
+        assert_eq!(
+            runs,
+            [(1, 1, "done"), (2, 1, "done"), (3, 1, "done")],
+            "{id}"
+        );
+    }
+    w.shutdown().await;
+}

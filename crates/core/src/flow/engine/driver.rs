@@ -707,6 +707,16 @@ impl Driver {
     /// A step the scheduler handed out: decide or start it.
     fn dispatch(&mut self, i: usize) -> Result<(), Error> {
         let step = self.compiled.spec().steps[i].clone();
+        // A body step's row says which iteration its status belongs to
+        // (1-based, as templates see it): the attempt records, the retry
+        // budget and the jitter seed are per iteration.
+        if self.rows[i].data.kind != "do_while" {
+            if let Some(l) = self.loop_of[i] {
+                let id = &self.compiled.spec().steps[l].id;
+                self.rows[i].data.iteration =
+                    self.sched.loop_iterations(id).map_err(flow_error)? + 1;
+            }
+        }
         // `when` is judged once per iteration, when the step first becomes
         // ready: a retry or a restarted driver does not judge it again.
         if step.when.is_some() && self.rows[i].data.attempt == 0 {
@@ -1174,11 +1184,24 @@ impl Driver {
             self.touch(l);
             for b in &dw.body {
                 let j = i_of(&self.index, b)?;
-                if self.sched.outcome(b).map_err(flow_error)? == StepOutcome::Pending {
+                // Every body step the scheduler put back is a fresh step of
+                // the new iteration: the pending ones, and the ones it
+                // handed out again at once (in flight, started below) —
+                // those too start again from attempt 1.
+                if matches!(
+                    self.sched.outcome(b).map_err(flow_error)?,
+                    StepOutcome::Pending | StepOutcome::InFlight
+                ) {
                     let row = &mut self.rows[j];
                     row.status = StepStatus::Pending;
                     row.data.attempt = 0;
-                    row.data.iteration = completed;
+                    // 1-based, as templates see it; an inner loop's own
+                    // count starts again from none completed.
+                    row.data.iteration = if row.data.kind == "do_while" {
+                        0
+                    } else {
+                        completed + 1
+                    };
                     row.data.skip_reason = None;
                     row.data.started_at = None;
                     row.data.finished_at = None;
