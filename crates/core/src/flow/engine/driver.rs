@@ -145,6 +145,9 @@ struct Driver {
     ctx_cache: Option<Value>,
     /// Steps whose row is `waiting` (approvals).
     waiting: BTreeSet<usize>,
+    /// Steps whose last attempt ran in a process that is gone: what it left
+    /// running is killed before the step runs again (or is cancelled).
+    reap: BTreeSet<usize>,
 }
 
 fn step_event(run_id: &str, step_id: &str, row: &Row) -> Result<NewEvent, Error> {
@@ -233,6 +236,7 @@ impl Driver {
             to_spawn: Vec::new(),
             ctx_cache: None,
             waiting: BTreeSet::new(),
+            reap: BTreeSet::new(),
         };
         if !LIVE_RUN.contains(&d.status.as_str()) {
             if d.status == RunStatus::Cancelled {
@@ -407,6 +411,7 @@ impl Driver {
                         }
                     } else {
                         self.interrupted(i);
+                        self.reap.insert(i);
                         self.start_attempt(i)?;
                     }
                 }
@@ -856,6 +861,10 @@ impl Driver {
             let token = cancel.clone();
             let tx = self.ended_tx.clone();
             let prepared = self.prepare(i);
+            let reap = self
+                .reap
+                .remove(&i)
+                .then(|| exec::step_tag(&self.run_id, &step.id));
             self.live.insert(
                 i,
                 Live {
@@ -867,6 +876,11 @@ impl Driver {
             );
             let inner = self.inner.clone();
             tokio::spawn(async move {
+                // The attempt that ran in a dead process may have left
+                // processes behind: they die before this one starts.
+                if let Some(tag) = reap {
+                    exec::reap_remnants(tag).await;
+                }
                 let result = match prepared {
                     Err(e) => ExecResult::Failed {
                         error: e.to_json(),
@@ -928,6 +942,10 @@ impl Driver {
                         let dir =
                             crate::flow::command::confine_dir(workdir.as_deref(), &base, &roots)?;
                         let mut turn = Turn::new(prompt);
+                        turn.env.insert(
+                            exec::STEP_ENV.into(),
+                            exec::step_tag(&self.run_id, &step.id),
+                        );
                         turn.model = model;
                         turn.workdir = Some(dir);
                         turn.access = access;
@@ -941,6 +959,11 @@ impl Driver {
                     }
                     RenderedAction::Command { program, cwd, env } => {
                         let dir = crate::flow::command::confine_dir(cwd.as_deref(), &base, &roots)?;
+                        let mut env = env;
+                        env.insert(
+                            exec::STEP_ENV.into(),
+                            exec::step_tag(&self.run_id, &step.id),
+                        );
                         Ok(Prepared::Command(CommandCall {
                             program,
                             cwd: dir,
@@ -1353,6 +1376,11 @@ impl Driver {
             l.cancel.cancel();
         }
         self.drain_live().await;
+        // Steps that ran in a dead process: what they left running goes too.
+        for i in std::mem::take(&mut self.reap) {
+            let id = &self.compiled.spec().steps[i].id;
+            exec::reap_remnants(exec::step_tag(&self.run_id, id)).await;
+        }
         for attempt in 0..3 {
             let now = now_ms();
             let mut changes = Changes::default();

@@ -187,3 +187,101 @@ pub(crate) async fn code(
         () = cancel.cancelled() => ExecResult::failed(Error::conflict("the code step was cancelled")),
     }
 }
+
+/// The variable every process of an agent or command step carries (its
+/// value from [`step_tag`]): the mark by which a later driver finds what a
+/// dead one left running.
+pub(crate) const STEP_ENV: &str = "CODERIG_FLOW_STEP";
+
+/// The value of [`STEP_ENV`] for step `step_id` of run `run_id`.
+pub(crate) fn step_tag(run_id: &str, step_id: &str) -> String {
+    format!("{run_id}/{step_id}")
+}
+
+/// Kills what earlier attempts of a step left running on this host: every
+/// process whose environment holds `STEP_ENV=tag`, and the process group of
+/// each, and waits (up to 10 s) until they are gone.
+///
+/// Why: a kill -9 of the engine takes the step's group leader with it
+/// (SIGKILL at its parent's death), but not the processes the leader
+/// started — `sh -c 'sleep 300; …'` leaves the sleep running, reparented,
+/// next to the attempt that replaces it. Only the driver that takes the
+/// run over can know that, so it calls this before it starts the step
+/// again. Processes on another host, or of another user (their
+/// environment is unreadable), are out of its reach. Linux only (`/proc`);
+/// elsewhere it does nothing.
+pub(crate) async fn reap_remnants(tag: String) {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = tokio::task::spawn_blocking(move || reap_blocking(&tag)).await;
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = tag;
+}
+
+#[cfg(target_os = "linux")]
+fn reap_blocking(tag: &str) {
+    use nix::sys::signal::{kill, killpg, Signal};
+    use nix::unistd::{getpgid, getpgrp, Pid};
+    let wanted = format!("{STEP_ENV}={tag}");
+    let own_group = getpgrp();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = tagged_processes(wanted.as_bytes());
+        if found.is_empty() || std::time::Instant::now() >= deadline {
+            return;
+        }
+        for pid in found {
+            let pid = Pid::from_raw(pid);
+            // The whole group: a member that cleared its environment dies
+            // with the others. Never this process's own group.
+            if let Ok(group) = getpgid(Some(pid)) {
+                if group != own_group && group.as_raw() > 1 {
+                    let _ = killpg(group, Signal::SIGKILL);
+                }
+            }
+            let _ = kill(pid, Signal::SIGKILL);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The live (not zombie) processes whose environment holds `wanted`.
+#[cfg(target_os = "linux")]
+fn tagged_processes(wanted: &[u8]) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if !environ.split(|b| *b == 0).any(|var| var == wanted) {
+            continue;
+        }
+        // A zombie is dead already (its parent, maybe init, reaps it).
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.trim_start().chars().next())
+            })
+            .is_some_and(|state| state == 'Z' || state == 'X');
+        if !zombie {
+            found.push(pid);
+        }
+    }
+    found
+}
