@@ -287,7 +287,15 @@ impl Driver {
                     d.abandon().await;
                     return Ok(());
                 }
-                Some(ended) = d.ended_rx.recv() => d.on_ended(ended)?,
+                Some(ended) = d.ended_rx.recv() => {
+                    d.on_ended(ended)?;
+                    // Every ending already in: one transaction for all of
+                    // them, not one each (a fan-in of n steps that end
+                    // together while a write is slow was n writes in a row).
+                    while let Ok(more) = d.ended_rx.try_recv() {
+                        d.on_ended(more)?;
+                    }
+                }
                 () = sleep => d.on_timers()?,
                 ev = sub.next() => match ev {
                     Some(BusEvent::Stored(s)) => {
