@@ -12,10 +12,11 @@
 //! to a log file with `>>` (O_APPEND, one short write per line), so the log
 //! is the evidence of what ran how often.
 //!
-//! The kill tests run on a real SQLite file. Two engines (two child
-//! processes) on one PostgreSQL run 50 runs of a 20-step flow when
-//! `DATABASE_URL` is set (scripts/test.sh's PostgreSQL stage sets it and
-//! checks the marker line); without it that test says so and passes.
+//! The kill tests run on a real SQLite file, and again on PostgreSQL when
+//! `DATABASE_URL` is set. Two engines (two child processes) on one
+//! PostgreSQL run 50 runs of a 20-step flow when `DATABASE_URL` is set
+//! (scripts/test.sh's PostgreSQL stage sets it and checks the marker
+//! lines); without it the PostgreSQL tests say so and pass.
 
 mod common;
 
@@ -38,8 +39,34 @@ use std::time::{Duration, Instant};
 
 const CHILD_ENV: &str = "CODERIG_FLOW_CRASH_CHILD";
 const CHILD_TEST: &str = "flow_child_entry";
-/// The engines' driver lease: short, so a dead engine's runs come back soon.
-const LEASE: Duration = Duration::from_secs(2);
+/// How an engine of these tests runs.
+#[derive(Debug, Clone, Copy)]
+struct Tuning {
+    /// Runs it drives at once.
+    max_runs: u32,
+    /// Its driver lease.
+    lease: Duration,
+    /// Its worker's poll.
+    poll: Duration,
+}
+
+/// The kill tests' engines: a short lease, so a dead engine's run comes
+/// back soon — but not so short that a live driver on a loaded machine
+/// (heartbeats every third of it, each a store write that can take a
+/// second there) loses it.
+const KILL: Tuning = Tuning {
+    max_runs: 16,
+    lease: Duration::from_secs(5),
+    poll: Duration::from_millis(50),
+};
+
+/// The two-engine test's: nobody dies there, so the default lease; each
+/// engine drives at most 6 runs at once, so neither can take all 50.
+const SHARE: Tuning = Tuning {
+    max_runs: 6,
+    lease: coderig::store::DEFAULT_LEASE_TTL,
+    poll: Duration::from_millis(200),
+};
 /// Bounds every wait: only a hang reaches it.
 const WAIT: Duration = Duration::from_secs(120);
 
@@ -60,12 +87,12 @@ fn location_of(v: &Value) -> Location {
     }
 }
 
-fn config(data_dir: &Path, worker: &str, max_runs: u32, run_worker: bool) -> EngineConfig {
+fn config(data_dir: &Path, worker: &str, tuning: Tuning, run_worker: bool) -> EngineConfig {
     let mut c = EngineConfig::new(data_dir);
     c.worker = worker.into();
-    c.lease_ttl = LEASE;
-    c.poll = Duration::from_millis(50);
-    c.max_runs = max_runs;
+    c.lease_ttl = tuning.lease;
+    c.poll = tuning.poll;
+    c.max_runs = tuning.max_runs;
     c.run_worker = run_worker;
     c
 }
@@ -74,7 +101,7 @@ async fn engine_on(
     store: Arc<dyn Store>,
     data_dir: &Path,
     worker: &str,
-    max_runs: u32,
+    tuning: Tuning,
     run_worker: bool,
 ) -> Engine {
     let bus = EventBus::start(store.clone());
@@ -82,7 +109,7 @@ async fn engine_on(
         store,
         Registry::new(),
         bus,
-        config(data_dir, worker, max_runs, run_worker),
+        config(data_dir, worker, tuning, run_worker),
     )
     .await
     .unwrap()
@@ -108,7 +135,11 @@ fn flow_child_entry() {
             store,
             Path::new(arg["data_dir"].as_str().unwrap()),
             arg["worker"].as_str().unwrap(),
-            arg["max_runs"].as_u64().unwrap() as u32,
+            Tuning {
+                max_runs: arg["max_runs"].as_u64().unwrap() as u32,
+                lease: Duration::from_millis(arg["lease_ms"].as_u64().unwrap()),
+                poll: Duration::from_millis(arg["poll_ms"].as_u64().unwrap()),
+            },
             true,
         )
         .await;
@@ -139,12 +170,14 @@ struct ChildEngine {
 
 impl ChildEngine {
     /// Starts one and waits until its engine runs.
-    fn start(location: &Location, data_dir: &Path, name: &str, max_runs: u32) -> ChildEngine {
+    fn start(location: &Location, data_dir: &Path, name: &str, tuning: Tuning) -> ChildEngine {
         let arg = json!({
             "location": location_json(location),
             "data_dir": data_dir,
             "worker": name,
-            "max_runs": max_runs,
+            "max_runs": tuning.max_runs,
+            "lease_ms": tuning.lease.as_millis() as u64,
+            "poll_ms": tuning.poll.as_millis() as u64,
         });
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
@@ -196,6 +229,8 @@ struct World {
     location: Location,
     client: Engine,
     root: PathBuf,
+    /// The PostgreSQL schema's owner (dropped at the end), when on one.
+    harness: Option<common::Harness>,
     _tmp: tempfile::TempDir,
 }
 
@@ -204,17 +239,31 @@ impl World {
         let tmp = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(tmp.path()).unwrap();
         let location = Location::Sqlite(root.join("coderig.db"));
-        World::on(location, tmp, root).await
+        World::on(location, None, tmp, root).await
     }
 
-    async fn on(location: Location, tmp: tempfile::TempDir, root: PathBuf) -> World {
+    /// A world on a fresh schema of `DATABASE_URL`; `None` without one.
+    async fn postgres() -> Option<World> {
+        let harness = common::postgres("flow_engine_crash").await?;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        Some(World::on(harness.location.clone(), Some(harness), tmp, root).await)
+    }
+
+    async fn on(
+        location: Location,
+        harness: Option<common::Harness>,
+        tmp: tempfile::TempDir,
+        root: PathBuf,
+    ) -> World {
         let store = open_at(&location).await;
-        let client = engine_on(store.clone(), &root.join("data"), "client", 1, false).await;
+        let client = engine_on(store.clone(), &root.join("data"), "client", KILL, false).await;
         std::fs::create_dir_all(root.join("files")).unwrap();
         World {
             location,
             client,
             root,
+            harness,
             _tmp: tmp,
         }
     }
@@ -227,14 +276,14 @@ impl World {
         self.root.join("files").join(name)
     }
 
-    fn child(&self, name: &str, max_runs: u32) -> ChildEngine {
-        ChildEngine::start(&self.location, &self.data_dir(), name, max_runs)
+    fn child(&self, name: &str, tuning: Tuning) -> ChildEngine {
+        ChildEngine::start(&self.location, &self.data_dir(), name, tuning)
     }
 
     /// A new engine in this process on its own store handle.
     async fn restarted(&self, name: &str) -> Engine {
         let store = open_at(&self.location).await;
-        engine_on(store, &self.data_dir(), name, 16, true).await
+        engine_on(store, &self.data_dir(), name, KILL, true).await
     }
 
     async fn start(&self, yaml: &str, input: Value) -> String {
@@ -294,6 +343,9 @@ impl World {
 
     async fn finish(self) {
         self.client.shutdown(Duration::from_secs(5)).await;
+        if let Some(h) = self.harness {
+            h.finish().await;
+        }
     }
 }
 
@@ -332,6 +384,26 @@ fn process_gone(pid: i32) -> bool {
     }
 }
 
+/// The kill tests run on a SQLite file, and on PostgreSQL when
+/// `DATABASE_URL` is set (scripts/test.sh's PostgreSQL stage runs the
+/// `_postgres` ones).
+macro_rules! on_both {
+    ($body:ident, $sqlite:ident, $postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            $body(World::sqlite().await).await
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            if let Some(w) = World::postgres().await {
+                println!("flow kill -9 test on postgres");
+                $body(w).await
+            }
+        }
+    };
+}
+
 /// A line the step's command appends: `<step> <iteration> <attempt>`.
 fn logged(step: &str) -> String {
     format!(
@@ -339,9 +411,13 @@ fn logged(step: &str) -> String {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_during_a_running_command_reruns_only_that_attempt() {
-    let w = World::sqlite().await;
+on_both!(
+    kill9_running_command,
+    kill9_during_a_running_command_reruns_only_that_attempt_sqlite,
+    kill9_during_a_running_command_reruns_only_that_attempt_postgres
+);
+
+async fn kill9_running_command(w: World) {
     // `slow`'s first attempt hangs: a sleep in the background of its shell,
     // so the sleep is not the group's leader and nothing but the engine
     // knows to kill it once its engine is gone.
@@ -373,7 +449,7 @@ steps:
         slow = logged("slow"),
         after = logged("after"),
     );
-    let a = w.child("engine-a", 16);
+    let a = w.child("engine-a", KILL);
     let id = w.start(&yaml, json!({})).await;
     let pids: Vec<i32> = w
         .wait_for_file(&id, "pids")
@@ -421,9 +497,13 @@ steps:
     w.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_while_an_approval_waits_keeps_it_waiting_for_the_new_engine() {
-    let w = World::sqlite().await;
+on_both!(
+    kill9_waiting_approval,
+    kill9_while_an_approval_waits_keeps_it_waiting_for_the_new_engine_sqlite,
+    kill9_while_an_approval_waits_keeps_it_waiting_for_the_new_engine_postgres
+);
+
+async fn kill9_waiting_approval(w: World) {
     let yaml = format!(
         r#"
 steps:
@@ -445,7 +525,7 @@ steps:
         prep = logged("prep"),
         ship = logged("ship"),
     );
-    let a = w.child("engine-a", 16);
+    let a = w.child("engine-a", KILL);
     let id = w.start(&yaml, json!({})).await;
     let view = w
         .until(&id, "waited for the approval", |v| {
@@ -506,9 +586,13 @@ steps:
     w.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_inside_a_do_while_resumes_at_the_persisted_iteration() {
-    let w = World::sqlite().await;
+on_both!(
+    kill9_do_while,
+    kill9_inside_a_do_while_resumes_at_the_persisted_iteration_sqlite,
+    kill9_inside_a_do_while_resumes_at_the_persisted_iteration_postgres
+);
+
+async fn kill9_do_while(w: World) {
     // Iterations 1..=3 (`iteration` in the condition is the count of
     // completed ones); the engine dies while iteration 2's first body step
     // runs.
@@ -554,7 +638,7 @@ steps:
         body_b = logged("body-b"),
         after = logged("after"),
     );
-    let a = w.child("engine-a", 16);
+    let a = w.child("engine-a", KILL);
     let id = w.start(&yaml, json!({})).await;
     let pid: i32 = w.wait_for_file(&id, "pids").await.trim().parse().unwrap();
     let mid = w.client.run(&id).await.unwrap();
@@ -605,7 +689,7 @@ steps:
 fn fan_flow() -> String {
     let line = |step: &str| {
         format!(
-            r#"echo "{{{{ input.run }}}} {step} {{{{ steps["{step}"].attempt }}}} $FLOW_ENGINE" >> '{{{{ input.log }}}}'"#
+            r#"echo "{{{{ input.run }}}} {step} {{{{ steps["{step}"].attempt }}}} $FLOW_ENGINE $(date +%s%3N)" >> '{{{{ input.log }}}}'"#
         )
     };
     let mut yaml = String::from("steps:\n");
@@ -630,46 +714,57 @@ fn fan_flow() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_engines_postgres_share_50_runs_and_run_every_step_once() {
-    let Some(harness) = common::postgres("flow_engine_crash").await else {
+    let Some(w) = World::postgres().await else {
         return;
     };
     // scripts/test.sh's PostgreSQL stage checks this line.
-    println!("flow two-engine test on {}", harness.store.backend());
-    let tmp = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(tmp.path()).unwrap();
-    let w = World::on(harness.location.clone(), tmp, root).await;
-    // Each engine drives at most 6 runs at once, so neither can take all 50.
-    let a = w.child("engine-a", 6);
-    let b = w.child("engine-b", 6);
+    println!("flow two-engine test on {}", w.client.store().backend());
+    let a = w.child("engine-a", SHARE);
+    let b = w.child("engine-b", SHARE);
     let yaml = fan_flow();
     let mut ids = Vec::new();
     for n in 0..50 {
         ids.push(w.start(&yaml, json!({"run": format!("r{n:02}")})).await);
     }
+    let mut views = Vec::new();
     for id in &ids {
-        let view = w.ended(id).await;
-        assert_eq!(view.status, RunStatus::Completed, "{view:#?}");
-        assert_eq!(view.steps.len(), 20);
-        for s in &view.steps {
-            assert_eq!((s.status, s.attempt), (StepStatus::Done, 1), "{s:?}");
-            assert_eq!(outcomes(&view, &s.id), ["done"], "{s:?}");
-        }
+        views.push(w.ended(id).await);
     }
     a.stop();
     b.stop();
+    // Each line: `<run> <step> <attempt> <engine> <ms>`.
     let log = w.log();
-    assert_unique(&log);
+    let run_lines = |run: &str| -> Vec<&String> {
+        log.iter()
+            .filter(|l| l.split(' ').next() == Some(run))
+            .collect()
+    };
+    for (n, view) in views.iter().enumerate() {
+        let tag = format!("r{n:02}");
+        assert_eq!(view.status, RunStatus::Completed, "{view:#?}");
+        assert_eq!(view.steps.len(), 20);
+        for s in &view.steps {
+            assert_eq!(
+                (s.status, s.attempt),
+                (StepStatus::Done, 1),
+                "{s:#?}\nthe run's log: {:#?}",
+                run_lines(&tag)
+            );
+            assert_eq!(outcomes(view, &s.id), ["done"], "{s:?}");
+        }
+    }
     let mut per_run: HashMap<String, BTreeSet<String>> = HashMap::new();
     let mut per_engine: BTreeMap<String, usize> = BTreeMap::new();
     for l in &log {
         let f: Vec<&str> = l.split(' ').collect();
-        assert_eq!(f.len(), 4, "{l:?}");
+        assert_eq!(f.len(), 5, "{l:?}");
         assert_eq!(f[2], "1", "a second attempt ran: {l:?}");
         assert!(
             per_run.entry(f[0].into()).or_default().insert(f[1].into()),
-            "{} {} ran twice",
+            "{} {} ran twice: {:#?}",
             f[0],
-            f[1]
+            f[1],
+            run_lines(f[0])
         );
         *per_engine.entry(f[3].into()).or_default() += 1;
     }
@@ -695,5 +790,4 @@ async fn two_engines_postgres_share_50_runs_and_run_every_step_once() {
         .unwrap();
     assert_eq!(page.runs.len(), 50);
     w.finish().await;
-    harness.finish().await;
 }
