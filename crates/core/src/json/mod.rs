@@ -21,7 +21,7 @@ mod flow;
 pub(crate) mod int;
 pub(crate) mod problems;
 #[cfg(feature = "openapi")]
-mod schema;
+pub(crate) mod schema;
 
 pub use edit::{
     edit, edits, hashline_edits, EditInput, EditPlan, EditRequest, EditResponse,
