@@ -36,6 +36,14 @@ pub fn battle(value: &Value) -> Result<crate::arena::BattleSpec, Error> {
     crate::arena::BattleSpec::from_json(value)
 }
 
+/// Decodes a runtime flow spec (`POST /api/flows/validate`, `POST
+/// /api/runs`): every problem at once, each with its path — see
+/// [`crate::flow::runspec`].
+#[cfg(feature = "flows")]
+pub fn flow_spec(value: &Value) -> Result<crate::flow::FlowSpec, Error> {
+    crate::flow::FlowSpec::from_json(value)
+}
+
 use crate::error::Error;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
