@@ -145,9 +145,6 @@ struct Driver {
     ctx_cache: Option<Value>,
     /// Steps whose row is `waiting` (approvals).
     waiting: BTreeSet<usize>,
-    /// Steps whose last attempt ran in a process that is gone: what it left
-    /// running is killed before the step runs again (or is cancelled).
-    reap: BTreeSet<usize>,
 }
 
 fn step_event(run_id: &str, step_id: &str, row: &Row) -> Result<NewEvent, Error> {
@@ -236,7 +233,6 @@ impl Driver {
             to_spawn: Vec::new(),
             ctx_cache: None,
             waiting: BTreeSet::new(),
-            reap: BTreeSet::new(),
         };
         if !LIVE_RUN.contains(&d.status.as_str()) {
             if d.status == RunStatus::Cancelled {
@@ -419,7 +415,7 @@ impl Driver {
                         }
                     } else {
                         self.interrupted(i);
-                        self.reap.insert(i);
+                        self.kill_orphans(i);
                         self.start_attempt(i)?;
                     }
                 }
@@ -720,15 +716,8 @@ impl Driver {
     /// A step the scheduler handed out: decide or start it.
     fn dispatch(&mut self, i: usize) -> Result<(), Error> {
         let step = self.compiled.spec().steps[i].clone();
-        // A body step's row says which iteration its status belongs to
-        // (1-based, as templates see it): the attempt records, the retry
-        // budget and the jitter seed are per iteration.
-        if self.rows[i].data.kind != "do_while" {
-            if let Some(l) = self.loop_of[i] {
-                let id = &self.compiled.spec().steps[l].id;
-                self.rows[i].data.iteration =
-                    self.sched.loop_iterations(id).map_err(flow_error)? + 1;
-            }
+        if self.loop_of[i].is_some() && self.rows[i].data.attempt == 0 {
+            self.rows[i].data.iteration = self.iteration_of(i);
         }
         // `when` is judged once per iteration, when the step first becomes
         // ready: a retry or a restarted driver does not judge it again.
@@ -821,6 +810,22 @@ impl Driver {
         }
     }
 
+    /// Kills what is left on this host of step `i`'s current attempt (its
+    /// driver died; see `orphans`).
+    fn kill_orphans(&self, i: usize) {
+        let row = &self.rows[i];
+        let tag = super::orphans::attempt_tag(
+            &self.run_id,
+            &row.data.step_id,
+            row.data.iteration,
+            row.data.attempt,
+        );
+        let n = super::orphans::kill_tagged(&tag);
+        if n > 0 {
+            eprintln!("coderig flow: killed {n} process(es) left by attempt {tag}");
+        }
+    }
+
     fn interrupted(&mut self, i: usize) {
         let row = &mut self.rows[i];
         let now = now_ms();
@@ -869,10 +874,6 @@ impl Driver {
             let token = cancel.clone();
             let tx = self.ended_tx.clone();
             let prepared = self.prepare(i);
-            let reap = self
-                .reap
-                .remove(&i)
-                .then(|| exec::step_tag(&self.run_id, &step.id));
             self.live.insert(
                 i,
                 Live {
@@ -884,11 +885,6 @@ impl Driver {
             );
             let inner = self.inner.clone();
             tokio::spawn(async move {
-                // The attempt that ran in a dead process may have left
-                // processes behind: they die before this one starts.
-                if let Some(tag) = reap {
-                    exec::reap_remnants(tag).await;
-                }
                 let result = match prepared {
                     Err(e) => ExecResult::Failed {
                         error: e.to_json(),
@@ -949,11 +945,9 @@ impl Driver {
                     } => {
                         let dir =
                             crate::flow::command::confine_dir(workdir.as_deref(), &base, &roots)?;
+                        let tag = self.tag(i);
                         let mut turn = Turn::new(prompt);
-                        turn.env.insert(
-                            exec::STEP_ENV.into(),
-                            exec::step_tag(&self.run_id, &step.id),
-                        );
+                        turn.env.insert(super::orphans::ATTEMPT_VAR.into(), tag);
                         turn.model = model;
                         turn.workdir = Some(dir);
                         turn.access = access;
@@ -965,13 +959,13 @@ impl Driver {
                             turn,
                         }))
                     }
-                    RenderedAction::Command { program, cwd, env } => {
+                    RenderedAction::Command {
+                        program,
+                        cwd,
+                        mut env,
+                    } => {
+                        env.insert(super::orphans::ATTEMPT_VAR.into(), self.tag(i));
                         let dir = crate::flow::command::confine_dir(cwd.as_deref(), &base, &roots)?;
-                        let mut env = env;
-                        env.insert(
-                            exec::STEP_ENV.into(),
-                            exec::step_tag(&self.run_id, &step.id),
-                        );
                         Ok(Prepared::Command(CommandCall {
                             program,
                             cwd: dir,
@@ -986,6 +980,16 @@ impl Driver {
                 }
             }
         }
+    }
+
+    fn tag(&self, i: usize) -> String {
+        let row = &self.rows[i];
+        super::orphans::attempt_tag(
+            &self.run_id,
+            &row.data.step_id,
+            row.data.iteration,
+            row.data.attempt,
+        )
     }
 
     fn on_timers(&mut self) -> Result<(), Error> {
@@ -1215,24 +1219,16 @@ impl Driver {
             self.touch(l);
             for b in &dw.body {
                 let j = i_of(&self.index, b)?;
-                // Every body step the scheduler put back is a fresh step of
-                // the new iteration: the pending ones, and the ones it
-                // handed out again at once (in flight, started below) —
-                // those too start again from attempt 1.
-                if matches!(
+                // Every body step starts the iteration afresh (the ready
+                // ones are already in flight in the scheduler).
+                if !matches!(
                     self.sched.outcome(b).map_err(flow_error)?,
-                    StepOutcome::Pending | StepOutcome::InFlight
+                    StepOutcome::Skipped(SkipReason::Excluded)
                 ) {
                     let row = &mut self.rows[j];
                     row.status = StepStatus::Pending;
                     row.data.attempt = 0;
-                    // 1-based, as templates see it; an inner loop's own
-                    // count starts again from none completed.
-                    row.data.iteration = if row.data.kind == "do_while" {
-                        0
-                    } else {
-                        completed + 1
-                    };
+                    row.data.iteration = completed + 1;
                     row.data.skip_reason = None;
                     row.data.started_at = None;
                     row.data.finished_at = None;
@@ -1384,10 +1380,10 @@ impl Driver {
             l.cancel.cancel();
         }
         self.drain_live().await;
-        // Steps that ran in a dead process: what they left running goes too.
-        for i in std::mem::take(&mut self.reap) {
-            let id = &self.compiled.spec().steps[i].id;
-            exec::reap_remnants(exec::step_tag(&self.run_id, id)).await;
+        for i in 0..self.rows.len() {
+            if self.rows[i].status == StepStatus::Running && !self.live.contains_key(&i) {
+                self.kill_orphans(i);
+            }
         }
         for attempt in 0..3 {
             let now = now_ms();
