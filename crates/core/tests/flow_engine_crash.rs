@@ -685,6 +685,74 @@ steps:
     w.finish().await;
 }
 
+on_both!(
+    kill9_then_cancel,
+    kill9_then_cancel_while_no_engine_runs_cancels_the_steps_and_kills_the_orphans_sqlite,
+    kill9_then_cancel_while_no_engine_runs_cancels_the_steps_and_kills_the_orphans_postgres
+);
+
+async fn kill9_then_cancel(w: World) {
+    let yaml = format!(
+        r#"
+steps:
+  - id: slow
+    kind: command
+    shell: |
+      {slow}
+      sleep 300 & echo "$$ $!" > '{{{{ input.dir }}}}/pids.tmp'
+      mv '{{{{ input.dir }}}}/pids.tmp' '{{{{ input.dir }}}}/pids'
+      wait
+  - id: after
+    kind: command
+    deps: [slow]
+    shell: |
+      {after}
+"#,
+        slow = logged("slow"),
+        after = logged("after"),
+    );
+    let a = w.child("engine-a", KILL);
+    let id = w.start(&yaml, json!({})).await;
+    let pids: Vec<i32> = w
+        .wait_for_file(&id, "pids")
+        .await
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    a.kill9();
+    // Cancelled while no engine drives it: the run is cancelled at once...
+    let view = w.client.cancel(&id).await.unwrap();
+    assert_eq!(view.status, RunStatus::Cancelled);
+    // ...and the next engine to take its driver finishes the cancel: every
+    // step cancelled, nothing started again, the dead engine's sleep killed.
+    let b = w.restarted("engine-b").await;
+    let view = w
+        .until(&id, "cancelled its steps", |v| {
+            v.steps.iter().all(|s| s.status == StepStatus::Cancelled)
+        })
+        .await;
+    assert_eq!(view.status, RunStatus::Cancelled, "{view:#?}");
+    let slow = view.step("slow").unwrap();
+    assert_eq!(outcomes(&view, "slow"), ["interrupted"], "{slow:#?}");
+    assert_eq!(
+        slow.attempt, 1,
+        "no attempt after the interrupted one: {slow:#?}"
+    );
+    assert_eq!(w.log(), ["slow 0 1"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for pid in pids {
+        while !process_gone(pid) {
+            assert!(
+                Instant::now() < deadline,
+                "process {pid} of the killed engine's step is still alive"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    b.shutdown(Duration::from_secs(5)).await;
+    w.finish().await;
+}
+
 /// The 20-step flow: a start, 18 parallel workers, a join.
 fn fan_flow() -> String {
     let line = |step: &str| {

@@ -400,6 +400,22 @@ impl Driver {
         self.waiting = (0..self.rows.len())
             .filter(|&i| self.rows[i].status == StepStatus::Waiting)
             .collect();
+        if self.status == RunStatus::Cancelled {
+            // The run is only wound up (`finish_cancelled`): nothing is
+            // decided or started any more. An attempt a dead driver left
+            // running is recorded as interrupted (its processes are killed
+            // there) and is not followed by a new one.
+            for i in 0..self.rows.len() {
+                let kind = self.rows[i].data.kind.as_str();
+                if self.rows[i].status == StepStatus::Running
+                    && !self.live.contains_key(&i)
+                    && !matches!(kind, "do_while" | "switch")
+                {
+                    self.interrupted(i);
+                }
+            }
+            return Ok(());
+        }
         let mut loops: Vec<usize> = self.record_skips().into_iter().collect();
         // Steps in flight in the store: keep what runs here, start again
         // what ran in a process that is gone.
