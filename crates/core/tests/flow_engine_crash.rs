@@ -753,6 +753,63 @@ steps:
     w.finish().await;
 }
 
+on_both!(
+    kill9_during_a_retry_backoff,
+    kill9_during_a_retry_backoff_keeps_the_persisted_wait_and_budget_sqlite,
+    kill9_during_a_retry_backoff_keeps_the_persisted_wait_and_budget_postgres
+);
+
+async fn kill9_during_a_retry_backoff(w: World) {
+    // Every attempt fails; the one retry the budget allows waits 12 s
+    // (±10 %), longer than the new engine needs to take the run over (the
+    // 5 s lease and a poll), so it is the persisted `available_at` that
+    // holds it back. The new engine must not grant a third attempt.
+    let yaml = format!(
+        r#"
+steps:
+  - id: flaky
+    kind: command
+    retry: {{max_attempts: 2, initial: 12s, on: [failure]}}
+    shell: |
+      {flaky}
+      exit 1
+"#,
+        flaky = logged("flaky"),
+    );
+    let a = w.child("engine-a", KILL);
+    let id = w.start(&yaml, json!({})).await;
+    let view = w
+        .until(&id, "scheduled the retry", |v| {
+            v.step("flaky").unwrap().available_at.is_some()
+        })
+        .await;
+    let flaky = view.step("flaky").unwrap();
+    assert_eq!((flaky.status, flaky.attempt), (StepStatus::Pending, 1));
+    let available_at = flaky.available_at.unwrap();
+    a.kill9();
+
+    let b = w.restarted("engine-b").await;
+    let view = w.ended(&id).await;
+    assert_eq!(view.status, RunStatus::Failed, "{view:#?}");
+    let flaky = view.step("flaky").unwrap();
+    assert_eq!(flaky.status, StepStatus::Failed);
+    assert_eq!(outcomes(&view, "flaky"), ["failed", "failed"], "{flaky:#?}");
+    assert_eq!(flaky.attempt, 2);
+    assert_eq!(view.error.as_ref().unwrap()["step"], json!("flaky"));
+    // The new engine started the retry no earlier than the dead one had
+    // scheduled it.
+    let retry = &flaky.attempts[1];
+    assert!(
+        retry.started_at >= available_at,
+        "the retry started at {} before its persisted available_at {available_at}",
+        retry.started_at
+    );
+    assert!(available_at - flaky.attempts[0].finished_at >= 10_800);
+    assert_eq!(w.log(), ["flaky 0 1", "flaky 0 2"]);
+    b.shutdown(Duration::from_secs(5)).await;
+    w.finish().await;
+}
+
 /// The 20-step flow: a start, 18 parallel workers, a join.
 fn fan_flow() -> String {
     let line = |step: &str| {
