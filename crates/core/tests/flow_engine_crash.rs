@@ -916,3 +916,91 @@ async fn two_engines_postgres_share_50_runs_and_run_every_step_once() {
     assert_eq!(page.runs.len(), 50);
     w.finish().await;
 }
+
+/// A driver whose lease ran out while it lived (a stalled process, a slow
+/// store) is replaced, here by the same engine: `driving()` must name the
+/// run as long as the successor drives it, also after the stale driver
+/// stopped. The lease is expired by hand in the SQLite file (what a stall
+/// past the lease does).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_driver_that_lost_its_lease_hands_the_run_to_its_successor() {
+    let w = World::sqlite().await;
+    let yaml = format!(
+        r#"
+steps:
+  - id: hang
+    kind: command
+    shell: |
+      {hang}
+      d='{{{{ input.dir }}}}'
+      if [ {{{{ steps.hang.attempt }}}} -eq 1 ]; then
+        sleep 300 & echo "$$ $!" > "$d/pids.tmp"; mv "$d/pids.tmp" "$d/pids"
+        wait
+      fi
+      while [ ! -e "$d/release" ]; do sleep 0.05; done
+  - id: after
+    kind: command
+    deps: [hang]
+    shell: |
+      {after}
+"#,
+        hang = logged("hang"),
+        after = logged("after"),
+    );
+    let e = w.restarted("engine-e").await;
+    let id = w.start(&yaml, json!({})).await;
+    let pids: Vec<i32> = w
+        .wait_for_file(&id, "pids")
+        .await
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(e.driving(), std::slice::from_ref(&id));
+    let common::Raw::Sqlite(pool) = common::raw(&w.location).await else {
+        unreachable!()
+    };
+    let expired = sqlx::query("UPDATE tasks SET lease_expires_at = 1 WHERE id = ?1")
+        .bind(format!("{id}-driver"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(expired.rows_affected(), 1);
+    // The engine rescues and claims the driver again; the new driver
+    // starts attempt 2 and the first attempt's processes are gone.
+    w.until(&id, "started attempt 2", |v| {
+        let s = v.step("hang").unwrap();
+        s.attempt == 2 && s.status == StepStatus::Running
+    })
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for pid in pids {
+        while !process_gone(pid) {
+            assert!(Instant::now() < deadline, "attempt 1's {pid} lives");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    // The stale driver notices (its next write or heartbeat is refused)
+    // and stops, within a heartbeat; all along the run is driven here.
+    let watch = Instant::now() + KILL.lease;
+    while Instant::now() < watch {
+        assert_eq!(
+            e.driving(),
+            std::slice::from_ref(&id),
+            "the run lost its driver entry"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    std::fs::write(w.file("release"), "").unwrap();
+    let view = w.ended(&id).await;
+    assert_eq!(view.status, RunStatus::Completed, "{view:#?}");
+    assert_eq!(outcomes(&view, "hang"), ["interrupted", "done"]);
+    assert_eq!(sorted(&w.log()), ["after 0 1", "hang 0 1", "hang 0 2"]);
+    let deadline = Instant::now() + WAIT;
+    while !e.driving().is_empty() {
+        assert!(Instant::now() < deadline, "{:?}", e.driving());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    pool.close().await;
+    e.shutdown(Duration::from_secs(5)).await;
+    w.finish().await;
+}
