@@ -370,8 +370,7 @@ async fn drive(prepared: Prepared, rig: &RigArgs, json: bool) -> ExitCode {
     config.project_roots = prepared.roots;
     // A person watches: notice the next step sooner than a server would.
     config.poll = Duration::from_millis(200);
-    let engine = match Engine::start(store.clone(), prepared.registry, bus.clone(), config).await
-    {
+    let engine = match Engine::start(store.clone(), prepared.registry, bus.clone(), config).await {
         Ok(engine) => engine,
         Err(e) => {
             bus.shutdown();
@@ -856,6 +855,8 @@ struct Progress {
     chars: HashMap<String, usize>,
     id_width: usize,
     kind_width: usize,
+    /// Do-while steps and the steps of their bodies.
+    in_loop: BTreeSet<String>,
 }
 
 impl Progress {
@@ -904,6 +905,7 @@ impl Progress {
             eprintln!("{header}");
             Display::Plain
         };
+        let in_loop = loop_steps(&view.spec);
         let mut progress = Progress {
             display,
             shown: HashMap::new(),
@@ -911,6 +913,7 @@ impl Progress {
             chars: HashMap::new(),
             id_width,
             kind_width,
+            in_loop,
         };
         progress.draw(view);
         progress
@@ -993,8 +996,10 @@ impl Progress {
             },
             _ => note(s),
         };
-        if s.iteration > 0 {
-            note = format!("iteration {} {note}", s.iteration);
+        if self.in_loop.contains(&s.id) {
+            // A step's `iteration` counts the loop's finished iterations
+            // (0 in the first); people count from 1, as templates do.
+            note = format!("iteration {} {note}", s.iteration + 1);
         }
         format!(
             "{:<iw$}  {:<kw$}  {:<9}  {:<10}  {:>8}  {}",
@@ -1073,6 +1078,21 @@ impl Progress {
             let _ = multi.clear();
         }
     }
+}
+
+/// The do-while steps of a spec (its canonical JSON) and every step of
+/// their bodies.
+fn loop_steps(spec: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for step in spec["steps"].as_array().into_iter().flatten() {
+        if step["kind"] == "do_while" {
+            out.extend(step["id"].as_str().map(str::to_owned));
+            for id in step["body"].as_array().into_iter().flatten() {
+                out.extend(id.as_str().map(str::to_owned));
+            }
+        }
+    }
+    out
 }
 
 fn now_ms() -> i64 {
@@ -1162,6 +1182,7 @@ fn summary(view: &RunView, data_dir: &Path) -> String {
             dir.join("report.md").display(),
             report.trim_end()
         ));
+        out.push('\n');
     }
     out.push_str(&format!("artifacts: {}\n", dir.display()));
     out
