@@ -515,8 +515,7 @@ fn json_prints_every_stored_event_of_the_run_then_the_run() {
     for s in run["steps"].as_array().unwrap() {
         let last = events
             .iter()
-            .filter(|e| e["step_id"] == s["id"])
-            .next_back()
+            .rfind(|e| e["step_id"] == s["id"])
             .unwrap_or_else(|| panic!("no event of {s:#}"));
         assert_eq!(last["status"], s["status"], "{s:#}");
     }

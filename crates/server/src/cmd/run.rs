@@ -1072,10 +1072,16 @@ impl Progress {
         self.run_status = view.status;
     }
 
-    /// Removes the bars, so the summary starts on a clean screen.
+    /// Removes the bars, so the summary starts on a clean screen; nothing
+    /// is drawn after (a dropped bar would draw itself again below the
+    /// summary).
     fn clear(&mut self) {
-        if let Display::Bars { multi, .. } = &self.display {
-            let _ = multi.clear();
+        if let Display::Bars { multi, paused, .. } = &mut self.display {
+            if !*paused {
+                let _ = multi.clear();
+            }
+            multi.set_draw_target(ProgressDrawTarget::hidden());
+            *paused = true;
         }
     }
 }
