@@ -42,6 +42,10 @@ use tokio::sync::mpsc;
 
 const WHAT: &str = "run";
 
+/// How long a cancelled run may take to stop its steps (their processes
+/// killed) before `run` quits without seeing it.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
 /// Options of `coderig run`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -379,6 +383,16 @@ async fn drive(prepared: Prepared, rig: &RigArgs, json: bool) -> ExitCode {
     };
     // Subscribed before the run exists: its first event is seen too.
     let mut events = bus.subscribe();
+    // Every event of the run comes after this seq: where the --json
+    // catch-up reads from when the subscription delivered nothing.
+    let mut last_seq = match store.event_window().await {
+        Ok(window) => window.newest,
+        Err(e) => {
+            engine.shutdown(Duration::from_secs(5)).await;
+            bus.shutdown();
+            return super::fail(WHAT, &e);
+        }
+    };
     let id = match engine
         .start_run(NewRun::spec(prepared.spec, prepared.input))
         .await
@@ -400,10 +414,11 @@ async fn drive(prepared: Prepared, rig: &RigArgs, json: bool) -> ExitCode {
     };
     let mut progress = Progress::new(json, &view);
     let mut approver = Approver::new(prepared.approvals);
-    // The last stored event the subscription delivered (of any run): the
-    // --json catch-up reads the store from there.
-    let mut last_seq: u64 = 0;
     let mut interrupted: Option<u8> = None;
+    // How long an interrupted run may take to stop its steps before the
+    // command quits anyway (a driver elsewhere that never acts on the
+    // cancel must not hold it forever).
+    let mut stop_by: Option<tokio::time::Instant> = None;
     // A second signal: quit without waiting for the steps to stop.
     let mut forced = false;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -418,6 +433,9 @@ async fn drive(prepared: Prepared, rig: &RigArgs, json: bool) -> ExitCode {
             )
         });
         if !is_live(view.status) && (view.status != RunStatus::Cancelled || settled) {
+            break;
+        }
+        if stop_by.is_some_and(|at| tokio::time::Instant::now() >= at) {
             break;
         }
         if interrupted.is_none() && is_live(view.status) {
@@ -452,11 +470,13 @@ async fn drive(prepared: Prepared, rig: &RigArgs, json: bool) -> ExitCode {
             _ = sigint.recv() => {
                 if interrupted.is_some() { forced = true; break; }
                 interrupted = Some(130);
+                stop_by = Some(tokio::time::Instant::now() + STOP_GRACE);
                 reread = cancel_for_signal(&engine, &id, &mut progress, &mut approver).await;
             }
             _ = sigterm.recv() => {
                 if interrupted.is_some() { forced = true; break; }
                 interrupted = Some(143);
+                stop_by = Some(tokio::time::Instant::now() + STOP_GRACE);
                 reread = cancel_for_signal(&engine, &id, &mut progress, &mut approver).await;
             }
         }
