@@ -1017,9 +1017,9 @@ impl Progress {
             _ => note(s),
         };
         if self.in_loop.contains(&s.id) {
-            // A step's `iteration` counts the loop's finished iterations
-            // (0 in the first); people count from 1, as templates do.
-            note = format!("iteration {} {note}", s.iteration + 1);
+            // A body step's `iteration` counts from 1, as templates do
+            // (0 only before its first start).
+            note = format!("iteration {} {note}", s.iteration.max(1));
         }
         format!(
             "{:<iw$}  {:<kw$}  {:<9}  {:<10}  {:>8}  {}",
