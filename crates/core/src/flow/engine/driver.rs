@@ -283,7 +283,15 @@ impl Driver {
                     d.abandon().await;
                     return Ok(());
                 }
-                Some(ended) = d.ended_rx.recv() => d.on_ended(ended)?,
+                Some(ended) = d.ended_rx.recv() => {
+                    d.on_ended(ended)?;
+                    // Every ending already in: one transaction for all of
+                    // them, not one each (a fan-in of n steps that end
+                    // together while a write is slow was n writes in a row).
+                    while let Ok(more) = d.ended_rx.try_recv() {
+                        d.on_ended(more)?;
+                    }
+                }
                 () = sleep => d.on_timers()?,
                 ev = sub.next() => match ev {
                     Some(BusEvent::Stored(s)) => {
@@ -392,6 +400,22 @@ impl Driver {
         self.waiting = (0..self.rows.len())
             .filter(|&i| self.rows[i].status == StepStatus::Waiting)
             .collect();
+        if self.status == RunStatus::Cancelled {
+            // The run is only wound up (`finish_cancelled`): nothing is
+            // decided or started any more. An attempt a dead driver left
+            // running is recorded as interrupted (its processes are killed
+            // there) and is not followed by a new one.
+            for i in 0..self.rows.len() {
+                let kind = self.rows[i].data.kind.as_str();
+                if self.rows[i].status == StepStatus::Running
+                    && !self.live.contains_key(&i)
+                    && !matches!(kind, "do_while" | "switch")
+                {
+                    self.interrupted(i);
+                }
+            }
+            return Ok(());
+        }
         let mut loops: Vec<usize> = self.record_skips().into_iter().collect();
         // Steps in flight in the store: keep what runs here, start again
         // what ran in a process that is gone.

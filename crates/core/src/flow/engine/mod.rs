@@ -232,9 +232,9 @@ pub(crate) struct Inner {
     pub(crate) wake: Notify,
     pub(crate) shutdown: CancellationToken,
     pub(crate) tracker: TaskTracker,
-    /// The runs this process drives now, with the token that stops each
-    /// driver (shutdown).
-    pub(crate) driving: Mutex<HashMap<String, CancellationToken>>,
+    /// The runs this process drives now: the driver task's attempt (one
+    /// per claim) and the token that stops that driver (shutdown).
+    pub(crate) driving: Mutex<HashMap<String, (u32, CancellationToken)>>,
 }
 
 /// The flow engine: one handle per process (server, CLI, `Rig`), cheap to

@@ -64,21 +64,27 @@ pub(crate) async fn run(inner: Arc<Inner>) {
                     claimed = claims.len();
                     for claim in claims {
                         let run_id = claim.task.work_id.clone();
+                        let attempt = claim.task.attempt;
                         let stop = inner.shutdown.child_token();
+                        // A driver of this run may still be stopping here
+                        // (its lease ran out while it lived and this claim
+                        // is its successor's): the entry is the newest one's.
                         inner
                             .driving
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .insert(run_id.clone(), stop.clone());
+                            .insert(run_id.clone(), (attempt, stop.clone()));
                         let i = inner.clone();
                         inner.tracker.spawn(async move {
                             if let Err(e) = driver::drive(&i, claim, stop).await {
                                 eprintln!("coderig flow: run {run_id}: {e}");
                             }
-                            i.driving
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .remove(&run_id);
+                            // Only its own entry, not a successor's.
+                            let mut driving = i.driving.lock().unwrap_or_else(|e| e.into_inner());
+                            if driving.get(&run_id).is_some_and(|(a, _)| *a == attempt) {
+                                driving.remove(&run_id);
+                            }
+                            drop(driving);
                             i.wake.notify_one();
                         });
                     }
