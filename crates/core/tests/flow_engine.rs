@@ -590,5 +590,20 @@ steps:
             "{id}"
         );
     }
+    // Every iteration's ending is a stored `step_updated` too (the last
+    // body step's `done` is written before its row starts over).
+    let events = w.store.events_after(0, 10_000).await.unwrap();
+    for id in ["body-a", "body-b"] {
+        let done = events
+            .iter()
+            .filter(|e| {
+                e.kind.as_str() == "step_updated"
+                    && e.payload["run_id"] == json!(view.id)
+                    && e.payload["step_id"] == json!(id)
+                    && e.payload["status"] == json!("done")
+            })
+            .count();
+        assert_eq!(done, 3, "{id}: one stored `done` per iteration");
+    }
     w.shutdown().await;
 }

@@ -1230,6 +1230,9 @@ impl Driver {
             Err(e) => return self.settle_failed(l, e.to_json(), false),
         };
         if again && completed < dw.max_iterations {
+            // The body's endings of this iteration are written (and
+            // announced) before the rows start over in the same batch.
+            self.stage()?;
             let ready = self.sched.next_iteration(&loop_id).map_err(flow_error)?;
             self.rows[l].data.iteration = completed;
             self.touch(l);
