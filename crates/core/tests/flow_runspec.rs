@@ -1,10 +1,18 @@
-//! The runtime flow spec: decoding, compiling, CEL and templates.
+//! The runtime flow spec (feature `flows`): strict decoding with every
+//! problem's path, compile problems, CEL conditions and minijinja templates
+//! over the run context, and the canonical JSON round trip.
 
-use coderig::flow::FlowSpec;
+use coderig::agent::Access;
+use coderig::flow::{
+    AgentAction, ApprovalAction, CaseSpec, CommandAction, CommandProgram, FlowSpec, RenderedAction,
+    RetryOn, StepAction, StepKind, SwitchAction, TriggerRule,
+};
+use coderig::ErrorKind;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::time::Duration;
 
-#[test]
-fn design_example_decodes() {
-    let yaml = r#"
+const DESIGN_YAML: &str = r#"
 name: fix-until-green
 steps:
   - id: plan
@@ -27,11 +35,843 @@ steps:
   - {id: review, kind: agent, deps: [route], agent: claude, model: sonnet, prompt: "{{ results.tests }}"}
 report: "{{ results.plan }}"
 "#;
-    let spec = FlowSpec::from_yaml_str(yaml).unwrap();
+
+fn design_json() -> Value {
+    json!({
+        "name": "fix-until-green",
+        "steps": [
+            {"id": "plan", "kind": "agent", "agent": "claude", "model": "sonnet",
+             "prompt": "Plan a fix for: {{ input.issue }}"},
+            {"id": "tests", "kind": "command", "deps": ["plan"], "shell": "python3 -m pytest -q",
+             "timeout": "5m", "retry": {"max_attempts": 3, "initial": "1s", "multiplier": 2, "on": ["timeout"]}},
+            {"id": "route", "kind": "switch", "deps": ["tests"],
+             "cases": [{"label": "green", "condition": "results[\"tests\"].contains(\"passed\")", "steps": ["ship"]}],
+             "default": ["review"]},
+            {"id": "ship", "kind": "approval", "deps": ["route"], "message": "Ship it?"},
+            {"id": "review", "kind": "agent", "deps": ["route"], "agent": "claude", "model": "sonnet",
+             "prompt": "{{ results.tests }}"}
+        ],
+        "report": "{{ results.plan }}"
+    })
+}
+
+/// The `(path, message)` problems of an `invalid_input` error.
+fn problems(e: &coderig::Error) -> Vec<(String, String)> {
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    e.details()["problems"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no problems in {:?}", e.details()))
+        .iter()
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap().to_owned(),
+                p["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts the problems are exactly `expected` (path, message substring), in order.
+fn assert_problems(e: &coderig::Error, expected: &[(&str, &str)]) {
+    let got = problems(e);
+    assert_eq!(
+        got.len(),
+        expected.len(),
+        "expected {expected:?}\n     got {got:?}"
+    );
+    for ((path, message), (want_path, want)) in got.iter().zip(expected) {
+        assert_eq!(path, want_path, "got {got:?}");
+        assert!(
+            message.contains(want),
+            "at {path}: {message:?} lacks {want:?}"
+        );
+    }
+    assert_eq!(e.details()["path"], expected[0].0);
+}
+
+fn steps(list: Value) -> Value {
+    json!({ "steps": list })
+}
+
+#[test]
+fn the_design_example_decodes_alike_from_yaml_and_json() {
+    let from_yaml = FlowSpec::from_yaml_str(DESIGN_YAML).unwrap();
+    let from_json = FlowSpec::from_json(&design_json()).unwrap();
+    assert_eq!(from_yaml, from_json);
+    assert_eq!(FlowSpec::parse(DESIGN_YAML).unwrap(), from_json);
+    assert_eq!(
+        FlowSpec::parse(&design_json().to_string()).unwrap(),
+        from_json
+    );
+
+    let spec = from_yaml;
+    assert_eq!(spec.name.as_deref(), Some("fix-until-green"));
+    assert_eq!(spec.report.as_deref(), Some("{{ results.plan }}"));
     assert_eq!(spec.steps.len(), 5);
-    let back = FlowSpec::from_json(&spec.to_json()).unwrap();
-    assert_eq!(back, spec);
-    let e = FlowSpec::parse("{\"steps\": [{\"id\": \"a b\", \"kind\": \"agent\", \"shell\": 1}]}")
+    let plan = &spec.steps[0];
+    assert_eq!(
+        plan.action,
+        StepAction::Agent(AgentAction {
+            agent: "claude".into(),
+            model: Some("sonnet".into()),
+            prompt: "Plan a fix for: {{ input.issue }}".into(),
+            access: Access::ReadOnly,
+            workdir: None,
+        })
+    );
+    assert_eq!(plan.retry.max_attempts, 1);
+    let tests = &spec.steps[1];
+    assert_eq!(tests.deps, ["plan"]);
+    assert_eq!(tests.timeout, Some(Duration::from_secs(300)));
+    assert_eq!(tests.retry.max_attempts, 3);
+    assert_eq!(tests.retry.initial, Duration::from_secs(1));
+    assert_eq!(tests.retry.multiplier, 2.0);
+    assert_eq!(tests.retry.max, Duration::from_secs(300));
+    assert_eq!(tests.retry.on, [RetryOn::Timeout]);
+    assert_eq!(
+        tests.action,
+        StepAction::Command(CommandAction {
+            program: CommandProgram::Shell("python3 -m pytest -q".into()),
+            cwd: None,
+            env: Default::default(),
+        })
+    );
+    assert_eq!(
+        spec.steps[2].action,
+        StepAction::Switch(SwitchAction {
+            cases: vec![CaseSpec {
+                label: "green".into(),
+                condition: "results[\"tests\"].contains(\"passed\")".into(),
+                steps: vec!["ship".into()],
+            }],
+            default: vec!["review".into()],
+        })
+    );
+    assert_eq!(
+        spec.steps[3].action,
+        StepAction::Approval(ApprovalAction {
+            message: Some("Ship it?".into())
+        })
+    );
+    let kinds: Vec<&str> = spec.steps.iter().map(|s| s.action.kind()).collect();
+    assert_eq!(kinds, ["agent", "command", "switch", "approval", "agent"]);
+    assert_eq!(FlowSpec::from_json(&spec.to_json()).unwrap(), spec);
+}
+
+#[test]
+fn decode_problems_name_every_path() {
+    let cases: Vec<(&str, Value, Vec<(&str, &str)>)> = vec![
+        ("not an object", json!([1]), vec![(".", "a flow spec must be an object, got an array")]),
+        ("no steps", json!({}), vec![("steps", "required")]),
+        ("empty steps", steps(json!([])), vec![("steps", "0 steps: a flow has 1 to 20000")]),
+        (
+            "unknown top-level key and bad name",
+            json!({"name": "a b", "stpes": [], "steps": [{"id": "a", "kind": "code"}]}),
+            vec![
+                ("stpes", "unknown field `stpes`, expected one of `name`, `description`"),
+                ("name", "is no flow name"),
+            ],
+        ),
+        (
+            "a key of another kind names its kind",
+            steps(json!([{"id": "a", "kind": "code"}, {"id": "b", "kind": "agent", "agent": "x", "prompt": "p", "shell": "ls"}])),
+            vec![("steps[1].shell", "only a command step has `shell`")],
+        ),
+        (
+            "an unknown step key names the expected ones",
+            steps(json!([{"id": "a", "kind": "approval", "mesage": "x"}])),
+            vec![("steps[0].mesage", "unknown field `mesage`, expected one of `id`, `kind`, `deps`, `trigger_rule`, `batch`, `timeout`, `retry`, `when`, `message`")],
+        ),
+        (
+            "kind missing, id bad, deps wrong type",
+            steps(json!([{"id": "a b", "deps": "x"}])),
+            vec![
+                ("steps[0].kind", "required: one of `agent`"),
+                ("steps[0].id", "\"a b\" is no step id"),
+                ("steps[0].deps", "expected an array of strings, got a string"),
+            ],
+        ),
+        (
+            "unknown kind, blank id",
+            steps(json!([{"id": " ", "kind": "shell"}])),
+            vec![("steps[0].kind", "unknown step kind \"shell\""), ("steps[0].id", "must not be blank")],
+        ),
+        (
+            "agent requirements and bad access",
+            steps(json!([{"id": "a", "kind": "agent", "access": "root", "model": 3}])),
+            vec![
+                ("steps[0].agent", "required"),
+                ("steps[0].model", "expected a string, got a number"),
+                ("steps[0].prompt", "required"),
+                ("steps[0].access", "unknown access level \"root\""),
+            ],
+        ),
+        (
+            "retry problems",
+            steps(json!([{"id": "a", "kind": "code", "retry": {"max_attempts": 0, "initial": "5m", "max": "1m", "multiplier": 0.5, "on": ["failure", "failure", "crash"], "jitter": 1}}])),
+            vec![
+                ("steps[0].retry.jitter", "unknown field `jitter`"),
+                ("steps[0].retry.max_attempts", "must be an integer from 1 to 100, got 0"),
+                ("steps[0].retry.max", "shorter than the first one"),
+                ("steps[0].retry.multiplier", "at least 1, got 0.5"),
+                ("steps[0].retry.on[1]", "`failure` is listed twice"),
+                ("steps[0].retry.on[2]", "unknown retry ending \"crash\""),
+            ],
+        ),
+        (
+            "durations",
+            steps(json!([{"id": "a", "kind": "code", "timeout": "soon"}, {"id": "b", "kind": "code", "timeout": 0}, {"id": "c", "kind": "code", "timeout": true}])),
+            vec![
+                ("steps[0].timeout", "bad duration \"soon\""),
+                ("steps[1].timeout", "must be more than zero"),
+                ("steps[2].timeout", "expected a number of seconds or a duration string"),
+            ],
+        ),
+        (
+            "command: both argv and shell; neither; bad env",
+            steps(json!([
+                {"id": "a", "kind": "command", "argv": ["ls"], "shell": "ls"},
+                {"id": "b", "kind": "command", "env": {"A=B": "x", "C": 1}},
+                {"id": "c", "kind": "command", "argv": []},
+                {"id": "d", "kind": "command", "argv": ["", 2]}
+            ])),
+            vec![
+                ("steps[0].shell", "give `argv` or `shell`, not both"),
+                ("steps[1]", "needs `argv` (a list) or `shell`"),
+                ("steps[1].env.A=B", "has no `=`"),
+                ("steps[1].env.C", "expected a string, got a number"),
+                ("steps[2].argv", "must not be empty"),
+                ("steps[3].argv[0]", "must not be blank"),
+                ("steps[3].argv[1]", "expected a string, got a number"),
+            ],
+        ),
+        (
+            "switch and do_while shapes",
+            steps(json!([
+                {"id": "s", "kind": "switch", "cases": [{"label": "x", "steps": ["a"], "when": "true"}, 3], "default": "a"},
+                {"id": "l", "kind": "do_while", "body": [], "max_iterations": 0},
+            ])),
+            vec![
+                ("steps[0].cases[0].when", "unknown field `when`, expected one of `label`, `condition`, `steps`"),
+                ("steps[0].cases[0].condition", "required"),
+                ("steps[0].cases[1]", "expected an object {label, condition, steps}, got a number"),
+                ("steps[0].default", "expected an array of strings, got a string"),
+                ("steps[1].body", "must not be empty"),
+                ("steps[1].condition", "required"),
+                ("steps[1].max_iterations", "must be an integer from 1 to 10000, got 0"),
+            ],
+        ),
+        (
+            "trigger rule and batch config",
+            json!({"steps": [{"id": "a", "kind": "code", "trigger_rule": "sometimes", "batch": ""}],
+                   "batch_config": {"max_concurrent": -1, "join_rule": "x", "size": 2}}),
+            vec![
+                ("batch_config.size", "unknown field `size`"),
+                ("batch_config.max_concurrent", "must be an integer from 0"),
+                ("batch_config.join_rule", "unknown trigger rule \"x\""),
+                ("steps[0].trigger_rule", "unknown trigger rule \"sometimes\""),
+                ("steps[0].batch", "must not be blank"),
+            ],
+        ),
+    ];
+    for (what, value, expected) in cases {
+        let e = FlowSpec::from_json(&value).expect_err(what);
+        assert_problems(&e, &expected);
+        // One message joining them all, each with its path.
+        for (path, _) in &expected {
+            if *path != "." {
+                assert!(
+                    e.message().contains(&format!("`{path}`")),
+                    "{what}: {}",
+                    e.message()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn defaults_and_forms_accepted() {
+    let spec = FlowSpec::from_json(&steps(json!([
+        {"id": "a-1", "kind": "command", "argv": ["echo", "", "{{ input.x }}"], "cwd": "/tmp", "env": {"K": ""}, "timeout": 1.5},
+        {"id": "b_2", "kind": "do_while", "body": ["a-1"], "condition": "iteration < 3", "trigger_rule": "ALL_DONE", "timeout": "500ms"},
+        {"id": "c", "kind": "agent", "agent": "x", "prompt": "p", "access": "edit", "retry": {"max_attempts": 2.0, "initial": 0}},
+        {"id": "d", "kind": "code", "when": null, "batch": "g"},
+    ])))
+    .unwrap();
+    assert_eq!(spec.steps[0].timeout, Some(Duration::from_millis(1500)));
+    assert_eq!(spec.steps[1].timeout, Some(Duration::from_millis(500)));
+    assert_eq!(spec.steps[1].trigger_rule, TriggerRule::AllDone);
+    let StepAction::DoWhile(d) = &spec.steps[1].action else {
+        panic!()
+    };
+    assert_eq!(d.max_iterations, 100);
+    let StepAction::Agent(a) = &spec.steps[2].action else {
+        panic!()
+    };
+    assert_eq!(a.access, Access::Edit);
+    assert_eq!(spec.steps[2].retry.max_attempts, 2);
+    assert_eq!(spec.steps[2].retry.initial, Duration::ZERO);
+    assert_eq!(spec.steps[2].retry.on, [RetryOn::Failure, RetryOn::Timeout]);
+    assert_eq!(spec.steps[3].batch.as_deref(), Some("g"));
+    assert_eq!(spec.batch_config.max_concurrent, None);
+    assert_eq!(FlowSpec::from_json(&spec.to_json()).unwrap(), spec);
+}
+
+#[test]
+fn text_forms_report_syntax_errors_with_line_and_column() {
+    let e = FlowSpec::from_yaml_str("steps:\n  - id: a\n   kind: [code\n").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(
+        e.message().starts_with("the flow spec is not valid YAML"),
+        "{}",
+        e.message()
+    );
+    assert!(e.details()["line"].as_u64().is_some(), "{:?}", e.details());
+    let e = FlowSpec::parse("{\"steps\": [").unwrap_err();
+    assert!(
+        e.message().starts_with("the flow spec is not valid JSON"),
+        "{}",
+        e.message()
+    );
+    assert_eq!(e.details()["line"], 1);
+    // YAML 1.2: `on` and `yes` are strings, not booleans.
+    let spec = FlowSpec::parse(
+        "steps:\n- {id: a, kind: code, retry: {on: [failure]}}\n- {id: yes, kind: code}\n",
+    )
+    .unwrap();
+    assert_eq!(spec.steps[1].id, "yes");
+    // A YAML scalar where a spec belongs.
+    let e = FlowSpec::parse("just text").unwrap_err();
+    assert_problems(&e, &[(".", "a flow spec must be an object, got a string")]);
+}
+
+#[test]
+fn load_reads_json_and_yaml_files_and_reports_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("f.yaml");
+    std::fs::write(&yaml, DESIGN_YAML).unwrap();
+    let json_path = dir.path().join("f.json");
+    std::fs::write(&json_path, design_json().to_string()).unwrap();
+    assert_eq!(
+        FlowSpec::load(&yaml).unwrap(),
+        FlowSpec::load(&json_path).unwrap()
+    );
+    let e = FlowSpec::load(&dir.path().join("missing.yml")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io);
+    let txt = dir.path().join("f.txt");
+    std::fs::write(&txt, "steps: []").unwrap();
+    assert_eq!(
+        FlowSpec::load(&txt).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    let bad = dir.path().join("bad.yml");
+    std::fs::write(&bad, "steps: [{id: a}]").unwrap();
+    let e = FlowSpec::load(&bad).unwrap_err();
+    assert_problems(&e, &[("steps[0].kind", "required")]);
+    assert!(e.message().contains("bad.yml"), "{}", e.message());
+}
+
+#[test]
+fn compile_builds_the_scheduler_flow() {
+    let compiled = FlowSpec::from_yaml_str(DESIGN_YAML)
+        .unwrap()
+        .compile()
+        .unwrap();
+    let flow = compiled.flow();
+    let kinds: Vec<StepKind> = flow.steps.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            StepKind::Agent,
+            StepKind::Code,
+            StepKind::Switch,
+            StepKind::Approval,
+            StepKind::Agent
+        ]
+    );
+    let tests = flow.step("tests").unwrap();
+    assert_eq!(tests.timeout, Some(300));
+    assert_eq!(tests.max_retries, 2);
+    assert_eq!(tests.deps, ["plan"]);
+    let route = flow.step("route").unwrap();
+    assert_eq!(route.cases.len(), 1);
+    assert_eq!(route.cases[0].label, "green");
+    assert_eq!(route.cases[0].steps, ["ship"]);
+    assert_eq!(route.default_branch, ["review"]);
+    let cond = route.cases[0].condition.as_ref().unwrap();
+    assert!(cond.eval(&json!({"results": {"tests": "3 passed"}})));
+    assert!(!cond.eval(&json!({"results": {"tests": "1 failed"}})));
+    // An evaluation error counts as false in the scheduler's closure.
+    assert!(!cond.eval(&json!({"results": {"tests": 3}})));
+    assert!(coderig::flow::validate(flow).is_empty());
+    assert_eq!(compiled.step("ship").unwrap().action.kind(), "approval");
+    assert!(compiled.step("nope").is_none());
+    assert_eq!(compiled.spec().steps.len(), 5);
+
+    let looped = FlowSpec::from_json(&steps(json!([
+        {"id": "fix", "kind": "agent", "agent": "a", "prompt": "fix"},
+        {"id": "loop", "kind": "do_while", "body": ["fix"], "condition": "iteration < 3", "max_iterations": 7,
+         "timeout": 0.2, "batch": "b", "when": "input.go", "trigger_rule": "always"},
+    ])))
+    .unwrap()
+    .compile()
+    .unwrap();
+    let l = looped.flow().step("loop").unwrap();
+    assert_eq!(l.loop_body, ["fix"]);
+    assert_eq!(l.loop_max_iterations, 7);
+    assert_eq!(l.timeout, Some(1), "fractions round up");
+    assert_eq!(l.batch.as_deref(), Some("b"));
+    assert_eq!(l.trigger_rule, TriggerRule::Always);
+    assert!(l
+        .loop_condition
+        .as_ref()
+        .unwrap()
+        .eval(&json!({"iteration": 2})));
+    assert!(!l
+        .loop_condition
+        .as_ref()
+        .unwrap()
+        .eval(&json!({"iteration": 3})));
+    assert!(l
+        .when
+        .as_ref()
+        .unwrap()
+        .eval(&json!({"input": {"go": true}})));
+}
+
+#[test]
+fn compile_reports_every_problem_in_one_error() {
+    let spec = FlowSpec::from_json(&steps(json!([
+        {"id": "a", "kind": "agent", "agent": "x", "prompt": "{{ input.issue "},
+        {"id": "b", "kind": "code", "deps": ["a", "ghost"], "when": "input.x =="},
+        {"id": "a", "kind": "code"},
+        {"id": "c", "kind": "code", "deps": ["d"]},
+        {"id": "d", "kind": "code", "deps": ["c"]},
+        {"id": "s", "kind": "switch", "cases": [{"label": "l", "condition": "true", "steps": ["zz"]}, {"label": "l", "condition": "1 +", "steps": []}], "default": ["yy"]},
+        {"id": "w", "kind": "do_while", "body": ["w", "b", "xx"], "condition": "true"},
+        {"id": "w2", "kind": "do_while", "body": ["b"], "condition": "true"},
+        {"id": "cmd", "kind": "command", "argv": ["echo", "{% if %}"], "env": {"K": "{{ }}"}},
+    ])))
+    .unwrap();
+    let e = spec.compile().unwrap_err();
+    assert_problems(
+        &e,
+        &[
+            ("steps[0].prompt", "bad template: syntax error"),
+            ("steps[1].when", "bad CEL expression"),
+            ("steps[5].cases[1].condition", "bad CEL expression"),
+            ("steps[8].argv[1]", "bad template"),
+            ("steps[8].env.K", "bad template"),
+            ("steps[2].id", "duplicate step id \"a\" (steps[0] has it)"),
+            ("steps[1].deps[1]", "unknown step \"ghost\""),
+            ("steps[5].cases[0].steps[0]", "unknown step \"zz\""),
+            ("steps[5].cases[1].label", "two cases are labelled \"l\""),
+            ("steps[5].default[0]", "unknown step \"yy\""),
+            ("steps[6].body[2]", "unknown step \"xx\""),
+            ("steps", "dependency cycle: "),
+            ("steps[6].body[0]", "cannot be in its own body"),
+            ("steps[7].body[0]", "already in the body of do_while \"w\""),
+        ],
+    );
+    let cycle = &problems(&e)[11].1;
+    assert!(
+        cycle.contains("c -> d -> c") || cycle.contains("d -> c -> d"),
+        "{cycle}"
+    );
+
+    let zero = FlowSpec::from_json(&json!({"steps": [{"id": "a", "kind": "code", "batch": "g"}], "batch_config": {"max_concurrent": 0}}))
+        .unwrap()
+        .compile()
         .unwrap_err();
-    println!("{}", e.message());
+    assert_problems(
+        &zero,
+        &[(
+            "batch_config.max_concurrent",
+            "no batched step could ever run",
+        )],
+    );
+
+    let report = FlowSpec::from_json(
+        &json!({"steps": [{"id": "a", "kind": "code"}], "report": "{% for %}"}),
+    )
+    .unwrap()
+    .compile()
+    .unwrap_err();
+    assert_problems(&report, &[("report", "bad template")]);
+}
+
+#[test]
+fn compile_checks_a_spec_built_by_hand() {
+    let mut spec = FlowSpec::from_json(&steps(json!([{"id": "a", "kind": "code"}]))).unwrap();
+    spec.steps[0].id = "has space".into();
+    spec.steps[0].retry.max_attempts = 0;
+    let e = spec.compile().unwrap_err();
+    assert_problems(
+        &e,
+        &[
+            ("steps[0].id", "is no step id"),
+            ("steps[0].retry.max_attempts", "from 1 to 100"),
+        ],
+    );
+}
+
+fn ctx() -> Value {
+    json!({
+        "input": {"issue": "x", "n": 5, "big": 18446744073709551615u64, "ratio": 0.5, "tags": ["a", "b"], "none": null},
+        "results": {"tests": "12 passed", "angle-web": "web result", "count": 3},
+        "steps": {"tests": {"status": "done", "attempt": 1, "exit_code": 0}, "plan": {"status": "failed", "attempt": 2, "error": "boom"}},
+        "iteration": 2
+    })
+}
+
+fn condition_flow(expr: &str) -> coderig::flow::CompiledFlow {
+    FlowSpec::from_json(&steps(json!([{"id": "s", "kind": "code", "when": expr}])))
+        .unwrap()
+        .compile()
+        .unwrap()
+}
+
+#[test]
+fn cel_evaluates_over_the_run_context() {
+    let table: &[(&str, Result<bool, &str>)] = &[
+        ("results[\"tests\"].contains(\"passed\")", Ok(true)),
+        ("results[\"tests\"].contains(\"failed\")", Ok(false)),
+        ("input.issue == \"x\"", Ok(true)),
+        ("input.issue == \"y\"", Ok(false)),
+        ("iteration < 3", Ok(true)),
+        ("iteration < 2", Ok(false)),
+        ("steps[\"tests\"].status == \"done\"", Ok(true)),
+        ("steps.tests.exit_code == 0", Ok(true)),
+        ("steps[\"plan\"].error == \"boom\"", Ok(true)),
+        ("size(results) > 0", Ok(true)),
+        ("size(results) == 3", Ok(true)),
+        ("has(results.tests)", Ok(true)),
+        ("has(results.ghost)", Ok(false)),
+        ("results[\"angle-web\"] == \"web result\"", Ok(true)),
+        ("input.n + results.count == 8", Ok(true)),
+        ("input.big == 18446744073709551615u", Ok(true)),
+        ("input.ratio < 1.0", Ok(true)),
+        ("\"b\" in input.tags", Ok(true)),
+        ("input.none == null", Ok(true)),
+        (
+            "results.tests",
+            Err("evaluated to a string, expected a bool"),
+        ),
+        ("iteration", Err("evaluated to an int, expected a bool")),
+        ("results.ghost == 1", Err("evaluation failed")),
+        ("undeclared_var", Err("evaluation failed")),
+    ];
+    for (expr, want) in table {
+        let flow = condition_flow(expr);
+        match (flow.when("s", &ctx()), want) {
+            (Ok(got), Ok(want)) => assert_eq!(got, *want, "{expr}"),
+            (Err(e), Err(want)) => {
+                assert_eq!(e.kind(), ErrorKind::InvalidInput, "{expr}");
+                assert_eq!(e.details()["path"], "steps[0].when", "{expr}");
+                assert!(e.message().contains(want), "{expr}: {}", e.message());
+            }
+            (got, want) => panic!("{expr}: got {got:?}, want {want:?}"),
+        }
+    }
+    // Before any step finished: the context's parts default to empty.
+    assert!(!condition_flow("size(results) > 0")
+        .when("s", &json!({}))
+        .unwrap());
+    assert!(condition_flow("iteration == 0")
+        .when("s", &json!({}))
+        .unwrap());
+}
+
+#[test]
+fn when_switch_choice_and_loop_continues() {
+    let flow = FlowSpec::from_json(&steps(json!([
+        {"id": "a", "kind": "code"},
+        {"id": "g", "kind": "code", "when": "input.go"},
+        {"id": "sw", "kind": "switch", "cases": [
+            {"label": "red", "condition": "has(results.a) && results.a == \"red\"", "steps": ["r"]},
+            {"label": "any", "condition": "size(results) > 0", "steps": ["y"]},
+        ], "default": ["d"]},
+        {"id": "r", "kind": "code"}, {"id": "y", "kind": "code"}, {"id": "d", "kind": "code"},
+        {"id": "bad", "kind": "switch", "cases": [{"label": "x", "condition": "results.a", "steps": []}]},
+        {"id": "lp", "kind": "do_while", "body": ["a"], "condition": "iteration < 3 && !results.a.contains(\"green\")"},
+    ])))
+    .unwrap()
+    .compile()
+    .unwrap();
+    assert!(flow.when("a", &json!({})).unwrap(), "no when: true");
+    assert!(flow.when("g", &json!({"input": {"go": true}})).unwrap());
+    assert!(!flow.when("g", &json!({"input": {"go": false}})).unwrap());
+    assert_eq!(
+        flow.when("zz", &json!({})).unwrap_err().kind(),
+        ErrorKind::NotFoundId
+    );
+
+    let table = [
+        (json!({"results": {"a": "red"}}), Some("red")),
+        (json!({"results": {"a": "blue"}}), Some("any")),
+        (json!({"results": {}}), None),
+    ];
+    for (c, want) in table {
+        assert_eq!(
+            flow.switch_choice("sw", &c).unwrap().as_deref(),
+            want,
+            "{c}"
+        );
+    }
+    let e = flow
+        .switch_choice("bad", &json!({"results": {"a": "s"}}))
+        .unwrap_err();
+    assert_eq!(e.details()["path"], "steps[6].cases[0].condition");
+    assert!(e.message().contains("expected a bool"));
+    assert_eq!(
+        flow.switch_choice("a", &json!({})).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+
+    for (c, want) in [
+        (json!({"iteration": 1, "results": {"a": "red"}}), true),
+        (json!({"iteration": 3, "results": {"a": "red"}}), false),
+        (json!({"iteration": 1, "results": {"a": "green"}}), false),
+    ] {
+        assert_eq!(flow.loop_continues("lp", &c).unwrap(), want, "{c}");
+    }
+    assert_eq!(
+        flow.loop_continues("a", &json!({})).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+}
+
+#[test]
+fn templates_render_over_the_run_context() {
+    let render_prompt = |prompt: &str, c: &Value| -> Result<String, coderig::Error> {
+        let flow = FlowSpec::from_json(&steps(
+            json!([{"id": "p", "kind": "agent", "agent": "x", "prompt": prompt}]),
+        ))
+        .unwrap()
+        .compile()
+        .unwrap();
+        match flow.render_action("p", c)? {
+            RenderedAction::Agent { prompt, .. } => Ok(prompt),
+            other => panic!("{other:?}"),
+        }
+    };
+    let table: &[(&str, Result<&str, &str>)] = &[
+        ("{{ results[\"angle-web\"] }}", Ok("web result")),
+        ("Fix {{ input.issue }}!", Ok("Fix x!")),
+        ("{{ results.tests }}", Ok("12 passed")),
+        (
+            "{% if results[\"x\"] is defined %}yes{% else %}no{% endif %}",
+            Ok("no"),
+        ),
+        (
+            "{% if results[\"tests\"] is defined %}yes{% endif %}",
+            Ok("yes"),
+        ),
+        ("{{ iteration + 1 }} {{ steps.tests.status }}", Ok("3 done")),
+        ("<b>{{ \"<&>\" }}</b>", Ok("<b><&></b>")),
+        ("{{ input.tags | join(\",\") }}", Ok("a,b")),
+        ("{{ results.missing }}", Err("undefined")),
+        ("{{ inptu.issue }}", Err("undefined")),
+    ];
+    for (prompt, want) in table {
+        match (render_prompt(prompt, &ctx()), want) {
+            (Ok(got), Ok(want)) => assert_eq!(got, *want, "{prompt}"),
+            (Err(e), Err(want)) => {
+                assert_eq!(e.kind(), ErrorKind::InvalidInput, "{prompt}");
+                assert_eq!(e.details()["path"], "steps[0].prompt");
+                assert_eq!(e.details()["step"], "p");
+                assert_eq!(e.details()["field"], "prompt");
+                assert!(e.message().contains("step \"p\""), "{}", e.message());
+                assert!(e.message().contains(want), "{prompt}: {}", e.message());
+            }
+            (got, want) => panic!("{prompt}: got {got:?}, want {want:?}"),
+        }
+    }
+}
+
+#[test]
+fn render_action_renders_every_template_of_a_step() {
+    let flow = FlowSpec::from_json(&json!({
+        "steps": [
+            {"id": "run-it", "kind": "command", "argv": ["echo", "{{ input.issue }}", "-n"], "cwd": "/w/{{ input.issue }}",
+             "env": {"A": "{{ iteration }}", "B": "plain"}},
+            {"id": "sh", "kind": "command", "shell": "echo {{ results[\"angle-web\"] }}"},
+            {"id": "ok", "kind": "approval", "message": "Ship {{ input.issue }}?"},
+            {"id": "quiet", "kind": "approval"},
+            {"id": "ag", "kind": "agent", "agent": "claude", "model": "m", "prompt": "go", "access": "full", "workdir": "{{ input.issue }}/sub"},
+            {"id": "c", "kind": "code"},
+            {"id": "miss", "kind": "command", "shell": "ok", "env": {"Z": "{{ nope }}"}},
+        ],
+        "report": "plan: {{ results.tests }}"
+    }))
+    .unwrap()
+    .compile()
+    .unwrap();
+    let c = ctx();
+    assert_eq!(
+        flow.render_action("run-it", &c).unwrap(),
+        RenderedAction::Command {
+            program: CommandProgram::Argv(vec!["echo".into(), "x".into(), "-n".into()]),
+            cwd: Some("/w/x".into()),
+            env: [
+                ("A".to_owned(), "2".to_owned()),
+                ("B".to_owned(), "plain".to_owned())
+            ]
+            .into(),
+        }
+    );
+    assert_eq!(
+        flow.render_action("sh", &c).unwrap(),
+        RenderedAction::Command {
+            program: CommandProgram::Shell("echo web result".into()),
+            cwd: None,
+            env: Default::default()
+        }
+    );
+    assert_eq!(
+        flow.render_action("ok", &c).unwrap(),
+        RenderedAction::Approval {
+            message: Some("Ship x?".into())
+        }
+    );
+    assert_eq!(
+        flow.render_action("quiet", &c).unwrap(),
+        RenderedAction::Approval { message: None }
+    );
+    assert_eq!(
+        flow.render_action("ag", &c).unwrap(),
+        RenderedAction::Agent {
+            agent: "claude".into(),
+            model: Some("m".into()),
+            prompt: "go".into(),
+            access: Access::Full,
+            workdir: Some("x/sub".into())
+        }
+    );
+    assert_eq!(flow.render_action("c", &c).unwrap(), RenderedAction::Code);
+    let e = flow.render_action("miss", &c).unwrap_err();
+    assert_eq!(e.details()["path"], "steps[6].env.Z");
+    assert_eq!(e.details()["field"], "env.Z");
+    assert_eq!(
+        flow.render_action("zz", &c).unwrap_err().kind(),
+        ErrorKind::NotFoundId
+    );
+    assert_eq!(
+        flow.render_report(&c).unwrap().as_deref(),
+        Some("plan: 12 passed")
+    );
+    let e = flow.render_report(&json!({"results": {}})).unwrap_err();
+    assert_eq!(e.details()["path"], "report");
+    let none = FlowSpec::from_json(&steps(json!([{"id": "a", "kind": "code"}])))
+        .unwrap()
+        .compile()
+        .unwrap();
+    assert_eq!(none.render_report(&c).unwrap(), None);
+    // A compiled flow is cheap to clone and shared across threads.
+    let shared = flow.clone();
+    let t = std::thread::spawn(move || shared.render_report(&ctx()).unwrap());
+    assert_eq!(t.join().unwrap().as_deref(), Some("plan: 12 passed"));
+}
+
+// ---- properties -------------------------------------------------------
+
+fn id() -> impl Strategy<Value = String> {
+    "[a-z][a-z0-9_-]{0,8}"
+}
+
+fn text() -> impl Strategy<Value = String> {
+    "[a-zA-Z {}.\"]{0,12}[a-z]"
+}
+
+fn duration() -> impl Strategy<Value = Duration> {
+    prop_oneof![
+        (1u64..100_000).prop_map(Duration::from_secs),
+        (1u64..10_000_000).prop_map(Duration::from_millis),
+    ]
+}
+
+fn step_json() -> impl Strategy<Value = Value> {
+    let kind = prop_oneof![
+        (text(), proptest::option::of(text()), prop_oneof![Just("read_only"), Just("edit"), Just("full")], proptest::option::of(text()))
+            .prop_map(|(prompt, model, access, workdir)| json!({"kind": "agent", "agent": "claude", "prompt": prompt, "model": model, "access": access, "workdir": workdir})),
+        (proptest::collection::vec(text(), 1..4), proptest::option::of(text()), proptest::collection::btree_map("[A-Z]{1,4}", text(), 0..3))
+            .prop_map(|(argv, cwd, env)| json!({"kind": "command", "argv": argv, "cwd": cwd, "env": env})),
+        text().prop_map(|sh| json!({"kind": "command", "shell": sh})),
+        Just(json!({"kind": "code"})),
+        proptest::option::of(text()).prop_map(|m| json!({"kind": "approval", "message": m})),
+        (proptest::collection::vec((id(), text(), proptest::collection::vec(id(), 0..3)), 0..3), proptest::collection::vec(id(), 0..3))
+            .prop_map(|(cases, default)| json!({"kind": "switch", "default": default,
+                "cases": cases.into_iter().map(|(l, c, s)| json!({"label": l, "condition": c, "steps": s})).collect::<Vec<_>>()})),
+        (proptest::collection::vec(id(), 1..3), text(), 1u32..=10_000)
+            .prop_map(|(body, c, n)| json!({"kind": "do_while", "body": body, "condition": c, "max_iterations": n})),
+    ];
+    let retry = proptest::option::of((1u32..=100, duration(), 1.0f64..8.0, proptest::sample::subsequence(vec!["failure", "timeout"], 1..=2)).prop_map(
+        |(n, initial, m, on)| json!({"max_attempts": n, "initial": initial.as_secs_f64(), "multiplier": m, "max": "1000000s", "on": on}),
+    ));
+    (
+        kind,
+        id(),
+        proptest::collection::vec(id(), 0..3),
+        proptest::sample::select(TriggerRule::NAMES),
+        proptest::option::of(id()),
+        proptest::option::of(duration()),
+        retry,
+        proptest::option::of(text()),
+    )
+        .prop_map(|(mut step, id, deps, rule, batch, timeout, retry, when)| {
+            let o = step.as_object_mut().unwrap();
+            o.insert("id".into(), json!(id));
+            o.insert("deps".into(), json!(deps));
+            o.insert("trigger_rule".into(), json!(rule));
+            o.insert("batch".into(), json!(batch));
+            o.insert(
+                "timeout".into(),
+                json!(timeout.map(|t| format!("{}ms", t.as_millis()))),
+            );
+            o.insert("retry".into(), retry.unwrap_or(Value::Null));
+            o.insert("when".into(), json!(when));
+            step
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn to_json_round_trips(
+        steps in proptest::collection::vec(step_json(), 1..6),
+        name in proptest::option::of("[a-z.-]{1,10}"),
+        report in proptest::option::of(text()),
+        cap in proptest::option::of(0usize..10),
+    ) {
+        let value = json!({"name": name, "steps": steps, "report": report,
+                           "batch_config": {"max_concurrent": cap, "join_rule": "one_success"}});
+        let spec = FlowSpec::from_json(&value).unwrap();
+        let canonical = spec.to_json();
+        prop_assert_eq!(&FlowSpec::from_json(&canonical).unwrap(), &spec);
+        // Canonical means stable: a second trip gives the same JSON.
+        prop_assert_eq!(FlowSpec::from_json(&canonical).unwrap().to_json(), canonical.clone());
+        // And the YAML text of it decodes to the same spec.
+        let yaml = serde_json::to_string_pretty(&canonical).unwrap();
+        prop_assert_eq!(&FlowSpec::from_yaml_str(&yaml).unwrap(), &spec);
+        // compile never panics, whatever the generated conditions say.
+        let _ = spec.compile();
+    }
+
+    #[test]
+    fn parse_never_panics(text in "\\PC{0,200}") {
+        if let Ok(spec) = FlowSpec::parse(&text) {
+            let _ = spec.compile();
+        }
+    }
+
+    #[test]
+    fn parse_never_panics_on_spec_like_text(
+        text in "(steps|id|kind|agent|prompt|cases|\\{\\{|\\}\\}|\\[|\\]|:|-| |\n|\"|'|code|do_while|body|condition|x|1){0,60}"
+    ) {
+        if let Ok(spec) = FlowSpec::parse(&text) {
+            let _ = spec.compile();
+        }
+    }
 }

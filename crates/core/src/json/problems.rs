@@ -23,12 +23,6 @@ impl Problems {
         self.0.push((path.into(), message.into()));
     }
 
-    /// True when nothing was found.
-    #[cfg_attr(not(feature = "flows"), allow(dead_code))]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// `Ok` when nothing was found, else the one `invalid_input` error.
     pub(crate) fn into_result(self) -> Result<(), Error> {
         match self.into_error() {

@@ -159,9 +159,9 @@ mod tests {
         let changes = Changes::new()
             .owner(OwnerChange::new("s").from(&["pending"]).status("running"))
             .owner(OwnerChange::new("s").from(&["running"]).data(json!(1)));
-        let plan = plan("r", "t", None, &owners, &changes).unwrap();
-        assert_eq!(plan.owners.len(), 2);
-        assert_eq!(plan.owners[1].data.as_deref(), Some("1"));
+        let planned = plan("r", "t", None, &owners, &changes).unwrap();
+        assert_eq!(planned.owners.len(), 2);
+        assert_eq!(planned.owners[1].data.as_deref(), Some("1"));
         let twice = Changes::new()
             .owner(OwnerChange::new("s").from(&["pending"]).status("running"))
             .owner(OwnerChange::new("s").from(&["pending"]).status("done"));

@@ -35,9 +35,9 @@
 //!    database clock, in one statement (`UPDATE … WHERE id IN (SELECT … FOR
 //!    UPDATE SKIP LOCKED LIMIT n) RETURNING` on Postgres, the same inside
 //!    `BEGIN IMMEDIATE` on SQLite). Every later write of the holder
-//!    (`Store::heartbeat`, `Store::record`, `Store::complete`) names a
-//!    [`Fence`] and changes nothing — a typed `conflict` — unless the task is
-//!    still `running` under that token. A holder whose lease expired but was
+//!    (`Store::heartbeat`, `Store::record`, `Store::record_changes`,
+//!    `Store::complete`) names a [`Fence`] and changes nothing — a typed
+//!    `conflict` — unless the task is still `running` under that token. A holder whose lease expired but was
 //!    not yet rescued may still write (nobody else has the task).
 //! 3. **Global lanes.** A claim never lets more tasks run in a lane than its
 //!    capacity (`local` = 1 by default, `cloud` unbounded), across every

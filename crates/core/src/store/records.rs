@@ -733,10 +733,13 @@ pub struct OwnerChange {
     pub id: String,
     /// The statuses it may be in now (as earlier changes of the same call
     /// left it); empty means any.
+    #[serde(default)]
     pub from: Vec<String>,
     /// The new status, when it changes.
+    #[serde(default)]
     pub status: Option<String>,
     /// The new data (replaces the old), when it changes.
+    #[serde(default)]
     pub data: Option<Value>,
 }
 
@@ -752,7 +755,6 @@ impl OwnerChange {
     }
 
     /// The same change, only from one of `statuses` (empty = any).
-    #[allow(clippy::wrong_self_convention)]
     pub fn from<S: AsRef<str>>(mut self, statuses: &[S]) -> Self {
         self.from = statuses.iter().map(|s| s.as_ref().to_string()).collect();
         self
@@ -776,6 +778,7 @@ impl OwnerChange {
 /// is a `conflict` and writes nothing; with neither `status` nor `data` it
 /// only checks `from`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct WorkChange {
     /// The statuses it may be in now; empty means any.
     pub from: Vec<String>,
@@ -792,7 +795,6 @@ impl WorkChange {
     }
 
     /// The same change, only from one of `statuses` (empty = any).
-    #[allow(clippy::wrong_self_convention)]
     pub fn from<S: AsRef<str>>(mut self, statuses: &[S]) -> Self {
         self.from = statuses.iter().map(|s| s.as_ref().to_string()).collect();
         self
@@ -848,6 +850,7 @@ impl ChangeEvent {
 /// first's status), then the events are appended in order. Any refusal
 /// writes nothing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Changes {
     /// The change of the fenced task's work, when there is one.
     pub work: Option<WorkChange>,

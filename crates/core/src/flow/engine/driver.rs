@@ -707,6 +707,9 @@ impl Driver {
     /// A step the scheduler handed out: decide or start it.
     fn dispatch(&mut self, i: usize) -> Result<(), Error> {
         let step = self.compiled.spec().steps[i].clone();
+        if self.loop_of[i].is_some() && self.rows[i].data.attempt == 0 {
+            self.rows[i].data.iteration = self.iteration_of(i);
+        }
         // `when` is judged once per iteration, when the step first becomes
         // ready: a retry or a restarted driver does not judge it again.
         if step.when.is_some() && self.rows[i].data.attempt == 0 {
@@ -1174,11 +1177,16 @@ impl Driver {
             self.touch(l);
             for b in &dw.body {
                 let j = i_of(&self.index, b)?;
-                if self.sched.outcome(b).map_err(flow_error)? == StepOutcome::Pending {
+                // Every body step starts the iteration afresh (the ready
+                // ones are already in flight in the scheduler).
+                if !matches!(
+                    self.sched.outcome(b).map_err(flow_error)?,
+                    StepOutcome::Skipped(SkipReason::Excluded)
+                ) {
                     let row = &mut self.rows[j];
                     row.status = StepStatus::Pending;
                     row.data.attempt = 0;
-                    row.data.iteration = completed;
+                    row.data.iteration = completed + 1;
                     row.data.skip_reason = None;
                     row.data.started_at = None;
                     row.data.finished_at = None;
@@ -1382,6 +1390,12 @@ impl Driver {
     }
 
     async fn complete_driver(&mut self) -> Result<(), Error> {
+        // The run is over: its callables are not needed any more.
+        self.inner
+            .code
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.run_id);
         match self
             .inner
             .store
