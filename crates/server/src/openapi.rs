@@ -139,6 +139,9 @@ pub fn document() -> Value {
     if let Some(created) = doc.pointer_mut("/paths/~1api~1runs/post/responses/201") {
         created["links"] = run_links();
     }
+    if let Some(run) = doc.pointer_mut("/paths/~1api~1runs~1{id}/get/responses/200") {
+        run["links"] = step_links();
+    }
     doc
 }
 
@@ -151,6 +154,24 @@ fn run_links() -> Value {
         links.insert(
             name.into(),
             json!({"operationId": operation_id, "parameters": {"id": "$response.body#/run_id"}}),
+        );
+    }
+    Value::Object(links)
+}
+
+/// Links from `GET /api/runs/{id}`'s 200 to approve and reject its first
+/// step (`id`, `steps[0].id`): the steps of a run are known once it is
+/// read (a step that is no approval waiting for a decision answers 409).
+fn step_links() -> Value {
+    let mut links = serde_json::Map::new();
+    for (name, operation_id) in [
+        ("ApproveFirstStep", "approve_step"),
+        ("RejectFirstStep", "reject_step"),
+    ] {
+        links.insert(
+            name.into(),
+            json!({"operationId": operation_id, "parameters": {
+                "id": "$response.body#/id", "step": "$response.body#/steps/0/id"}}),
         );
     }
     Value::Object(links)
