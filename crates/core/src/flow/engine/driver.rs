@@ -407,6 +407,7 @@ impl Driver {
                         }
                     } else {
                         self.interrupted(i);
+                        self.kill_orphans(i);
                         self.start_attempt(i)?;
                     }
                 }
@@ -801,6 +802,22 @@ impl Driver {
         }
     }
 
+    /// Kills what is left on this host of step `i`'s current attempt (its
+    /// driver died; see `orphans`).
+    fn kill_orphans(&self, i: usize) {
+        let row = &self.rows[i];
+        let tag = super::orphans::attempt_tag(
+            &self.run_id,
+            &row.data.step_id,
+            row.data.iteration,
+            row.data.attempt,
+        );
+        let n = super::orphans::kill_tagged(&tag);
+        if n > 0 {
+            eprintln!("coderig flow: killed {n} process(es) left by attempt {tag}");
+        }
+    }
+
     fn interrupted(&mut self, i: usize) {
         let row = &mut self.rows[i];
         let now = now_ms();
@@ -920,7 +937,9 @@ impl Driver {
                     } => {
                         let dir =
                             crate::flow::command::confine_dir(workdir.as_deref(), &base, &roots)?;
+                        let tag = self.tag(i);
                         let mut turn = Turn::new(prompt);
+                        turn.env.insert(super::orphans::ATTEMPT_VAR.into(), tag);
                         turn.model = model;
                         turn.workdir = Some(dir);
                         turn.access = access;
@@ -932,7 +951,12 @@ impl Driver {
                             turn,
                         }))
                     }
-                    RenderedAction::Command { program, cwd, env } => {
+                    RenderedAction::Command {
+                        program,
+                        cwd,
+                        mut env,
+                    } => {
+                        env.insert(super::orphans::ATTEMPT_VAR.into(), self.tag(i));
                         let dir = crate::flow::command::confine_dir(cwd.as_deref(), &base, &roots)?;
                         Ok(Prepared::Command(CommandCall {
                             program,
@@ -948,6 +972,16 @@ impl Driver {
                 }
             }
         }
+    }
+
+    fn tag(&self, i: usize) -> String {
+        let row = &self.rows[i];
+        super::orphans::attempt_tag(
+            &self.run_id,
+            &row.data.step_id,
+            row.data.iteration,
+            row.data.attempt,
+        )
     }
 
     fn on_timers(&mut self) -> Result<(), Error> {
@@ -1338,6 +1372,11 @@ impl Driver {
             l.cancel.cancel();
         }
         self.drain_live().await;
+        for i in 0..self.rows.len() {
+            if self.rows[i].status == StepStatus::Running && !self.live.contains_key(&i) {
+                self.kill_orphans(i);
+            }
+        }
         for attempt in 0..3 {
             let now = now_ms();
             let mut changes = Changes::default();
