@@ -1,7 +1,8 @@
 //! # coderig-server — the reference HTTP face of coderig
 //!
 //! [`app`] builds the whole axum [`Router`](axum::Router) from a [`Config`]
-//! and an [`AppState`] (the store and the agent registry);
+//! and an [`AppState`] (the store, the agent registry, and the arena and
+//! flow engine the battle and run routes drive);
 //! the `coderig` binary binds it to a socket, and the end-to-end tests serve
 //! it on an ephemeral loopback port. `GET /api/events` streams the store's
 //! events (SSE) from the state's [`EventBus`]; with [`Config::token`] set,
