@@ -54,6 +54,8 @@
 mod compile;
 mod decode;
 mod expr;
+#[cfg(feature = "openapi")]
+mod schema;
 
 pub use compile::{CompiledFlow, RenderedAction};
 
