@@ -7,6 +7,7 @@
 //! that the server accepts what it says and answers what it declares.
 
 use crate::routes;
+use coderig::flow::FlowSpec;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use utoipa::openapi::schema::Schema;
@@ -57,7 +58,7 @@ use utoipa::{OpenApi, PartialSchema, ToSchema};
         routes::runs::approve_step,
         routes::runs::reject_step,
     ),
-    components(schemas(ErrorBody, Unauthorized)),
+    components(schemas(ErrorBody, Unauthorized, FlowSpec)),
     modifiers(&BearerAuth),
     security(("bearer" = []))
 )]
@@ -183,7 +184,7 @@ fn step_links() -> Value {
 fn run_request_schema() -> Value {
     let input = json!({"description": "The run's input: `input` of its templates and conditions (default {}).",
                        "anyOf": [{"type": "object"}, {"type": "null"}]});
-    let spec = json!({"$ref": format!("#/components/schemas/{}", FlowSpecBody::name())});
+    let spec = json!({"$ref": format!("#/components/schemas/{}", FlowSpec::name())});
     json!({
         "description": "A run to start: `flow` (a registered flow's name, GET /api/flows) or `spec` (an inline flow spec, DESIGN \"flow runtime\"), and `input`.",
         "oneOf": [
@@ -484,12 +485,6 @@ error_type!(
         &["unavailable"],
         json!({}),
     )
-);
-
-error_type!(
-    /// A flow spec (the placeholder of the core's `FlowSpec` schema).
-    FlowSpecBody,
-    RefOr::T(Schema::Object(utoipa::openapi::schema::Object::new()))
 );
 
 error_type!(

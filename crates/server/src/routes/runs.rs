@@ -58,7 +58,7 @@ pub(crate) struct FlowList {
     /// Every flow of `coderig serve --flows DIR`, by name, each in the
     /// canonical JSON form (`FlowSpec::to_json`: defaults filled in,
     /// durations in seconds), which `POST /api/runs {spec}` takes back.
-    #[schema(value_type = Vec<crate::openapi::FlowSpecBody>)]
+    #[schema(value_type = Vec<FlowSpec>)]
     flows: Vec<Value>,
 }
 
