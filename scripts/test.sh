@@ -299,7 +299,8 @@ export CODERIG_FUZZ_PROJECT="$FUZZ_PROJECT"
 export CODERIG_FUZZ_TOKEN="fuzz-$$-$RANDOM"
 env -u DATABASE_URL "$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 --token "$CODERIG_FUZZ_TOKEN" \
     --data-dir "$SERVER_DATA/data" --project-root "$SERVER_DATA/projects" \
-    --config crates/server/tests/schemathesis/coderig.toml >"$SERVER_LOG" 2>&1 &
+    --config crates/server/tests/schemathesis/coderig.toml \
+    --flows crates/server/tests/schemathesis/flows >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 SERVER_URL=""
 for _ in $(seq 1 100); do
@@ -339,6 +340,29 @@ PY
 )
 export CODERIG_FUZZ_BATTLE
 echo "a completed battle for the fuzzer: $CODERIG_FUZZ_BATTLE"
+# One run waiting at its approval for the routes that take a run id (hooks.py).
+CODERIG_FUZZ_RUN=$("$VENV/bin/python" - "$SERVER_URL" <<'PY'
+import json, sys, time, urllib.request, os
+url = sys.argv[1]
+def call(method, path, body=None):
+    request = urllib.request.Request(url + path, method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json",
+                 "Authorization": "Bearer " + os.environ["CODERIG_FUZZ_TOKEN"]})
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)
+run = call("POST", "/api/runs", {"flow": "fuzz-gate"})["run_id"]
+for _ in range(600):
+    if call("GET", f"/api/runs/{run}")["status"] == "waiting":
+        print(run)
+        break
+    time.sleep(0.1)
+else:
+    sys.exit(f"the fuzz run {run} did not reach its approval")
+PY
+)
+export CODERIG_FUZZ_RUN
+echo "a run waiting at its approval for the fuzzer: $CODERIG_FUZZ_RUN"
 "$VENV/bin/schemathesis" --config-file crates/server/tests/schemathesis/schemathesis.toml \
     run "$SERVER_URL/api/openapi.json" --checks all --max-examples 100 --seed 6 \
     --generation-database none --no-color

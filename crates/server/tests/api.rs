@@ -594,10 +594,12 @@ async fn openapi_lists_exactly_the_served_routes() {
         statuses.sort_unstable();
         // 401 everywhere but health: the bearer token of --token.
         let battle = path.starts_with("/api/battles") || path == "/api/leaderboard";
+        let run = path.starts_with("/api/runs") || path == "/api/flows";
         let expected: Vec<&str> = match (method.as_str(), refusals.contains(path.as_str())) {
             // The battle routes: 404 unknown ids, 409 a battle in the wrong
             // state, 503 a server without an arena.
             _ if battle => battle_statuses(method, path),
+            _ if run => run_statuses(method, path),
             ("GET", _) if path == "/api/health" => vec!["200"],
             ("GET", _) if path == "/api/events" => vec!["200", "400", "401"],
             ("GET", _) => vec!["200", "401"],
@@ -623,6 +625,20 @@ async fn openapi_lists_exactly_the_served_routes() {
                 assert_eq!(status_of.to_string(), *status, "{method} {path}: {kind}");
             }
         }
+    }
+}
+
+/// The documented statuses of each flow and run route, sorted: 404 unknown
+/// ids, 409 a run or step in the wrong state, 503 a server without a flow
+/// engine.
+fn run_statuses(method: &str, path: &str) -> Vec<&'static str> {
+    match (method, path) {
+        ("GET", "/api/flows") => vec!["200", "401", "503"],
+        ("POST", "/api/runs") => vec!["201", "400", "401", "413", "503"],
+        ("GET", "/api/runs") => vec!["200", "400", "401", "503"],
+        ("GET", _) => vec!["200", "401", "404", "503"],
+        ("POST", "/api/runs/{id}/cancel") => vec!["200", "401", "404", "409", "503"],
+        _ => vec!["200", "400", "401", "404", "409", "413", "503"],
     }
 }
 

@@ -39,15 +39,45 @@ fn names(list: &[&str], description: &str) -> Value {
     json!({"type": ["string", "null"], "enum": values, "description": description})
 }
 
-fn duration(description: &str) -> Value {
+/// The grammar of `agent::duration::parse_duration` (what the decoder reads
+/// a duration string with) as a regex: optional whitespace, a number of
+/// digits and at most one `.`, optional whitespace, a unit in any case
+/// (`ms`, `s`/`sec`/`secs`, `m`/`min`/`mins`, `h`/`hr`/`hrs`; none is
+/// seconds), optional whitespace. `zero_ok: false` needs a non-zero digit
+/// (the decoder refuses a zero duration there). The range (at most 100
+/// years) is the number form's `maximum`; a string past it is refused by
+/// the decoder.
+fn duration_pattern(zero_ok: bool) -> String {
+    let number = if zero_ok {
+        r"([0-9]+\.?[0-9]*|\.[0-9]+)"
+    } else {
+        r"([0-9]*[1-9][0-9]*\.?[0-9]*|[0-9]*\.[0-9]*[1-9][0-9]*)"
+    };
+    let unit = "([mM][sS]|[sS]([eE][cC][sS]?)?|[mM]([iI][nN][sS]?)?|[hH]([rR][sS]?)?)";
+    format!("^[{WS}]*{number}[{WS}]*{unit}?[{WS}]*$")
+}
+
+/// A duration the decoder reads with `zero_ok` (`Problems::opt_duration`):
+/// seconds as a number, a string of [`duration_pattern`], or `null`.
+fn duration_of(description: &str, zero_ok: bool) -> Value {
+    let number = if zero_ok {
+        json!({"type": "number", "minimum": 0, "maximum": 3_200_000_000u64})
+    } else {
+        json!({"type": "number", "exclusiveMinimum": 0, "maximum": 3_200_000_000u64})
+    };
     json!({
         "description": description,
         "anyOf": [
-            {"type": "number", "exclusiveMinimum": 0, "maximum": 3_200_000_000u64},
-            {"type": "string", "pattern": "^[0-9]{0,6}[1-9](\\.[0-9]{1,3})?(ms|s|m|h)?$"},
+            number,
+            {"type": "string", "pattern": duration_pattern(zero_ok)},
             {"type": "null"},
         ]
     })
+}
+
+/// A duration that must be more than zero.
+fn duration(description: &str) -> Value {
+    duration_of(description, false)
 }
 
 fn retry_schema() -> Value {
@@ -57,8 +87,11 @@ fn retry_schema() -> Value {
         "description": "When a failed or timed-out attempt is retried. `max` must be at least `initial`.",
         "properties": {
             "max_attempts": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_RETRY_ATTEMPTS, "description": "Attempts in all (default 1: no retry)."},
-            "initial": duration("The first wait (default 1s)."),
-            "multiplier": {"type": ["number", "null"], "minimum": 1, "maximum": 1_000_000, "description": "Each next wait is the last times this (default 2)."},
+            // Zero is a valid first wait (retry at once), as the decoder reads it.
+            "initial": duration_of("The first wait (default 1s; 0: at once).", true),
+            // No maximum: the decoder takes any finite multiplier from 1, and
+            // the waits are capped at `max`.
+            "multiplier": {"type": ["number", "null"], "minimum": 1, "description": "Each next wait is the last times this (default 2)."},
             "max": duration("The longest wait (default 5m)."),
             "on": {"type": ["array", "null"], "items": {"type": "string", "enum": RetryOn::NAMES}, "minItems": 1, "maxItems": 2, "uniqueItems": true,
                    "description": "Which endings are retried (default both)."},
