@@ -32,6 +32,8 @@ pub mod helpers;
 pub mod model;
 pub mod rig;
 pub mod rig_types;
+pub mod run;
+pub mod run_types;
 mod runtime;
 
 use napi_derive::napi;
