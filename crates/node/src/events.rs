@@ -15,7 +15,6 @@ use coderig::store::Store;
 use coderig::Error;
 use serde_json::Value;
 use std::collections::VecDeque;
-use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
@@ -141,17 +140,13 @@ impl EventsState {
 
 /// The next event of the iterator `state`, as the `next()` of an napi
 /// async iterator returns it.
-pub(crate) fn next_event(
-    state: Arc<Mutex<EventsState>>,
-) -> impl Future<Output = napi::Result<Option<Value>>> + Send + 'static {
-    async move {
-        // The store's refusal (an unreadable log) has no Env here to
-        // become the taxonomy's JS error; its code leads the message.
-        state.lock().await.next().await.map_err(|e| {
-            napi::Error::new(
-                napi::Status::GenericFailure,
-                format!("{}: {}", e.code(), e.message()),
-            )
-        })
-    }
+pub(crate) async fn next_event(state: Arc<Mutex<EventsState>>) -> napi::Result<Option<Value>> {
+    // The store's refusal (an unreadable log) has no Env here to become
+    // the taxonomy's JS error; its code leads the message.
+    state.lock().await.next().await.map_err(|e| {
+        napi::Error::new(
+            napi::Status::GenericFailure,
+            format!("{}: {}", e.code(), e.message()),
+        )
+    })
 }

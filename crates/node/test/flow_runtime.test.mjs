@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -11,7 +12,7 @@ import { rejectsCode } from './helpers.mjs'
 // data dir, scripted agents (in-process), real `sh` processes for command
 // steps, and JS functions (sync and async) for code steps, called by the
 // engine's driver on the JS thread.
-const { Rig } = createRequire(import.meta.url)('../index.js')
+const { Rig, names } = createRequire(import.meta.url)('../index.js')
 
 const AGENTS = {
   writer: { kind: 'scripted', script: [{ text: 'Use leased claims so a dead worker task comes back.' }] },
@@ -49,6 +50,23 @@ async function poll(run, predicate) {
   }
 }
 
+/**
+ * Resolves once no process has `pid` (polled: a kill and the reaping of
+ * the killed process are asynchronous; a process that lives on times the
+ * test out).
+ */
+async function gone(pid) {
+  for (;;) {
+    try {
+      process.kill(pid, 0)
+    } catch (e) {
+      assert.equal(e.code, 'ESRCH')
+      return
+    }
+    await sleep(20)
+  }
+}
+
 const step = (view, id) => {
   const s = view.steps.find((s) => s.id === id)
   assert.ok(s, `no step ${id} in ${JSON.stringify(view)}`)
@@ -60,6 +78,13 @@ function interfaceFields(dts, name) {
   const m = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))
   assert.ok(m, `interface ${name} in index.d.ts`)
   return new Set([...m[1].matchAll(/^\s+(\w+)\??:/gm)].map((x) => x[1]))
+}
+
+/** The string literals of the union `field` of `interface name` in index.d.ts. */
+function unionOf(dts, name, field) {
+  const m = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))
+  const line = m[1].split('\n').find((l) => new RegExp(`^\\s+${field}\\??:`).test(l))
+  return [...line.matchAll(/'([^']*)'/g)].map((x) => x[1])
 }
 
 let root, data, rig
@@ -214,6 +239,13 @@ describe('a run of agent, command and code steps', () => {
     assert.deepEqual([...union[1].matchAll(/\{ type: '(\w+)'/g)].map((m) => m[1]), ['run_updated', 'step_updated', 'agent_output'])
     for (const e of events) assert.ok(['run_updated', 'step_updated', 'agent_output'].includes(e.type))
     assert.match(dts, /runFlow\(spec: RunSpec \| string/)
+    // The statuses: the core's step statuses and skip reasons, the run
+    // statuses of coderig::event::RunStatus.
+    assert.deepEqual(unionOf(dts, 'StepView', 'status'), names().step_status)
+    assert.deepEqual(unionOf(dts, 'StepView', 'skip_reason'), names().skip_reason)
+    assert.deepEqual(unionOf(dts, 'RunView', 'status'), ['running', 'waiting', 'completed', 'failed', 'cancelled'])
+    assert.deepEqual(unionOf(dts, 'RunFilter', 'status'), unionOf(dts, 'RunView', 'status'))
+    assert.ok(unionOf(dts, 'RunView', 'status').includes(view.status))
   })
 })
 
@@ -417,17 +449,7 @@ describe('cancel', () => {
     assert.deepEqual(history.at(-1), { ...history.at(-1), type: 'run_updated', status: 'cancelled' })
     const view = await poll(run, (v) => v.steps.every((s) => s.status === 'cancelled'))
     assert.equal(step(view, 'next').status, 'cancelled')
-    // The process group is gone (polled: the kill and the reaping are
-    // asynchronous).
-    for (;;) {
-      try {
-        process.kill(pid, 0)
-      } catch (e) {
-        assert.equal(e.code, 'ESRCH')
-        break
-      }
-      await sleep(20)
-    }
+    await gone(pid)
     assert.equal((await run.wait()).status, 'cancelled')
     await rejectsCode(run.cancel(), 'CONFLICT')
   })
@@ -505,5 +527,61 @@ describe('specs', () => {
     writeFileSync(bad, 'steps: 3\n')
     await rejectsCode(r.runFlow(bad), 'INVALID_INPUT', { details: { file: bad, path: 'steps' } })
     assert.deepEqual((await r.runs()).runs, [], 'no run was created')
+  })
+})
+
+describe('process exit', () => {
+  const addon = new URL('../index.js', import.meta.url).pathname
+
+  test('a waiting run with JS code steps does not keep Node alive', () => {
+    const dataDir = join(tmp(), 'data')
+    // The run is left waiting on its approval; its code step's function
+    // is held weakly, so the script ends (a strong hold would hang it, and
+    // the test with it).
+    const script = `
+      const { Rig } = require(${JSON.stringify(addon)})
+      const rig = new Rig({ dataDir: ${JSON.stringify(dataDir)} })
+      ;(async () => {
+        const run = await rig.runFlow({ steps: [
+          { id: 'plan', kind: 'code' },
+          { id: 'ok', kind: 'approval', deps: ['plan'] },
+          { id: 'late', kind: 'code', deps: ['ok'] },
+        ] }, {}, { code: { plan: () => 'p', late: () => 'l' } })
+        for await (const e of run.events()) if (e.type === 'run_updated' && e.status === 'waiting') break
+        console.log(run.id)
+      })()
+    `
+    const id = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim()
+    assert.match(id, /^[0-9a-f]{32}$/)
+  })
+
+  test('process.exit() shuts the engine down: a hung command is stopped, the run left to lease rescue', async () => {
+    const fresh = tmp()
+    const dataDir = join(fresh, 'data')
+    const pidfile = join(fresh, 'hung.pid')
+    const script = `
+      const { existsSync, readFileSync } = require('node:fs')
+      const { Rig } = require(${JSON.stringify(addon)})
+      const rig = new Rig({ dataDir: ${JSON.stringify(dataDir)} })
+      ;(async () => {
+        const run = await rig.runFlow({ steps: [
+          { id: 'hang', kind: 'command', shell: 'echo $$ > "$PIDFILE"; exec sleep 600', env: { PIDFILE: ${JSON.stringify(pidfile)} } },
+        ] })
+        while (!(existsSync(${JSON.stringify(pidfile)}) && readFileSync(${JSON.stringify(pidfile)}, 'utf8').endsWith('\\n'))) {
+          await new Promise((r) => setTimeout(r, 20))
+        }
+        console.log(run.id)
+        process.exit(0)
+      })()
+    `
+    const id = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim()
+    const pid = Number(readFileSync(pidfile, 'utf8'))
+    // The shutdown killed the step's process group at the exit.
+    await gone(pid)
+    const again = new Rig({ dataDir })
+    const run = await again.run(id)
+    const view = await run.info()
+    assert.equal(view.status, 'running', 'a shutdown does not end the run')
+    assert.equal((await run.cancel()).status, 'cancelled')
   })
 })
