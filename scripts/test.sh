@@ -197,6 +197,23 @@ if ! grep -q '^arena two-server test on postgres$' "$PG_BASE/arena-tests.log" \
     echo "the arena's two-server test did not run on PostgreSQL" >&2
     exit 1
 fi
+# The flow engine on PostgreSQL: child engine processes SIGKILLed during a
+# running command, a waiting approval, a do-while, a retry's backoff and
+# before a cancel, each run finished by a new engine; and two engines
+# sharing 50 runs of a 20-step flow, every step run once. Two test threads:
+# libtest then prints each result as one line.
+FLOW_TESTS=(-p coderig --all-features --test flow_engine_crash)
+flow_expected=$(cargo test "${FLOW_TESTS[@]}" -- postgres --list 2>/dev/null | grep -cE '^kill9_[a-z0-9_]*_postgres: test$' || true)
+CODERIG_REQUIRE_POSTGRES=1 cargo test "${FLOW_TESTS[@]}" -- postgres --nocapture --test-threads=2 2>&1 | tee "$PG_BASE/flow-tests.log"
+flow_kills=$(grep -cE '^test kill9_[a-z0-9_]*_postgres \.\.\. ok$' "$PG_BASE/flow-tests.log" || true)
+flow_marks=$(grep -c '^flow kill -9 test on postgres$' "$PG_BASE/flow-tests.log" || true)
+echo "flow engine on PostgreSQL: $flow_kills of $flow_expected kill -9 tests passed"
+if [[ $flow_expected -eq 0 || $flow_kills -ne $flow_expected || $flow_marks -ne $flow_expected ]] \
+    || ! grep -q '^flow two-engine test on postgres$' "$PG_BASE/flow-tests.log" \
+    || ! grep -qE '^test two_engines_postgres[a-z0-9_]* \.\.\. ok$' "$PG_BASE/flow-tests.log"; then
+    echo "the flow engine's kill -9 and two-engine tests did not all run on PostgreSQL" >&2
+    exit 1
+fi
 # The server half: `coderig serve --db $DATABASE_URL` opens, migrates and
 # answers over HTTP (it skips without a database; here it must run).
 CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --all-features --test serve -- postgres 2>&1 | tee "$PG_BASE/serve-tests.log"

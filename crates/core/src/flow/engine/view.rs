@@ -45,7 +45,8 @@ pub struct StepView {
     pub status: StepStatus,
     /// The current (or last) attempt, 1 for the first; 0 before any.
     pub attempt: u32,
-    /// The loop iteration the status belongs to (0 outside loops).
+    /// The loop iteration the status belongs to, from 1 (0 outside loops;
+    /// for a `do_while`: the iterations completed before the current one).
     pub iteration: u32,
     /// Why it was skipped.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
