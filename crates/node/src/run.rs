@@ -18,8 +18,9 @@
 //!   copy of the step's context `{input, results, steps, iteration}`. Its
 //!   value is the step's result; a returned Promise (an `async` function)
 //!   is awaited. A throw or a rejection fails the attempt with the thrown
-//!   error's message (retried by the step's `retry`); a thrown coderig
-//!   error (one with a taxonomy `kind` and `details`) keeps its kind. The
+//!   error's message (retried by the step's `retry`): kind `agent`, with
+//!   `exception` (the error's name) and `traceback` (its stack) as in
+//!   Python; a thrown coderig error keeps its kind and details. The
 //!   functions are held weakly, so a pending code step does not keep Node
 //!   alive by itself (a pending `run.wait()` or `events()` does).
 //! - Results are the core's serde JSON (`RunView`, `StepView`, `RunPage`,
@@ -173,9 +174,14 @@ fn result_json(env: &Env, value: Unknown) -> Outcome {
     })
 }
 
-/// The core error for what a code step threw (or rejected with): its
-/// message, kind `agent` (`details.name` the JS error's name), or the
-/// thrown coderig error's own kind and details.
+/// The core error for what a code step threw (or rejected with), as the
+/// Python face reports an exception: a thrown coderig error (one with a
+/// taxonomy `kind`, as this addon's rejections have) keeps its kind,
+/// message and details; anything else is kind `agent` (the step's work
+/// failed, as a failing command's does) with the thrown error's message
+/// (its name when the message is empty, a thrown string itself) and
+/// details `exception` (the error's name: `TypeError`, ...) and
+/// `traceback` (its `stack`).
 fn thrown(env: &Env, value: Unknown) -> Error {
     read_thrown(env, value).unwrap_or_else(|e| {
         Error::new(
@@ -202,14 +208,8 @@ fn read_thrown(env: &Env, value: Unknown) -> napi::Result<Error> {
             let name = text("name")?;
             let message = text("message")?
                 .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| {
-                    format!(
-                        "the code step threw {} without a message",
-                        name.as_deref().unwrap_or("an object")
-                    )
-                });
-            // A coderig error (a rejected call of this addon, rethrown):
-            // its kind and details, as every face reports them.
+                .or_else(|| name.clone())
+                .unwrap_or_else(|| "the code step threw an object without a message".into());
             if let Some(kind) = text("kind")?.and_then(|k| k.parse::<ErrorKind>().ok()) {
                 let details: Option<Unknown> = object.get("details")?;
                 let mut error = Error::new(kind, message);
@@ -224,7 +224,10 @@ fn read_thrown(env: &Env, value: Unknown) -> napi::Result<Error> {
             }
             let mut error = Error::new(ErrorKind::Agent, message);
             if let Some(name) = name {
-                error = error.with_detail("name", name);
+                error = error.with_detail("exception", name);
+            }
+            if let Some(stack) = text("stack")? {
+                error = error.with_detail("traceback", stack);
             }
             Ok(error)
         }

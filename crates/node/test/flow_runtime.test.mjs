@@ -286,7 +286,10 @@ describe('code steps', () => {
       [3, 'done', undefined],
     ])
     assert.equal(flaky.attempts[0].error.kind, 'agent')
-    assert.equal(flaky.attempts[1].error.name, 'TypeError')
+    assert.equal(flaky.attempts[0].error.exception, 'Error')
+    assert.equal(flaky.attempts[1].error.exception, 'TypeError')
+    // The JS stack, as Python reports its traceback.
+    assert.match(flaky.attempts[0].error.traceback, /^Error: flaky 1\n\s+at /)
     assert.equal(step(view, 'after').output, 'OK AFTER 3')
   })
 
