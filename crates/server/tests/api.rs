@@ -435,10 +435,11 @@ async fn flow_validate_lists_every_problem_with_its_path() {
     assert_eq!(core_paths, paths);
 }
 
-/// Decoding problems are part of the verdict too (any JSON object gets a
-/// 200): unknown keys, keys of another kind, wrong types, bad names.
+/// Decoding problems are the decoder's 400 (what the spec's schema refuses
+/// is refused), with every problem and its path: unknown keys, keys of
+/// another kind, wrong types, bad names.
 #[tokio::test]
-async fn flow_validate_reports_decoding_problems_as_the_verdict() {
+async fn flow_validate_refuses_decoding_problems_with_their_paths() {
     let base = spawn_server(Config::default()).await;
     let cases = [
         (
@@ -471,9 +472,10 @@ async fn flow_validate_reports_decoding_problems_as_the_verdict() {
     ];
     for (spec, path, message) in cases {
         let (status, body) = post(&base, "/api/flows/validate", &spec).await;
-        assert_eq!(status, StatusCode::OK, "{spec}: {body}");
-        assert_eq!(body["valid"], false, "{spec}");
-        let first = &body["errors"][0];
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{spec}: {body}");
+        assert_eq!(body["error"]["kind"], "invalid_input", "{spec}");
+        assert_eq!(body["error"]["path"], path, "{spec}: {body}");
+        let first = &body["error"]["problems"][0];
         assert_eq!(first["path"], path, "{spec}: {body}");
         assert!(
             first["message"].as_str().unwrap().contains(message),

@@ -1,7 +1,7 @@
 //! `POST /api/flows/validate`.
 
 use super::Route;
-use crate::openapi::{InvalidInput, PayloadTooLarge};
+use crate::openapi::{PayloadTooLarge, RunInvalidInput};
 use crate::{ApiError, ApiJson, RawBody};
 use coderig::flow::FlowSpec;
 use coderig::Error;
@@ -37,33 +37,24 @@ pub(crate) struct FlowValidateResponse {
     steps: usize,
 }
 
-/// Validates a runtime flow spec: strict decoding (unknown keys, wrong
-/// types, keys of another step kind), then compilation (CEL conditions,
-/// minijinja templates, duplicate ids, unknown dependencies, cycles, switch
-/// and loop targets) — every problem at once with its path. A body that is
-/// not JSON or not an object is a 400; any object gets the verdict.
+/// Validates a runtime flow spec. The body is decoded strictly (unknown
+/// keys, wrong types, keys of another step kind: what the spec's JSON
+/// Schema says) — a body that breaks that is a 400 with every problem —
+/// then compiled: CEL conditions, minijinja templates and the rules no
+/// schema states (duplicate ids, unknown dependencies, cycles, switch and
+/// loop targets), whose problems are the 200 verdict `valid: false`.
 #[utoipa::path(post, tag = "flow", path = "/api/flows/validate", request_body = FlowSpec, responses(
-    (status = 200, description = "The verdict: valid, and every problem with its path.", body = FlowValidateResponse),
-    (status = 400, description = "invalid_input: the body is not JSON or not an object.", body = InvalidInput),
+    (status = 200, description = "The verdict: valid, and every problem of compilation with its path (CEL, templates, ids, dependencies, cycles, switch and loop targets).", body = FlowValidateResponse),
+    (status = 400, description = "invalid_input: not JSON, not an object, or a spec the strict decoder refuses (every problem in `problems`) — also a schema-valid one that breaks a decoding rule no schema states.", body = RunInvalidInput),
     (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
 ))]
 pub(crate) async fn validate_flow(
     RawBody(spec): RawBody,
 ) -> Result<ApiJson<FlowValidateResponse>, ApiError> {
-    let Value::Object(root) = &spec else {
-        // The core decoder's own refusal, as every face gets it.
-        return Err(match FlowSpec::from_json(&spec) {
-            Err(e) => e,
-            Ok(_) => Error::internal("a flow spec decoded from a non-object"),
-        }
-        .into());
-    };
-    let name = root.get("name").and_then(Value::as_str).map(str::to_owned);
-    let steps = root
-        .get("steps")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    let errors = match FlowSpec::from_json(&spec).and_then(|s| s.compile()) {
+    // Decoding problems are the core decoder's own refusal, as every face
+    // gets it.
+    let decoded = FlowSpec::from_json(&spec)?;
+    let errors = match decoded.compile() {
         Ok(_) => Vec::new(),
         Err(e) => problems(&e),
     };
@@ -71,8 +62,8 @@ pub(crate) async fn validate_flow(
         ok: true,
         valid: errors.is_empty(),
         errors,
-        name,
-        steps,
+        name: decoded.name.clone(),
+        steps: decoded.steps.len(),
     }))
 }
 
