@@ -57,6 +57,7 @@ pub mod data;
 mod driver;
 mod exec;
 mod orphans;
+mod retry;
 pub mod view;
 mod worker;
 
