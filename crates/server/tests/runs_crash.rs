@@ -44,7 +44,14 @@ impl Server {
 /// `coderig serve --port 0 ARGS` in `dir`, its environment cleared of the
 /// variables that would change it; waits for `coderig listening on URL`.
 async fn serve(dir: &Path, args: &[&str]) -> Server {
+    serve_as(dir, args, "").await
+}
+
+/// [`serve`] with `RUNS_CRASH_SERVER=name` in its environment, which its
+/// command steps inherit: the log then says which server ran a step.
+async fn serve_as(dir: &Path, args: &[&str], name: &str) -> Server {
     let mut command = Command::new(env!("CARGO_BIN_EXE_coderig"));
+    command.env("RUNS_CRASH_SERVER", name);
     command
         .arg("serve")
         .args(["--port", "0"])
@@ -537,15 +544,21 @@ async fn two_servers_postgres_share_runs_and_run_every_step_once() {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let log = root.join("log");
-    // Six steps: a start, four in parallel, a join.
-    let mut steps = vec![json!({"id": "start", "kind": "command", "shell": logged("start", true)})];
+    let served = root.join("served");
+    // Six steps: a start, four in parallel, a join. Each logs its line,
+    // and the name of the server that ran it to another file.
+    let shell = |step: &str| {
+        format!(
+            "{}\necho \"$RUNS_CRASH_SERVER\" >> '{{{{ input.served }}}}'\n",
+            logged(step, true)
+        )
+    };
+    let mut steps = vec![json!({"id": "start", "kind": "command", "shell": shell("start")})];
     let fan: Vec<String> = (1..=4).map(|k| format!("w{k}")).collect();
     for w in &fan {
-        steps
-            .push(json!({"id": w, "kind": "command", "deps": ["start"], "shell": logged(w, true)}));
+        steps.push(json!({"id": w, "kind": "command", "deps": ["start"], "shell": shell(w)}));
     }
-    steps
-        .push(json!({"id": "join", "kind": "command", "deps": fan, "shell": logged("join", true)}));
+    steps.push(json!({"id": "join", "kind": "command", "deps": fan, "shell": shell("join")}));
     let spec = json!({"name": "fan", "steps": steps});
     let args = |data: &str| {
         vec![
@@ -558,14 +571,16 @@ async fn two_servers_postgres_share_runs_and_run_every_step_once() {
         ]
     };
     let (a_args, b_args) = (args("data-a"), args("data-b"));
-    let a = serve(
+    let a = serve_as(
         &root,
         &a_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "a",
     )
     .await;
-    let b = serve(
+    let b = serve_as(
         &root,
         &b_args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "b",
     )
     .await;
     let (_, health) = get(format!("{}/api/health", a.url)).await;
@@ -576,7 +591,11 @@ async fn two_servers_postgres_share_runs_and_run_every_step_once() {
         let id = start(
             &posted_to.url,
             &spec,
-            json!({"run": format!("r{n}"), "log": log.display().to_string()}),
+            json!({
+                "run": format!("r{n}"),
+                "log": log.display().to_string(),
+                "served": served.display().to_string(),
+            }),
         )
         .await;
         ids.push((id, read_on.url.clone()));
@@ -603,5 +622,12 @@ async fn two_servers_postgres_share_runs_and_run_every_step_once() {
     }
     expected.sort();
     assert_eq!(sorted(&lines), expected);
+    // Both servers ran steps: the runs were shared, not all left to one.
+    let servers: BTreeSet<String> = log_lines(&served).into_iter().collect();
+    assert_eq!(
+        servers,
+        BTreeSet::from(["a".to_owned(), "b".to_owned()]),
+        "the servers that ran steps"
+    );
     let _ = writeln!(std::io::stderr(), "flow two-serve test on postgres");
 }
