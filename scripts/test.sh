@@ -229,6 +229,14 @@ if ! grep -q '^battles two-server test on postgres$' "$PG_BASE/battles-tests.log
     echo "the server's two-server battle test did not run on PostgreSQL" >&2
     exit 1
 fi
+# Two `coderig serve` processes on the one PostgreSQL share flow runs
+# posted alternately to each: every run completes, no step runs twice.
+CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --all-features --test runs_crash -- postgres --nocapture 2>&1 | tee "$PG_BASE/runs-crash-tests.log"
+if ! grep -q '^flow two-serve test on postgres$' "$PG_BASE/runs-crash-tests.log" \
+    || ! grep -qE '^test two_servers_postgres[a-z_]* \.\.\. ok$' "$PG_BASE/runs-crash-tests.log"; then
+    echo "the server's two-server flow run test did not run on PostgreSQL" >&2
+    exit 1
+fi
 stop_postgres
 unset DATABASE_URL
 
