@@ -83,13 +83,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let run = engine.wait(&run_id, Some(Duration::from_secs(60))).await?;
 
     for step in &run.steps {
-        let skip = step.skip_reason.map(|r| format!(" ({r})")).unwrap_or_default();
+        let skip = step
+            .skip_reason
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
         println!("{:<11} {:<9}{skip}", step.id, step.status.as_str());
     }
     println!("\n{}", run.report.clone().unwrap_or_default());
     assert_eq!(run.status.as_str(), "completed", "{:?}", run.error);
     assert_eq!(run.step("ship").map(|s| s.status.as_str()), Some("done"));
-    assert_eq!(run.step("trim").map(|s| s.skip_reason.map(|r| r.as_str())), Some(Some("branch_not_taken")));
+    assert_eq!(
+        run.step("trim").map(|s| s.skip_reason.map(|r| r.as_str())),
+        Some(Some("branch_not_taken"))
+    );
     engine.shutdown(Duration::from_secs(5)).await;
     Ok(())
 }

@@ -197,6 +197,23 @@ if ! grep -q '^arena two-server test on postgres$' "$PG_BASE/arena-tests.log" \
     echo "the arena's two-server test did not run on PostgreSQL" >&2
     exit 1
 fi
+# The flow engine on PostgreSQL: child engine processes SIGKILLed during a
+# running command, a waiting approval, a do-while, a retry's backoff and
+# before a cancel, each run finished by a new engine; and two engines
+# sharing 50 runs of a 20-step flow, every step run once. Two test threads:
+# libtest then prints each result as one line.
+FLOW_TESTS=(-p coderig --all-features --test flow_engine_crash)
+flow_expected=$(cargo test "${FLOW_TESTS[@]}" -- postgres --list 2>/dev/null | grep -cE '^kill9_[a-z0-9_]*_postgres: test$' || true)
+CODERIG_REQUIRE_POSTGRES=1 cargo test "${FLOW_TESTS[@]}" -- postgres --nocapture --test-threads=2 2>&1 | tee "$PG_BASE/flow-tests.log"
+flow_kills=$(grep -cE '^test kill9_[a-z0-9_]*_postgres \.\.\. ok$' "$PG_BASE/flow-tests.log" || true)
+flow_marks=$(grep -c '^flow kill -9 test on postgres$' "$PG_BASE/flow-tests.log" || true)
+echo "flow engine on PostgreSQL: $flow_kills of $flow_expected kill -9 tests passed"
+if [[ $flow_expected -eq 0 || $flow_kills -ne $flow_expected || $flow_marks -ne $flow_expected ]] \
+    || ! grep -q '^flow two-engine test on postgres$' "$PG_BASE/flow-tests.log" \
+    || ! grep -qE '^test two_engines_postgres[a-z0-9_]* \.\.\. ok$' "$PG_BASE/flow-tests.log"; then
+    echo "the flow engine's kill -9 and two-engine tests did not all run on PostgreSQL" >&2
+    exit 1
+fi
 # The server half: `coderig serve --db $DATABASE_URL` opens, migrates and
 # answers over HTTP (it skips without a database; here it must run).
 CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --all-features --test serve -- postgres 2>&1 | tee "$PG_BASE/serve-tests.log"
@@ -282,7 +299,8 @@ export CODERIG_FUZZ_PROJECT="$FUZZ_PROJECT"
 export CODERIG_FUZZ_TOKEN="fuzz-$$-$RANDOM"
 env -u DATABASE_URL "$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 --token "$CODERIG_FUZZ_TOKEN" \
     --data-dir "$SERVER_DATA/data" --project-root "$SERVER_DATA/projects" \
-    --config crates/server/tests/schemathesis/coderig.toml >"$SERVER_LOG" 2>&1 &
+    --config crates/server/tests/schemathesis/coderig.toml \
+    --flows crates/server/tests/schemathesis/flows >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 SERVER_URL=""
 for _ in $(seq 1 100); do
@@ -322,6 +340,29 @@ PY
 )
 export CODERIG_FUZZ_BATTLE
 echo "a completed battle for the fuzzer: $CODERIG_FUZZ_BATTLE"
+# One run waiting at its approval for the routes that take a run id (hooks.py).
+CODERIG_FUZZ_RUN=$("$VENV/bin/python" - "$SERVER_URL" <<'PY'
+import json, sys, time, urllib.request, os
+url = sys.argv[1]
+def call(method, path, body=None):
+    request = urllib.request.Request(url + path, method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json",
+                 "Authorization": "Bearer " + os.environ["CODERIG_FUZZ_TOKEN"]})
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)
+run = call("POST", "/api/runs", {"flow": "fuzz-gate"})["run_id"]
+for _ in range(600):
+    if call("GET", f"/api/runs/{run}")["status"] == "waiting":
+        print(run)
+        break
+    time.sleep(0.1)
+else:
+    sys.exit(f"the fuzz run {run} did not reach its approval")
+PY
+)
+export CODERIG_FUZZ_RUN
+echo "a run waiting at its approval for the fuzzer: $CODERIG_FUZZ_RUN"
 "$VENV/bin/schemathesis" --config-file crates/server/tests/schemathesis/schemathesis.toml \
     run "$SERVER_URL/api/openapi.json" --checks all --max-examples 100 --seed 6 \
     --generation-database none --no-color

@@ -323,8 +323,9 @@ impl From<FlowError> for Error {
 }
 
 /// Each problem as `{"code", "message", ...fields}`, in the given order:
-/// the form of `errors` in `/api/flows/validate` and in the details of an
-/// invalid flow.
+/// the form of the pure `flow::validate` problems in the bindings and in the
+/// details of an invalid flow. (`/api/flows/validate` validates the runtime
+/// `FlowSpec` and lists `{path, message}` problems instead.)
 pub fn validation_errors_json(errors: &[ValidationError]) -> Vec<Value> {
     errors
         .iter()

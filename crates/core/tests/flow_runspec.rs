@@ -160,7 +160,9 @@ fn the_design_example_decodes_alike_from_yaml_and_json() {
 
 #[test]
 fn decode_problems_name_every_path() {
-    let cases: Vec<(&str, Value, Vec<(&str, &str)>)> = vec![
+    // (what, spec, the exact problems as (path, message substring)).
+    type Case = (&'static str, Value, Vec<(&'static str, &'static str)>);
+    let cases: Vec<Case> = vec![
         ("not an object", json!([1]), vec![(".", "a flow spec must be an object, got an array")]),
         ("no steps", json!({}), vec![("steps", "required")]),
         ("empty steps", steps(json!([])), vec![("steps", "0 steps: a flow has 1 to 20000")]),

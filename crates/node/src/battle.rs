@@ -3,9 +3,10 @@
 //!
 //! A thin face of the core's [`Arena`]: each `Rig` opens its store
 //! (`coderig::store::open(db, dataDir)`, default SQLite in `./.coderig`) and
-//! starts one `Arena` (the rig's agents, an [`EventBus`], `projectRoots`) on
+//! starts one `Arena` (the rig's agents, its event bus, `projectRoots`) on
 //! napi's tokio runtime the first time a battle call needs it — never in the
-//! constructor, so a rig that only runs turns opens no store. The process
+//! constructor, so a rig that only runs turns opens no store. The store and
+//! the bus are the ones its flow runs use ([`crate::runtime`]). The process
 //! `exit` listener of [`crate::rig`] shuts the arena down with the turns.
 //!
 //! Specs are the core's `BattleSpec` JSON with DESIGN's snake_case keys,
@@ -23,97 +24,31 @@
 //! `agent_output`), de-duplicated by seq by the core's subscription; it
 //! ends after the `battle_updated` that finishes the battle.
 
+use crate::events::{next_event, EventsState, Subject};
 use crate::helpers::{arg, to_js_error, to_json, to_named_js_error, Count, Fail, Res};
 use crate::rig::{options_json, to_value, Rig};
-use coderig::agent::Registry;
-use coderig::arena::runner::{Arena, ArenaConfig, BattleFilter, BattleView};
+use crate::runtime::Runtime;
+use coderig::arena::runner::{Arena, BattleFilter, BattleView};
 use coderig::arena::{AgentRef, BattleSpec, BattleType};
-use coderig::bus::{matches, BusEvent, EventBus, EventSubscription};
-use coderig::event::{BattleStatus, Event, SseId, StoredEvent};
+use coderig::event::BattleStatus;
 use coderig::Error;
 use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, ToNapiValue, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::VecDeque;
 use std::future::Future;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Mutex, OnceCell};
-
-/// The data directory of a rig given none (the CLI's and the server's
-/// default too).
-const DEFAULT_DATA_DIR: &str = ".coderig";
-
-/// What a rig needs to open its arena, and the arena once opened.
-pub(crate) struct Battles {
-    registry: Registry,
-    data_dir: PathBuf,
-    db: Option<String>,
-    project_roots: Vec<PathBuf>,
-    arena: OnceCell<Arena>,
-}
-
-/// `path` made absolute against the current directory now, so that a later
-/// `process.chdir` does not move the store or the roots.
-fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-impl Battles {
-    /// The arena settings of a rig (nothing is opened yet).
-    pub(crate) fn new(
-        registry: Registry,
-        data_dir: Option<&str>,
-        db: Option<String>,
-        project_roots: Vec<String>,
-    ) -> Self {
-        Battles {
-            registry,
-            data_dir: absolute(Path::new(data_dir.unwrap_or(DEFAULT_DATA_DIR))),
-            db,
-            project_roots: project_roots
-                .iter()
-                .map(|r| absolute(Path::new(r)))
-                .collect(),
-            arena: OnceCell::new(),
-        }
-    }
-
-    /// The arena, when a battle call opened it.
-    pub(crate) fn opened(&self) -> Option<Arena> {
-        self.arena.get().cloned()
-    }
-
-    /// The arena, opening the store and starting it on first use (one
-    /// opening even when calls race; a failed opening is retried by the
-    /// next call). Must run on napi's tokio runtime: the bus and the worker
-    /// loop are spawned there.
-    async fn arena(&self) -> Result<Arena, Error> {
-        self.arena
-            .get_or_try_init(|| async {
-                let store = coderig::store::open(self.db.as_deref(), &self.data_dir).await?;
-                let bus = EventBus::start(store.clone());
-                let mut config = ArenaConfig::new(&self.data_dir);
-                config.project_roots = self.project_roots.clone();
-                match Arena::start(store, self.registry.clone(), bus.clone(), config).await {
-                    Ok(arena) => Ok(arena),
-                    Err(e) => {
-                        bus.shutdown();
-                        Err(e)
-                    }
-                }
-            })
-            .await
-            .cloned()
-    }
-}
+use tokio::sync::Mutex;
 
 /// A Promise settled by `work`: resolved with `done`'s value, or rejected
 /// with the JS form of the core's error.
-fn promise<'env, T, V, F, D>(env: &'env Env, work: F, done: D) -> napi::Result<PromiseRaw<'env, V>>
+pub(crate) fn promise<'env, T, V, F, D>(
+    env: &'env Env,
+    work: F,
+    done: D,
+) -> napi::Result<PromiseRaw<'env, V>>
 where
     T: Send + 'static,
     V: ToNapiValue,
@@ -128,7 +63,7 @@ where
 /// A Promise rejected with `fail` (an argument the core refused before any
 /// work started): the methods that return Promises reject, never throw, on
 /// a bad argument.
-fn rejected<'env, V>(env: &'env Env, fail: Fail) -> napi::Result<PromiseRaw<'env, V>>
+pub(crate) fn rejected<'env, V>(env: &'env Env, fail: Fail) -> napi::Result<PromiseRaw<'env, V>>
 where
     V: ToNapiValue + Send + 'static,
 {
@@ -140,7 +75,7 @@ where
 
 /// Runs `decode` (the synchronous reading of the arguments), then the
 /// Promise `work` builds from them; a refused argument rejects it.
-fn with_args<'env, A, V>(
+pub(crate) fn with_args<'env, A, V>(
     env: &'env Env,
     decode: impl FnOnce() -> Res<A>,
     work: impl FnOnce(A) -> napi::Result<PromiseRaw<'env, V>>,
@@ -188,7 +123,7 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "BattleSpec")] spec: Unknown,
     ) -> napi::Result<PromiseRaw<'env, Battle>> {
-        let battles = self.battles.clone();
+        let runtime = self.runtime.clone();
         with_args(
             env,
             || {
@@ -198,11 +133,11 @@ impl Rig {
                 Ok(BattleSpec::from_json(&value)?)
             },
             |spec| {
-                let owner = battles.clone();
+                let owner = runtime.clone();
                 promise(
                     env,
                     async move {
-                        let arena = battles.arena().await?;
+                        let arena = runtime.arena().await?;
                         let view = arena.start_battle(spec).await?;
                         Ok((arena, view.id))
                     },
@@ -219,16 +154,16 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "string")] id: Unknown,
     ) -> napi::Result<PromiseRaw<'env, Battle>> {
-        let battles = self.battles.clone();
+        let runtime = self.runtime.clone();
         with_args(
             env,
             || arg::<String>(env, "id", id),
             |id| {
-                let owner = battles.clone();
+                let owner = runtime.clone();
                 promise(
                     env,
                     async move {
-                        let arena = battles.arena().await?;
+                        let arena = runtime.arena().await?;
                         let view = arena.battle(&id).await?;
                         Ok((arena, view.id))
                     },
@@ -247,7 +182,7 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "BattleFilter | null")] filter: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let battles = self.battles.clone();
+        let runtime = self.runtime.clone();
         with_args(
             env,
             || {
@@ -262,7 +197,7 @@ impl Rig {
             |filter| {
                 promise(
                     env,
-                    async move { battles.arena().await?.list_battles(&filter).await },
+                    async move { runtime.arena().await?.list_battles(&filter).await },
                     |page| to_value(&page),
                 )
             },
@@ -278,7 +213,7 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "LeaderboardOptions | null")] options: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let battles = self.battles.clone();
+        let runtime = self.runtime.clone();
         with_args(
             env,
             || {
@@ -290,7 +225,7 @@ impl Rig {
                 promise(
                     env,
                     async move {
-                        let arena = battles.arena().await?;
+                        let arena = runtime.arena().await?;
                         arena
                             .leaderboard(args.battle_type, args.project.as_deref())
                             .await
@@ -309,15 +244,15 @@ impl Rig {
 pub struct Battle {
     id: String,
     arena: Arena,
-    _battles: Arc<Battles>,
+    _runtime: Arc<Runtime>,
 }
 
 impl Battle {
-    fn new(id: String, arena: Arena, battles: Arc<Battles>) -> Self {
+    fn new(id: String, arena: Arena, runtime: Arc<Runtime>) -> Self {
         Battle {
             id,
             arena,
-            _battles: battles,
+            _runtime: runtime,
         }
     }
 
@@ -408,17 +343,12 @@ impl Battle {
     /// independent; leaving the loop early stops nothing.
     #[napi(ts_return_type = "AsyncIterable<BattleEvent>")]
     pub fn events(&self) -> BattleEvents {
-        // Subscribed now, so nothing committed after this call is missed
-        // even when the first `next()` comes later.
-        let subscription = self.arena.bus().subscribe();
         BattleEvents {
-            state: Arc::new(Mutex::new(EventsState {
-                arena: self.arena.clone(),
-                id: self.id.clone(),
-                subscription,
-                phase: Phase::Start,
-                queue: VecDeque::new(),
-            })),
+            state: Arc::new(Mutex::new(EventsState::new(
+                self.arena.store().clone(),
+                self.arena.bus(),
+                Subject::Battle(self.id.clone()),
+            ))),
         }
     }
 
@@ -549,90 +479,6 @@ impl Battle {
     }
 }
 
-/// Where a `BattleEvents` iterator stands.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// The history is not read yet.
-    Start,
-    /// Handing out the history; `finished`: its last `battle_updated`
-    /// finished the battle, so the iteration ends with it.
-    History { finished: bool },
-    /// Following the battle live.
-    Live,
-    /// Over.
-    Ended,
-}
-
-struct EventsState {
-    arena: Arena,
-    id: String,
-    subscription: EventSubscription,
-    phase: Phase,
-    queue: VecDeque<StoredEvent>,
-}
-
-/// True for a `battle_updated` to a final status.
-fn finishes(event: &Event) -> bool {
-    matches!(event, Event::BattleUpdated(u) if matches!(
-        u.status,
-        BattleStatus::Completed | BattleStatus::Failed | BattleStatus::Cancelled
-    ))
-}
-
-impl EventsState {
-    /// Reads the battle's stored history (subscribe-first replay from the
-    /// start of the log: the core merges it with what the subscription
-    /// received meanwhile, each seq once).
-    async fn read_history(&mut self) -> Result<(), Error> {
-        let epoch = self.arena.store().epoch().to_owned();
-        let start = SseId::new(epoch, 0).map_err(Error::from)?;
-        let (_, events) = self.subscription.replay(Some(&start)).await?;
-        let id = self.id.as_str();
-        self.queue = events
-            .into_iter()
-            .filter(|e| matches(&e.event, Some(id), None))
-            .collect();
-        let finished = self
-            .queue
-            .iter()
-            .rev()
-            .find(|e| matches!(e.event, Event::BattleUpdated(_)))
-            .is_some_and(|e| finishes(&e.event));
-        self.phase = Phase::History { finished };
-        Ok(())
-    }
-
-    async fn next(&mut self) -> Result<Option<Value>, Error> {
-        loop {
-            match self.phase {
-                Phase::Ended => return Ok(None),
-                Phase::Start => self.read_history().await?,
-                Phase::History { finished } => match self.queue.pop_front() {
-                    Some(event) => return Ok(Some(to_value(&event))),
-                    None if finished => self.phase = Phase::Ended,
-                    None => self.phase = Phase::Live,
-                },
-                Phase::Live => {
-                    let id = Some(self.id.as_str());
-                    match self.subscription.next().await {
-                        None => self.phase = Phase::Ended,
-                        Some(BusEvent::Stored(e)) if matches(&e.event, id, None) => {
-                            if finishes(&e.event) {
-                                self.phase = Phase::Ended;
-                            }
-                            return Ok(Some(to_value(&e)));
-                        }
-                        Some(BusEvent::Live(e)) if matches(&e, id, None) => {
-                            return Ok(Some(to_value(&e)))
-                        }
-                        Some(_) => {}
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// The events of a battle as an async iterator (what `battle.events()`
 /// returns).
 #[napi(async_iterator)]
@@ -651,16 +497,6 @@ impl AsyncGenerator for BattleEvents {
         &mut self,
         _value: Option<Self::Next>,
     ) -> impl Future<Output = napi::Result<Option<Self::Yield>>> + Send + 'static {
-        let state = self.state.clone();
-        async move {
-            // The store's refusal (an unreadable log) has no Env here to
-            // become the taxonomy's JS error; its code leads the message.
-            state.lock().await.next().await.map_err(|e| {
-                napi::Error::new(
-                    napi::Status::GenericFailure,
-                    format!("{}: {}", e.code(), e.message()),
-                )
-            })
-        }
+        next_event(self.state.clone())
     }
 }

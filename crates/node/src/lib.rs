@@ -24,6 +24,7 @@ pub mod arena;
 pub mod battle;
 pub mod battle_types;
 pub mod edit;
+mod events;
 pub mod flow;
 pub mod hash;
 pub mod hashline;
@@ -31,6 +32,9 @@ pub mod helpers;
 pub mod model;
 pub mod rig;
 pub mod rig_types;
+pub mod run;
+pub mod run_types;
+mod runtime;
 
 use napi_derive::napi;
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! `Rig`, `Turn` and `TurnEvents`: agent turns for JavaScript (the rig's
-//! battles are in [`crate::battle`]).
+//! battles are in [`crate::battle`], its flow runs in [`crate::run`]).
 //!
 //! A `Rig` holds the core's [`Registry`] (built from a `coderig.toml`, from
 //! `agents` in the file's JSON form, or from `./coderig.toml` when it
@@ -23,8 +23,9 @@
 //!
 //! At exit (`process.exit()` or the end of the script, also in a worker)
 //! one `process.on('exit')` listener per environment, installed by its first
-//! `Rig`, runs `Arena::shutdown` on the arenas its rigs opened (battle
-//! tasks left to lease rescue) and `Registry::shutdown` on its rigs: turns
+//! `Rig`, runs `Engine::shutdown` and `Arena::shutdown` on the engines and
+//! arenas its rigs opened (runs and battle tasks left to lease rescue) and
+//! `Registry::shutdown` on its rigs: turns
 //! still running are cancelled and waited for, at most
 //! `DEFAULT_SHUTDOWN_GRACE` in all,
 //! blocking the exit that long, so no agent process group outlives Node.
@@ -32,13 +33,12 @@
 //! The listener holds the rigs weakly; a `Turn` holds its rig's registry,
 //! so the turns of a collected `Rig` are stopped while their `Turn` lives.
 
-use crate::battle::Battles;
 use crate::helpers::{arg, decode_named, js, options, to_js_error, Res};
+use crate::runtime::Runtime;
 use coderig::agent::{
     Registry, TurnHandle, TurnOptions as CoreTurnOptions, DEFAULT_PROBE_TIMEOUT,
     DEFAULT_SHUTDOWN_GRACE,
 };
-use coderig::arena::runner::Arena;
 use coderig::Error;
 use napi::bindgen_prelude::{
     within_runtime_if_available, AsyncGenerator, FnArgs, Function, JsObjectValue, Object,
@@ -84,15 +84,15 @@ pub(crate) fn options_json(env: &Env, value: Option<Unknown>) -> Res<Value> {
 }
 
 /// What the exit listener stops of one rig: its turns and, once opened,
-/// its arena.
+/// its arena and flow engine.
 struct ExitTarget {
     registry: Weak<Registry>,
-    battles: Weak<Battles>,
+    runtime: Weak<Runtime>,
 }
 
 impl ExitTarget {
     fn alive(&self) -> bool {
-        self.registry.strong_count() > 0 || self.battles.strong_count() > 0
+        self.registry.strong_count() > 0 || self.runtime.strong_count() > 0
     }
 }
 
@@ -103,13 +103,13 @@ type Exits = Arc<std::sync::Mutex<Vec<ExitTarget>>>;
 /// `process.on(event, listener)`.
 type On<'env> = Function<'env, FnArgs<(&'static str, Function<'env, (), ()>)>, Unknown<'env>>;
 
-/// Adds a rig (its `registry` and `battles`) to what this environment
+/// Adds a rig (its `registry` and `runtime`) to what this environment
 /// shuts down at exit, installing the environment's one
 /// `process.on('exit')` listener with its first rig.
-fn shut_down_at_exit(env: &Env, registry: &Arc<Registry>, battles: &Arc<Battles>) -> Res<()> {
+fn shut_down_at_exit(env: &Env, registry: &Arc<Registry>, runtime: &Arc<Runtime>) -> Res<()> {
     let target = ExitTarget {
         registry: Arc::downgrade(registry),
-        battles: Arc::downgrade(battles),
+        runtime: Arc::downgrade(runtime),
     };
     if let Some(exits) = env.get_instance_data::<Exits>()? {
         let mut rigs = exits.lock().unwrap_or_else(|p| p.into_inner());
@@ -122,13 +122,13 @@ fn shut_down_at_exit(env: &Env, registry: &Arc<Registry>, battles: &Arc<Battles>
     let listener = env.create_function_from_closure::<(), (), _>("coderigShutdown", move |_| {
         let rigs = std::mem::take(&mut *exits.lock().unwrap_or_else(|p| p.into_inner()));
         let registries = rigs.iter().filter_map(|r| r.registry.upgrade()).collect();
-        // Only arenas a battle call opened: nothing is started at exit.
-        let arenas = rigs
+        // Only what a battle or run call opened: nothing is started at exit.
+        let runtimes = rigs
             .iter()
-            .filter_map(|r| r.battles.upgrade())
-            .filter_map(|b| b.opened())
+            .filter_map(|r| r.runtime.upgrade())
+            .filter(|r| r.opened())
             .collect();
-        shutdown(registries, arenas);
+        shutdown(registries, runtimes);
         Ok(())
     })?;
     let process: Object = env.get_global()?.get_named_property("process")?;
@@ -137,13 +137,14 @@ fn shut_down_at_exit(env: &Env, registry: &Arc<Registry>, battles: &Arc<Battles>
     Ok(())
 }
 
-/// Stops the arenas' workers (their agents cancelled, their tasks left to
-/// lease rescue: the next process to open the store finishes them),
-/// cancels the running turns of `rigs`, and blocks (at most
-/// `DEFAULT_SHUTDOWN_GRACE` in all) until they ended.
-fn shutdown(rigs: Vec<Arc<Registry>>, arenas: Vec<Arena>) {
+/// Stops the flow engines' drivers (running steps cancelled, runs left to
+/// be resumed by lease) and the arenas' workers (their agents cancelled,
+/// their tasks left to lease rescue: the next process to open the store
+/// finishes them), cancels the running turns of `rigs`, and blocks (at
+/// most `DEFAULT_SHUTDOWN_GRACE` in all) until they ended.
+fn shutdown(rigs: Vec<Arc<Registry>>, runtimes: Vec<Arc<Runtime>>) {
     let rigs: Vec<_> = rigs.into_iter().filter(|r| r.running_turns() > 0).collect();
-    if rigs.is_empty() && arenas.is_empty() {
+    if rigs.is_empty() && runtimes.is_empty() {
         return;
     }
     rigs.iter().for_each(|r| r.cancel_all());
@@ -151,10 +152,9 @@ fn shutdown(rigs: Vec<Arc<Registry>>, arenas: Vec<Arena>) {
     within_runtime_if_available(|| {
         tokio::spawn(async move {
             let deadline = tokio::time::Instant::now() + DEFAULT_SHUTDOWN_GRACE;
-            for arena in &arenas {
+            for runtime in &runtimes {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                arena.shutdown(left).await;
-                arena.bus().shutdown();
+                runtime.shutdown(left).await;
             }
             for rig in &rigs {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
@@ -175,7 +175,7 @@ pub(crate) fn to_value<T: serde::Serialize>(value: &T) -> Value {
 #[napi]
 pub struct Rig {
     registry: Arc<Registry>,
-    pub(crate) battles: Arc<Battles>,
+    pub(crate) runtime: Arc<Runtime>,
     data_dir: Option<String>,
     db: Option<String>,
     config: Option<String>,
@@ -186,9 +186,11 @@ impl Rig {
     /// A rig with the agents of `options.config` (a `coderig.toml` path) or
     /// `options.agents` (the file's `[agents]` table as an object), else of
     /// `./coderig.toml` when it exists, else none. The store (`db`, else
-    /// SQLite in `dataDir`, default `./.coderig`) and the arena are opened
-    /// by the first battle call, not here; `projectRoots` confines coding
-    /// battles' projects (default: none, any path). A bad config throws
+    /// SQLite in `dataDir`, default `./.coderig`) is opened by the first
+    /// battle or run call, not here; the arena by the first battle call, the
+    /// flow engine by the first run call. `projectRoots` confines coding
+    /// battles' projects and flow steps' `cwd` / `workdir` (default: none,
+    /// any path). A bad config throws
     /// `INVALID_INPUT` naming the file and the key
     /// (`agents.alice.script[0]: ...`); an unreadable file `IO`; both
     /// `config` and `agents` `INVALID_INPUT`.
@@ -201,18 +203,18 @@ impl Rig {
             let args: RigArgs = decode_named("options", options_json(&env, options)?)?;
             let (registry, config) =
                 Registry::open(args.config.as_deref().map(Path::new), args.agents)?;
-            let battles = Arc::new(Battles::new(
+            let runtime = Arc::new(Runtime::new(
                 registry.clone(),
                 args.data_dir.as_deref(),
                 args.db.clone(),
                 args.project_roots.unwrap_or_default(),
             ));
             let registry = Arc::new(registry);
-            shut_down_at_exit(&env, &registry, &battles)?;
+            shut_down_at_exit(&env, &registry, &runtime)?;
             let config = config.map(|path| path.display().to_string());
             Ok(Rig {
                 registry,
-                battles,
+                runtime,
                 data_dir: args.data_dir,
                 db: args.db,
                 config,

@@ -29,6 +29,14 @@ const NOT_A_LIST = new Map([
   [JSON.stringify(['running', 'judging', 'completed', 'failed', 'cancelled']), 'a battle\'s status (coderig::event::BattleStatus)'],
   [JSON.stringify(['pending', 'running', 'done', 'error']), 'a cross-examination\'s status (CrossExamView.status)'],
   [JSON.stringify(['text', 'reasoning', 'tool_call', 'tool_result']), 'what agent_output carries (coderig::event::OutputKind)'],
+  // The flow runtime's names outside names::LISTS (RunStatus and RetryOn
+  // are named_enum!s; the runtime step kinds add `command` to StepKind; an
+  // attempt's outcome is a string of the engine's AttemptRecord);
+  // flow_runtime.test.mjs checks real values against them.
+  [JSON.stringify(['running', 'waiting', 'completed', 'failed', 'cancelled']), 'a run\'s status (coderig::event::RunStatus)'],
+  [JSON.stringify(['agent', 'command', 'code', 'approval', 'switch', 'do_while']), 'a runtime flow step\'s kind (FlowSpec StepAction::kind)'],
+  [JSON.stringify(['failure', 'timeout']), 'the endings a retry policy retries (coderig::flow::runspec::RetryOn)'],
+  [JSON.stringify(['done', 'failed', 'timed_out', 'cancelled', 'interrupted']), 'how a step attempt ended (AttemptRecord.outcome)'],
 ])
 
 /**

@@ -20,6 +20,7 @@ use crate::turn::{block_on, runtime, to_dict};
 use coderig::arena::runner::{Arena, BattleView};
 use coderig::bus::{matches, BusEvent, EventSubscription};
 use coderig::event::{BattleStatus, Event, SseId};
+use coderig::flow::engine::Engine;
 use coderig::Error;
 use pyo3::exceptions::{PyStopAsyncIteration, PyTimeoutError};
 use pyo3::prelude::*;
@@ -38,13 +39,16 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// A started [`Arena`], shared by its `Rig` and every `Battle` and
-/// `BattleEvents` of it. When the last of them is dropped the arena is shut
-/// down (its running agents stopped, their tasks left in the store for the
-/// next arena on that store to rescue by lease): an arena nobody can reach
-/// any more would otherwise poll its store until the interpreter exits.
+/// The runtime of a `Rig`: a started [`Arena`] and, beside it on the same
+/// store, registry and event bus, the flow [`Engine`]; shared by the `Rig`
+/// and every `Battle`, `Run` and event stream of it. When the last of them
+/// is dropped both are shut down (running agents, commands and code steps
+/// stopped, their tasks left in the store for the next process on that
+/// store to rescue by lease): a runtime nobody can reach any more would
+/// otherwise poll its store until the interpreter exits.
 pub struct ArenaHandle {
     arena: Arena,
+    engine: Engine,
 }
 
 /// Every live arena, for the exit hook (weak: the list must not keep one
@@ -52,9 +56,9 @@ pub struct ArenaHandle {
 static ARENAS: Mutex<Vec<Weak<ArenaHandle>>> = Mutex::new(Vec::new());
 
 impl ArenaHandle {
-    /// Wraps a started arena and lists it for the exit hook.
-    pub fn new(arena: Arena) -> Arc<Self> {
-        let handle = Arc::new(ArenaHandle { arena });
+    /// Wraps a started arena and engine and lists them for the exit hook.
+    pub fn new(arena: Arena, engine: Engine) -> Arc<Self> {
+        let handle = Arc::new(ArenaHandle { arena, engine });
         let mut live = ARENAS.lock().unwrap_or_else(|p| p.into_inner());
         live.retain(|w| w.strong_count() > 0);
         live.push(Arc::downgrade(&handle));
@@ -65,21 +69,38 @@ impl ArenaHandle {
     pub fn arena(&self) -> &Arena {
         &self.arena
     }
+
+    /// The flow engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Stops the engine's drivers and the arena's workers, waiting for them
+    /// until `deadline` at most in all, then the bus they share.
+    async fn shutdown(engine: &Engine, arena: &Arena, deadline: Instant) {
+        engine
+            .shutdown(deadline.saturating_duration_since(Instant::now()))
+            .await;
+        arena
+            .shutdown(deadline.saturating_duration_since(Instant::now()))
+            .await;
+        arena.bus().shutdown();
+    }
 }
 
 impl Drop for ArenaHandle {
     fn drop(&mut self) {
         let arena = self.arena.clone();
-        runtime().spawn(async move {
-            arena.shutdown(GRACE).await;
-            arena.bus().shutdown();
-        });
+        let engine = self.engine.clone();
+        let deadline = Instant::now() + GRACE;
+        runtime().spawn(async move { ArenaHandle::shutdown(&engine, &arena, deadline).await });
     }
 }
 
-/// The exit hook's part for arenas: every live arena is shut down (its
-/// agents' process groups stopped), waiting at most until `deadline` in
-/// all. Called with the GIL released.
+/// The exit hook's part for arenas and flow engines: every live one is
+/// shut down (its agents' and commands' process groups stopped, its code
+/// steps cancelled), waiting at most until `deadline` in all. Called with
+/// the GIL released.
 pub fn shutdown_arenas(deadline: Instant) {
     let arenas: Vec<Arc<ArenaHandle>> = ARENAS
         .lock()
@@ -92,9 +113,7 @@ pub fn shutdown_arenas(deadline: Instant) {
     }
     runtime().block_on(async {
         for handle in &arenas {
-            let left = deadline.saturating_duration_since(Instant::now());
-            handle.arena.shutdown(left).await;
-            handle.arena.bus().shutdown();
+            ArenaHandle::shutdown(&handle.engine, &handle.arena, deadline).await;
         }
     });
 }

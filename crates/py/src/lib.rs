@@ -32,6 +32,7 @@ pub mod hashline;
 pub mod helpers;
 pub mod model;
 pub mod rig;
+pub mod run;
 pub mod turn;
 
 use pyo3::prelude::*;

@@ -23,11 +23,14 @@
 
 use crate::battle::{call, ArenaHandle, Battle};
 use crate::helpers::{fspath, name, object, to_json, to_py_err, Items};
+use crate::run::{code_steps, flow_spec, Run};
 use crate::turn::{block_on, runtime, to_dict, Turn};
 use coderig::agent::{Registry, TurnOptions, DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE};
 use coderig::arena::runner::{Arena, ArenaConfig, BattleFilter};
 use coderig::arena::BattleSpec;
 use coderig::bus::EventBus;
+use coderig::event::RunStatus;
+use coderig::flow::engine::{Engine, EngineConfig, NewRun, RunFilter};
 use coderig::Error;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -38,11 +41,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Registers `Rig`, `Turn`, `TurnEvents`, `Battle` and `BattleEvents`, and
-/// the exit hook.
+/// Registers `Rig`, `Turn`, `TurnEvents`, `Battle`, `BattleEvents`, `Run`
+/// and `RunEvents`, and the exit hook.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Rig>()?;
     crate::battle::register(m)?;
+    crate::run::register(m)?;
     m.add_class::<Turn>()?;
     m.add_class::<crate::turn::TurnEvents>()?;
     let hook = wrap_pyfunction!(shutdown_at_exit, m)?;
@@ -188,8 +192,9 @@ fn absolute_project(spec: &Bound<'_, PyDict>) -> PyResult<()> {
 }
 
 impl Rig {
-    /// The arena, opened on first use: the store, an event bus over it and
-    /// the worker loop, on the module's runtime (GIL released meanwhile).
+    /// The runtime, opened on first use: the store, an event bus over it,
+    /// the arena's worker loop and the flow engine's, on the module's
+    /// runtime (GIL released meanwhile).
     fn arena(&self, py: Python<'_>) -> PyResult<Arc<ArenaHandle>> {
         if let Some(handle) = self.arena.get() {
             return Ok(handle.clone());
@@ -212,8 +217,20 @@ impl Rig {
                 let bus = EventBus::start(store.clone());
                 let mut config = ArenaConfig::new(&data_dir);
                 config.project_roots = self.project_roots.clone();
-                let arena = Arena::start(store, (*self.registry).clone(), bus, config).await?;
-                Ok::<_, Error>(ArenaHandle::new(arena))
+                let arena =
+                    Arena::start(store.clone(), (*self.registry).clone(), bus.clone(), config)
+                        .await?;
+                let mut config = EngineConfig::new(&data_dir);
+                config.project_roots = self.project_roots.clone();
+                let engine = match Engine::start(store, (*self.registry).clone(), bus, config).await
+                {
+                    Ok(engine) => engine,
+                    Err(e) => {
+                        arena.shutdown(Duration::ZERO).await;
+                        return Err(e);
+                    }
+                };
+                Ok::<_, Error>(ArenaHandle::new(arena, engine))
             }),
         )?;
         Ok(handle.clone())
@@ -403,6 +420,76 @@ impl Rig {
             handle.arena().leaderboard(battle_type, project.as_deref()),
         )?;
         to_dict(py, &boards)
+    }
+
+    /// Starts a run of a flow on this rig's engine and returns its `Run` at
+    /// once (it runs in the background). `spec` is the runtime `FlowSpec`
+    /// (DESIGN "flow runtime"): a dict of its JSON shape, YAML or JSON
+    /// text, or a path (`os.PathLike`, or a `str` naming a `.yaml`, `.yml`
+    /// or `.json` file). `input` (a dict or `None`) is the `input` of its
+    /// templates and conditions. `code` maps each `code` step's id to a
+    /// callable: sync or `async def`, called with the step's context dict
+    /// (`{"input", "results", "steps", "iteration"}`, `results` and
+    /// `steps` holding its dependencies) and returning a JSON-like value,
+    /// the step's result; an exception fails the attempt with its message
+    /// (retried by the step's `retry`). Callables run only in this process.
+    ///
+    /// A bad spec (unknown field, cycle, unknown dependency, bad CEL or
+    /// template, duplicate id), an input that is not a dict, an agent step
+    /// naming an unknown identity, a code step without a callable or a
+    /// callable for no code step is an `InvalidInputError` whose
+    /// `.details["problems"]` lists every problem with its `path`, and
+    /// nothing is created; a spec file that cannot be read is an `IoError`.
+    #[pyo3(signature = (spec, input=None, code=None))]
+    fn run_flow(
+        &self,
+        py: Python<'_>,
+        spec: &Bound<'_, PyAny>,
+        input: Option<&Bound<'_, PyAny>>,
+        code: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Run> {
+        let spec = flow_spec(py, spec)?;
+        let input = match input.filter(|i| !i.is_none()) {
+            Some(input) => to_json(input, "input")?,
+            None => Value::Null,
+        };
+        let code = code_steps(code)?;
+        let handle = self.arena(py)?;
+        let mut run = NewRun::spec(spec, input);
+        run.code = code;
+        let id = call(py, handle.engine().start_run(run))?;
+        Ok(Run::new(handle, id))
+    }
+
+    /// The `Run` of an existing run id (any run of the store, whichever
+    /// process started it). `NotFoundIdError` when there is none.
+    fn run(&self, py: Python<'_>, run_id: String) -> PyResult<Run> {
+        let handle = self.arena(py)?;
+        let view = call(py, handle.engine().run(&run_id))?;
+        Ok(Run::new(handle, view.id))
+    }
+
+    /// One page of runs, newest first, as `{"runs": [RunSummary dicts
+    /// (id, name, status, error, created_at, updated_at)], "next_cursor":
+    /// str | None}` (pass `next_cursor` as `cursor` for the next page).
+    /// `status` (`running`, `waiting`, `completed`, `failed`, `cancelled`)
+    /// filters; `limit` is 1–500 (default 50).
+    #[pyo3(signature = (status=None, limit=None, cursor=None))]
+    fn runs(
+        &self,
+        py: Python<'_>,
+        status: Option<&str>,
+        limit: Option<u32>,
+        cursor: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let filter = RunFilter {
+            status: status.map(name::<RunStatus>).transpose()?,
+            limit,
+            cursor,
+        };
+        let handle = self.arena(py)?;
+        let page = call(py, handle.engine().list_runs(&filter))?;
+        to_dict(py, &page)
     }
 
     /// The data directory given (for the store), or `None`.

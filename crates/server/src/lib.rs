@@ -1,7 +1,8 @@
 //! # coderig-server — the reference HTTP face of coderig
 //!
 //! [`app`] builds the whole axum [`Router`](axum::Router) from a [`Config`]
-//! and an [`AppState`] (the store and the agent registry);
+//! and an [`AppState`] (the store, the agent registry, and the arena and
+//! flow engine the battle and run routes drive);
 //! the `coderig` binary binds it to a socket, and the end-to-end tests serve
 //! it on an ephemeral loopback port. `GET /api/events` streams the store's
 //! events (SSE) from the state's [`EventBus`]; with [`Config::token`] set,
@@ -31,6 +32,7 @@ use axum::http::Method;
 use coderig::agent::Registry;
 use coderig::arena::runner::{Arena, ArenaConfig};
 use coderig::bus::EventBus;
+use coderig::flow::engine::{Engine, EngineConfig};
 use coderig::store::Store;
 use coderig::workspace::ProjectRoots;
 use std::path::{Path, PathBuf};
@@ -88,8 +90,9 @@ impl std::fmt::Debug for Config {
 
 /// What every handler may reach: the store the server opened at start,
 /// the event bus tailing it, the agents of its `coderig.toml`, the
-/// project roots requests may name and the arena runtime the battle routes
-/// drive. Cheap to clone (all shared).
+/// project roots requests may name, the arena runtime the battle routes
+/// drive and the flow engine the run routes drive. Cheap to clone (all
+/// shared).
 #[derive(Clone)]
 pub struct AppState {
     store: Arc<dyn Store>,
@@ -97,6 +100,7 @@ pub struct AppState {
     registry: Registry,
     project_roots: Option<Arc<ProjectRoots>>,
     arena: Option<Arena>,
+    engine: Option<Engine>,
     probe_timeout: Duration,
     sse_keep_alive: Duration,
 }
@@ -119,6 +123,7 @@ impl AppState {
             registry,
             project_roots,
             arena: None,
+            engine: None,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
         }
@@ -176,6 +181,47 @@ impl AppState {
     /// The arena runtime, when [`AppState::start_arena`] started one.
     pub fn arena(&self) -> Option<&Arena> {
         self.arena.as_ref()
+    }
+
+    /// The same state with a flow engine started over its store, its
+    /// registry and its bus (the one `GET /api/events` streams), whose
+    /// project roots — where commands' `cwd` and agents' `workdir` must
+    /// lie — are this state's (so call it after
+    /// [`AppState::with_project_roots`]); `config.project_roots` is
+    /// replaced by them. Without an engine the flow and run routes answer
+    /// 503 `unavailable`. Must be called inside a tokio runtime.
+    ///
+    /// Errors: those of [`Engine::start`] (`invalid_input` for a registered
+    /// flow that does not compile, or two of one name; `io` for a data
+    /// directory that cannot be created).
+    pub async fn start_engine(self, mut config: EngineConfig) -> Result<Self, coderig::Error> {
+        config.project_roots = self.project_roots().to_vec();
+        if config.project_roots.is_empty() {
+            // No root: the engine's empty default means "anywhere"; a
+            // server must confine commands, so to its data directory
+            // (canonical, as the engine compares resolved paths).
+            let dir = &config.data_dir;
+            let canonical = std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::canonicalize(dir))
+                .map_err(|e| coderig::Error::io(format!("cannot create {}: {e}", dir.display())))?;
+            config.project_roots = vec![canonical];
+        }
+        let engine = Engine::start(
+            self.store.clone(),
+            self.registry.clone(),
+            self.bus.clone(),
+            config,
+        )
+        .await?;
+        Ok(AppState {
+            engine: Some(engine),
+            ..self
+        })
+    }
+
+    /// The flow engine, when [`AppState::start_engine`] started one.
+    pub fn engine(&self) -> Option<&Engine> {
+        self.engine.as_ref()
     }
 
     /// The store.

@@ -5,7 +5,7 @@
 //! `cmd/<name>.rs`, add a variant to [`Command`] and one match arm in `main`.
 //! Exit codes are shared by every subcommand (see `cmd/mod.rs`): 0 success,
 //! 1 refusal or a failed turn, 2 bad input or usage, 3 IO failure, 4 a bug
-//! (`coderig::ErrorKind::exit_code`), 130 interrupted (`turn`, `battle run`).
+//! (`coderig::ErrorKind::exit_code`), 130 interrupted (`turn`, `battle run`, `run`).
 //! `--config`, `--data-dir` and `--db` are global (`cmd/rig.rs`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -40,6 +40,8 @@ enum Command {
     Turn(cmd::turn::Args),
     /// Arena battles: run one and watch it, list, show, stop, apply a patch.
     Battle(cmd::battle::Args),
+    /// Run a flow spec (YAML or JSON) and watch it: progress, approvals, summary.
+    Run(cmd::run::Args),
     /// Ratings of the contestants over completed battles, per battle type.
     Leaderboard(cmd::leaderboard::Args),
 }
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Agents(args) => cmd::agents::run(args, &cli.rig),
         Command::Turn(args) => cmd::turn::run(args, &cli.rig),
         Command::Battle(args) => cmd::battle::run(args, &cli.rig),
+        Command::Run(args) => cmd::run::run(args, &cli.rig),
         Command::Leaderboard(args) => cmd::leaderboard::run(args, &cli.rig),
     }
 }

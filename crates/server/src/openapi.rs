@@ -7,6 +7,7 @@
 //! that the server accepts what it says and answers what it declares.
 
 use crate::routes;
+use coderig::flow::FlowSpec;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use utoipa::openapi::schema::Schema;
@@ -49,8 +50,15 @@ use utoipa::{OpenApi, PartialSchema, ToSchema};
         routes::battles::cross_examine,
         routes::battles::apply_battle,
         routes::battles::leaderboard,
+        routes::runs::list_flows,
+        routes::runs::create_run,
+        routes::runs::list_runs,
+        routes::runs::get_run,
+        routes::runs::cancel_run,
+        routes::runs::approve_step,
+        routes::runs::reject_step,
     ),
-    components(schemas(ErrorBody, Unauthorized)),
+    components(schemas(ErrorBody, Unauthorized, FlowSpec)),
     modifiers(&BearerAuth),
     security(("bearer" = []))
 )]
@@ -124,11 +132,76 @@ pub fn document() -> Value {
         .and_then(Value::as_object_mut)
     {
         schemas.insert("BattleSpecBody".into(), battle_spec_schema());
+        schemas.insert("RunRequestBody".into(), run_request_schema());
     }
     if let Some(created) = doc.pointer_mut("/paths/~1api~1battles/post/responses/201") {
         created["links"] = battle_links();
     }
+    if let Some(created) = doc.pointer_mut("/paths/~1api~1runs/post/responses/201") {
+        created["links"] = run_links();
+    }
+    if let Some(run) = doc.pointer_mut("/paths/~1api~1runs~1{id}/get/responses/200") {
+        run["links"] = step_links();
+    }
     doc
+}
+
+/// Links from `POST /api/runs`'s 201 to the operations on the run it
+/// created (`run_id` → `{id}`). Not to approve and reject: which steps a
+/// run has (and whether one waits) is not in the answer.
+fn run_links() -> Value {
+    let mut links = serde_json::Map::new();
+    for (name, operation_id) in [("GetRun", "get_run"), ("CancelRun", "cancel_run")] {
+        links.insert(
+            name.into(),
+            json!({"operationId": operation_id, "parameters": {"id": "$response.body#/run_id"}}),
+        );
+    }
+    Value::Object(links)
+}
+
+/// Links from `GET /api/runs/{id}`'s 200 to approve and reject its first
+/// step (`id`, `steps[0].id`): the steps of a run are known once it is
+/// read (a step that is no approval waiting for a decision answers 409).
+fn step_links() -> Value {
+    let mut links = serde_json::Map::new();
+    for (name, operation_id) in [
+        ("ApproveFirstStep", "approve_step"),
+        ("RejectFirstStep", "reject_step"),
+    ] {
+        links.insert(
+            name.into(),
+            json!({"operationId": operation_id, "parameters": {
+                "id": "$response.body#/id", "step": "$response.body#/steps/0/id"}}),
+        );
+    }
+    Value::Object(links)
+}
+
+/// The JSON Schema of `POST /api/runs`'s body: a registered flow by name
+/// or an inline spec (exactly one; the other may be given as `null`, which
+/// the route reads as not given), and an optional input object.
+fn run_request_schema() -> Value {
+    let input = json!({"description": "The run's input: `input` of its templates and conditions (default {}).",
+                       "anyOf": [{"type": "object"}, {"type": "null"}]});
+    let spec = json!({"$ref": format!("#/components/schemas/{}", FlowSpec::name())});
+    json!({
+        "description": "A run to start: `flow` (a registered flow's name, GET /api/flows) or `spec` (an inline flow spec, DESIGN \"flow runtime\"), and `input`.",
+        "oneOf": [
+            {"type": "object", "title": "registered", "additionalProperties": false, "required": ["flow"],
+             "properties": {
+                 "flow": {"type": "string", "description": "A registered flow's name."},
+                 "spec": {"type": "null"},
+                 "input": input,
+             }},
+            {"type": "object", "title": "inline", "additionalProperties": false, "required": ["spec"],
+             "properties": {
+                 "spec": spec,
+                 "flow": {"type": "null"},
+                 "input": input,
+             }},
+        ]
+    })
 }
 
 /// Links from `POST /api/battles`'s 201 to the operations on the battle it
@@ -409,6 +482,62 @@ error_type!(
     Unavailable,
     error_schema(
         "unavailable: this server runs no arena (battles are off).",
+        &["unavailable"],
+        json!({}),
+    )
+);
+
+error_type!(
+    /// The body of `POST /api/runs`. A placeholder here: [`document`] puts
+    /// the real schema ([`run_request_schema`]) in the JSON.
+    RunRequestBody,
+    RefOr::T(Schema::Object(utoipa::openapi::schema::Object::new()))
+);
+
+error_type!(
+    /// 400 of the run routes: a bad request, spec, filter or body.
+    RunInvalidInput,
+    open_details(error_schema(
+        "invalid_input: a bad body, spec (every problem in `problems`, the first one's path in `path`), input, filter or flow name; nothing was created.",
+        &["invalid_input"],
+        json!({
+            "path": {"type": "string", "description": "JSON path of the (first) bad field: in the body (`flow`, `input`) or, for a spec's problems, in the spec (`steps[1].deps[0]`)."},
+            "problems": {"type": "array", "description": "Every problem of a spec.",
+                         "items": {"type": "object", "required": ["path", "message"],
+                                   "properties": {"path": {"type": "string"}, "message": {"type": "string"}}}},
+        }),
+    ))
+);
+
+error_type!(
+    /// 404: no run, or no step of that id in it.
+    RunNotFoundId,
+    open_details(error_schema(
+        "not_found_id: no run of that id, or no step of that id in the run.",
+        &["not_found_id"],
+        json!({
+            "what": {"type": "string", "description": "What was looked for (run, step)."},
+            "id": {"type": "string", "description": "The id asked for."},
+            "run_id": {"type": "string", "description": "The run, when a step was looked for."},
+        }),
+    ))
+);
+
+error_type!(
+    /// 409: the run or step is not in a state that allows the request.
+    RunConflict,
+    open_details(error_schema(
+        "conflict: the run already ended (cancel), or the step is not an approval waiting for a decision (approve, reject; `status` is where it stands).",
+        &["conflict"],
+        json!({"status": {"type": "string", "description": "The step's status."}}),
+    ))
+);
+
+error_type!(
+    /// 503: the server runs no flow engine.
+    EngineUnavailable,
+    error_schema(
+        "unavailable: this server runs no flow engine (flows and runs are off).",
         &["unavailable"],
         json!({}),
     )

@@ -321,24 +321,12 @@ async fn wrong_types_and_unknown_fields_are_4xx_json_on_every_route() {
             "/api/hashline/validate",
             json!({"content": "a", "refs": "1#ZZ"}),
         ),
-        (
-            "/api/flows/validate",
-            json!({"steps": [{"id": "a", "kind": "robot"}]}),
-        ),
-        (
-            "/api/flows/validate",
-            json!({"steps": [{"id": "a", "kind": "code", "trigger_rule": "sometimes"}]}),
-        ),
-        ("/api/flows/validate", json!({"steps": "a"})),
-        (
-            "/api/flows/validate",
-            json!({"steps": [{"id": "a", "kind": "code", "dependencies": ["b"]}]}),
-        ),
-        ("/api/flows/validate", json!({"steps": [["a", "code"]]})),
+        // A flow spec that is no object (an object gets the verdict: 200).
         (
             "/api/flows/validate",
             json!([[{"id": "a", "kind": "code"}]]),
         ),
+        ("/api/flows/validate", json!("steps")),
     ];
     for (path, request) in cases {
         let (status, body) = post(&base, path, &request).await;
@@ -382,14 +370,16 @@ async fn oversize_edit_is_a_json_413() {
 async fn flow_validate_accepts_a_sound_flow() {
     let base = spawn_server(Config::default()).await;
     let flow = json!({
+        "name": "review-it",
         "steps": [
-            {"id": "plan", "kind": "agent"},
+            {"id": "plan", "kind": "agent", "agent": "claude", "prompt": "Plan {{ input.issue }}"},
             {"id": "route", "kind": "switch", "deps": ["plan"],
-             "cases": [{"label": "small", "steps": ["quick"], "condition": "ignored"}],
-             "default_branch": ["thorough"]},
-            {"id": "quick", "kind": "code", "deps": ["route"]},
-            {"id": "thorough", "kind": "agent", "deps": ["route"], "max_retries": 2, "timeout": 60},
-            {"id": "join", "kind": "approval", "deps": ["quick", "thorough"], "trigger_rule": "none_failed_min_one_success"}
+             "cases": [{"label": "small", "steps": ["quick"], "condition": "results.plan.contains(\"small\")"}],
+             "default": ["thorough"]},
+            {"id": "quick", "kind": "command", "deps": ["route"], "argv": ["echo", "{{ results[\"plan\"] }}"]},
+            {"id": "thorough", "kind": "agent", "deps": ["route"], "agent": "claude", "prompt": "go",
+             "retry": {"max_attempts": 3}, "timeout": "60s"},
+            {"id": "join-all", "kind": "approval", "deps": ["quick", "thorough"], "trigger_rule": "none_failed_min_one_success"}
         ],
         "batch_config": {"max_concurrent": 2}
     });
@@ -397,48 +387,137 @@ async fn flow_validate_accepts_a_sound_flow() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         body,
-        json!({"ok": true, "valid": true, "errors": [], "ignored": ["steps[1].cases[0].condition"]})
+        json!({"ok": true, "valid": true, "errors": [], "name": "review-it", "steps": 5})
     );
 }
 
 #[tokio::test]
-async fn flow_validate_lists_cycles_unknown_deps_and_switch_targets() {
+async fn flow_validate_lists_every_problem_with_its_path() {
     let base = spawn_server(Config::default()).await;
     let flow = json!({
         "steps": [
             {"id": "a", "kind": "code", "deps": ["c"]},
             {"id": "b", "kind": "code", "deps": ["a", "ghost"]},
             {"id": "c", "kind": "code", "deps": ["b"]},
-            {"id": "s", "kind": "switch", "cases": [{"label": "x", "steps": ["nowhere"]}]}
+            {"id": "s", "kind": "switch", "cases": [{"label": "x", "condition": "true", "steps": ["nowhere"]}]}
         ]
     });
     let (status, body) = post(&base, "/api/flows/validate", &flow).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["ok"], true);
     assert_eq!(body["valid"], false);
+    assert_eq!(body["name"], Value::Null);
+    assert_eq!(body["steps"], 4);
     let errors = body["errors"].as_array().unwrap();
-    let codes: BTreeSet<&str> = errors.iter().map(|e| e["code"].as_str().unwrap()).collect();
+    let paths: Vec<&str> = errors.iter().map(|e| e["path"].as_str().unwrap()).collect();
     assert_eq!(
-        codes,
-        BTreeSet::from(["cycle", "unknown_dependency", "unknown_case_step"]),
+        paths,
+        ["steps[1].deps[1]", "steps[3].cases[0].steps[0]", "steps"],
         "{body}"
     );
-    let unknown = errors
+    assert!(errors[0]["message"].as_str().unwrap().contains("ghost"));
+    let cycle = errors[2]["message"].as_str().unwrap();
+    assert!(cycle.starts_with("dependency cycle: "), "{cycle}");
+    for id in ["a", "b", "c"] {
+        assert!(cycle.contains(id), "{cycle}");
+    }
+    // The same list the core's compile gives every face.
+    let core = coderig::flow::FlowSpec::from_json(&flow)
+        .unwrap()
+        .compile()
+        .unwrap_err();
+    let core_paths: Vec<&str> = core.details()["problems"]
+        .as_array()
+        .unwrap()
         .iter()
-        .find(|e| e["code"] == "unknown_dependency")
-        .unwrap();
-    assert_eq!(unknown["step"], "b");
-    assert_eq!(unknown["dep"], "ghost");
-    assert!(unknown["message"].as_str().unwrap().contains("ghost"));
-    let cycle = errors.iter().find(|e| e["code"] == "cycle").unwrap();
-    let steps = cycle["steps"].as_array().unwrap();
+        .map(|p| p["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(core_paths, paths);
+}
+
+/// Decoding problems are part of the verdict too (any JSON object gets a
+/// 200): unknown keys, keys of another kind, wrong types, bad names.
+#[tokio::test]
+async fn flow_validate_reports_decoding_problems_as_the_verdict() {
+    let base = spawn_server(Config::default()).await;
+    let cases = [
+        (
+            json!({"steps": [{"id": "a", "kind": "robot"}]}),
+            "steps[0].kind",
+            "unknown step kind",
+        ),
+        (
+            json!({"steps": [{"id": "a", "kind": "code", "trigger_rule": "sometimes"}]}),
+            "steps[0].trigger_rule",
+            "unknown trigger rule",
+        ),
+        (json!({"steps": "a"}), "steps", "expected an array"),
+        (
+            json!({"steps": [{"id": "a", "kind": "code", "dependencies": ["b"]}]}),
+            "steps[0].dependencies",
+            "unknown field `dependencies`",
+        ),
+        (
+            json!({"steps": [["a", "code"]]}),
+            "steps[0]",
+            "expected an object",
+        ),
+        (
+            json!({"steps": [{"id": "a", "kind": "agent", "agent": "x", "prompt": "p", "shell": "ls"}]}),
+            "steps[0].shell",
+            "only a command step has `shell`",
+        ),
+        (json!({"name": 3, "steps": []}), "name", "expected a string"),
+    ];
+    for (spec, path, message) in cases {
+        let (status, body) = post(&base, "/api/flows/validate", &spec).await;
+        assert_eq!(status, StatusCode::OK, "{spec}: {body}");
+        assert_eq!(body["valid"], false, "{spec}");
+        let first = &body["errors"][0];
+        assert_eq!(first["path"], path, "{spec}: {body}");
+        assert!(
+            first["message"].as_str().unwrap().contains(message),
+            "{spec}: {body}"
+        );
+    }
+}
+
+/// Conditions and templates are compiled now: a bad one is a problem at its path.
+#[tokio::test]
+async fn flow_validate_compiles_conditions_and_templates() {
+    let base = spawn_server(Config::default()).await;
+    let spec = json!({"steps": [
+        {"id": "a", "kind": "code", "when": "input.x =="},
+        {"id": "l", "kind": "do_while", "deps": ["a"], "body": ["b"], "condition": "iteration < 3"},
+        {"id": "b", "kind": "agent", "agent": "x", "prompt": "{{ results.a "},
+        {"id": "s", "kind": "switch", "cases": [{"label": "x", "steps": ["a"], "condition": "results["}]}
+    ], "report": "{% if %}"});
+    let (status, body) = post(&base, "/api/flows/validate", &spec).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let paths: Vec<&str> = body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        steps.first(),
-        steps.last(),
-        "a cycle path repeats its start"
+        paths,
+        [
+            "steps[0].when",
+            "steps[2].prompt",
+            "steps[3].cases[0].condition",
+            "report"
+        ],
+        "{body}"
     );
-    let members: BTreeSet<&str> = steps.iter().map(|s| s.as_str().unwrap()).collect();
-    assert_eq!(members, BTreeSet::from(["a", "b", "c"]));
+    assert!(body["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("bad CEL expression"));
+    assert!(body["errors"][1]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("bad template"));
 }
 
 #[tokio::test]
@@ -515,10 +594,12 @@ async fn openapi_lists_exactly_the_served_routes() {
         statuses.sort_unstable();
         // 401 everywhere but health: the bearer token of --token.
         let battle = path.starts_with("/api/battles") || path == "/api/leaderboard";
+        let run = path.starts_with("/api/runs") || path == "/api/flows";
         let expected: Vec<&str> = match (method.as_str(), refusals.contains(path.as_str())) {
             // The battle routes: 404 unknown ids, 409 a battle in the wrong
             // state, 503 a server without an arena.
             _ if battle => battle_statuses(method, path),
+            _ if run => run_statuses(method, path),
             ("GET", _) if path == "/api/health" => vec!["200"],
             ("GET", _) if path == "/api/events" => vec!["200", "400", "401"],
             ("GET", _) => vec!["200", "401"],
@@ -544,6 +625,20 @@ async fn openapi_lists_exactly_the_served_routes() {
                 assert_eq!(status_of.to_string(), *status, "{method} {path}: {kind}");
             }
         }
+    }
+}
+
+/// The documented statuses of each flow and run route, sorted: 404 unknown
+/// ids, 409 a run or step in the wrong state, 503 a server without a flow
+/// engine.
+fn run_statuses(method: &str, path: &str) -> Vec<&'static str> {
+    match (method, path) {
+        ("GET", "/api/flows") => vec!["200", "401", "503"],
+        ("POST", "/api/runs") => vec!["201", "400", "401", "413", "503"],
+        ("GET", "/api/runs") => vec!["200", "400", "401", "503"],
+        ("GET", _) => vec!["200", "401", "404", "503"],
+        ("POST", "/api/runs/{id}/cancel") => vec!["200", "401", "404", "409", "503"],
+        _ => vec!["200", "400", "401", "404", "409", "413", "503"],
     }
 }
 
@@ -627,7 +722,7 @@ async fn bad_bodies_get_the_core_decoders_error() {
     let edit = |v: &Value| decode_object::<EditRequest>(v.clone()).map(|_| ());
     let hashline = |v: &Value| decode_object::<HashlineApplyRequest>(v.clone()).map(|_| ());
     let locate = |v: &Value| decode_object::<LocateRequest>(v.clone()).map(|_| ());
-    let flow = |v: &Value| coderig::json::flow(v.clone()).map(|_| ());
+    let flow = |v: &Value| coderig::flow::FlowSpec::from_json(v).map(|_| ());
     type Decoder<'a> = &'a dyn Fn(&Value) -> Result<(), coderig::Error>;
     let cases: Vec<(&str, Value, Decoder, &str)> = vec![
         (
@@ -660,25 +755,8 @@ async fn bad_bodies_get_the_core_decoders_error() {
             &hashline,
             "edits[0].op",
         ),
-        (
-            "/api/flows/validate",
-            json!({"steps": [{"id": "a", "kind": "code", "dependencies": ["b"]}]}),
-            &flow,
-            "steps[0].dependencies",
-        ),
-        (
-            "/api/flows/validate",
-            json!({"steps": [{"id": "a", "kind": "code", "timeout": 1.5}]}),
-            &flow,
-            "steps[0].timeout",
-        ),
-        (
-            "/api/flows/validate",
-            json!({"steps": [["a", "code"]]}),
-            &flow,
-            "steps[0]",
-        ),
         ("/api/flows/validate", json!([]), &flow, "."),
+        ("/api/flows/validate", json!(7), &flow, "."),
     ];
     for (route, request, decoder, path) in cases {
         let (status, body) = post(&base, route, &request).await;
@@ -696,26 +774,6 @@ async fn bad_bodies_get_the_core_decoders_error() {
         .apply()
         .unwrap_err();
     assert_eq!(body, expected.body());
-}
-
-#[tokio::test]
-async fn flow_validate_lists_the_condition_paths_it_ignores() {
-    let base = spawn_server(Config::default()).await;
-    let spec = json!({"steps": [
-        {"id": "a", "kind": "code", "when": {"any": "value"}},
-        {"id": "l", "kind": "do_while", "deps": ["a"], "loop_body": ["a"], "loop_condition": null},
-        {"id": "s", "kind": "switch", "cases": [{"label": "x", "steps": ["a"], "condition": 1}]}
-    ]});
-    let (status, body) = post(&base, "/api/flows/validate", &spec).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(
-        body["ignored"],
-        json!([
-            "steps[0].when",
-            "steps[1].loop_condition",
-            "steps[2].cases[0].condition"
-        ])
-    );
 }
 
 /// The document's pattern for a hashline ref is `parse_ref`'s grammar: for

@@ -21,7 +21,7 @@ mod flow;
 pub(crate) mod int;
 pub(crate) mod problems;
 #[cfg(feature = "openapi")]
-mod schema;
+pub(crate) mod schema;
 
 pub use edit::{
     edit, edits, hashline_edits, EditInput, EditPlan, EditRequest, EditResponse,
@@ -34,6 +34,14 @@ pub use flow::{flow, state, step, DecodedFlow, StateInput};
 /// with its path — see [`crate::arena::spec`].
 pub fn battle(value: &Value) -> Result<crate::arena::BattleSpec, Error> {
     crate::arena::BattleSpec::from_json(value)
+}
+
+/// Decodes a runtime flow spec (`POST /api/flows/validate`, `POST
+/// /api/runs`): every problem at once, each with its path — see
+/// [`crate::flow::runspec`].
+#[cfg(feature = "flows")]
+pub fn flow_spec(value: &Value) -> Result<crate::flow::FlowSpec, Error> {
+    crate::flow::FlowSpec::from_json(value)
 }
 
 use crate::error::Error;

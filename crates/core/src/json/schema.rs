@@ -26,7 +26,7 @@ use utoipa::{PartialSchema, ToSchema};
 /// The schema written as JSON, as utoipa's value. The schemas here are
 /// constants; the tests check each one converts back to exactly the JSON it
 /// was written as, so nothing utoipa cannot model is silently dropped.
-fn from_json(value: Value) -> RefOr<Schema> {
+pub(crate) fn from_json(value: Value) -> RefOr<Schema> {
     serde_json::from_value(value).unwrap_or_else(|_| RefOr::T(Schema::Object(Object::new())))
 }
 
@@ -44,7 +44,8 @@ const USIZE_MAX: u64 = usize::MAX as u64;
 /// Whitespace as Rust's `char::is_whitespace` (Unicode `White_Space`)
 /// reads it, spelled out: a regex `\s` differs between dialects (Python's
 /// also matches U+001C..U+001F).
-const WS: &str = r"\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
+pub(crate) const WS: &str =
+    r"\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
 
 /// The grammar of [`crate::hashline::parse_ref`] as a regex: leading
 /// whitespace and `>`, `+`, `-`; a line number from 1 (leading zeros

@@ -19,6 +19,13 @@ contestants=[...], judge=..., oracle=...)`` starts a ``Battle`` on the rig's
 store (``db=`` / ``data_dir=``, default ``./.coderig``); ``wait()`` returns
 its view dict, ``events()`` iterates its events (sync and async);
 ``rig.leaderboard()`` rates the contestants.
+
+Flow runs: ``rig.run_flow(spec, input={...}, code={step_id: callable})``
+starts a ``Run`` of a runtime flow spec (a dict, YAML/JSON text or a file)
+on the same store; ``wait()`` / ``await wait_async()`` return its view dict,
+``events()`` iterates its events (sync and async), ``approve(step)`` and
+``reject(step)`` decide its approval steps, ``cancel()`` ends it. Code steps
+are Python callables, sync or ``async def``.
 """
 
 from ._native import (
@@ -40,6 +47,8 @@ from ._native import (
     NotFoundError,
     NotFoundIdError,
     Rig,
+    Run,
+    RunEvents,
     Turn,
     TurnEvents,
     UnavailableError,
@@ -80,6 +89,8 @@ __all__ = [
     "NotFoundError",
     "NotFoundIdError",
     "Rig",
+    "Run",
+    "RunEvents",
     "Turn",
     "TurnEvents",
     "UnavailableError",

@@ -2,6 +2,7 @@ import os
 from typing import (
     Any,
     Awaitable,
+    Callable,
     ClassVar,
     Dict,
     Iterable,
@@ -21,6 +22,7 @@ import sys
 
 from . import arena as arena, flow as flow, hashline as hashline, model as model
 from .arena import _BattleType, _ContestantStatus, _EvidenceTier, _Lane, _WinnerSource
+from .flow import _SkipReason, _StepStatus
 from .hashline import _HashlineEdit
 
 if sys.version_info >= (3, 11):
@@ -48,6 +50,8 @@ __all__ = [
     "NotFoundError",
     "NotFoundIdError",
     "Rig",
+    "Run",
+    "RunEvents",
     "Turn",
     "TurnEvents",
     "UnavailableError",
@@ -497,6 +501,137 @@ class Battle:
         """Applies the winner's (or contestant_id's) patch to the project's working
         tree; a patch that does not apply is ConflictError and changes nothing."""
 
+# --- flow runs -------------------------------------------------------------------
+
+_FlowSpec = Dict[str, Any]
+"""The runtime flow spec's JSON shape (DESIGN "flow runtime"): {"name"?, "description"?,
+"steps": [{"id", "kind": "agent" | "command" | "code" | "approval" | "switch" | "do_while",
+"deps"?, "trigger_rule"?, "batch"?, "timeout"?, "retry"?, "when"?, ...fields of its kind}],
+"report"?, "batch_config"?}."""
+
+_CodeStep = Callable[[Dict[str, Any]], Any]
+"""A code step's callable: called with {"input", "results", "steps", "iteration"} (results
+and steps of its dependencies); sync, or async (returning an awaitable); returns a
+JSON-like value, the step's result. An exception fails the attempt with its message."""
+
+class _RunSummary(TypedDict):
+    """A run as Rig.runs lists it (the core's RunSummary)."""
+    id: str
+    name: Optional[str]
+    status: Literal["running", "waiting", "completed", "failed", "cancelled"]
+    error: Optional[Dict[str, Any]]
+    created_at: int
+    updated_at: int
+
+class _RunPage(TypedDict):
+    runs: List[_RunSummary]
+    next_cursor: Optional[str]
+
+class _AttemptRecord(TypedDict):
+    attempt: int
+    iteration: int
+    outcome: Literal["done", "failed", "timed_out", "cancelled", "interrupted"]
+    error: NotRequired[Dict[str, Any]]
+    started_at: int
+    finished_at: int
+
+class _ApprovalRecord(TypedDict):
+    approved: bool
+    by: Optional[str]
+    comment: Optional[str]
+    at: int
+
+class _SwitchRecord(TypedDict):
+    chosen: Optional[str]
+    excluded: List[str]
+
+class _StepView(TypedDict):
+    """One step of a run (the core's StepView; times in ms since the epoch)."""
+    id: str
+    kind: Literal["agent", "command", "code", "approval", "switch", "do_while"]
+    status: _StepStatus
+    attempt: int
+    iteration: int
+    skip_reason: Optional[_SkipReason]
+    output: Any
+    """Text for agent and command steps, the returned JSON for code steps, the decision
+    for approvals, the chosen label for a switch."""
+    error: Optional[Dict[str, Any]]
+    """{"kind", "code", "message", ...details}: a code step's exception is kind "agent"
+    with its message, "exception" (its class) and "traceback"; a coderig.Error keeps its
+    kind and details."""
+    exit_code: Optional[int]
+    started_at: Optional[int]
+    finished_at: Optional[int]
+    deadline_at: Optional[int]
+    available_at: Optional[int]
+    switch: Optional[_SwitchRecord]
+    message: Optional[str]
+    approval: Optional[_ApprovalRecord]
+    attempts: List[_AttemptRecord]
+
+class _RunView(TypedDict):
+    """A run as every face shows it (the core's RunView; GET /api/runs/:id)."""
+    id: str
+    name: Optional[str]
+    status: Literal["running", "waiting", "completed", "failed", "cancelled"]
+    input: Dict[str, Any]
+    error: Optional[Dict[str, Any]]
+    report: Optional[str]
+    spec: _FlowSpec
+    created_at: int
+    updated_at: int
+    finished_at: Optional[int]
+    steps: List[_StepView]
+
+_RunEvent = Dict[str, Any]
+"""One event of a run, as the core serializes it: {"type": "run_updated" (status, error?)
+| "step_updated" (step_id, status, attempt, skip_reason?, error?) (stored: also "seq" and
+"epoch") | "agent_output" (step_id, kind, text; live only, no seq), "run_id": ...}."""
+
+@final
+class RunEvents:
+    """The events of a run: an iterator (blocking, GIL released; Ctrl-C raises
+    KeyboardInterrupt and the run goes on) and an async iterator. The stored events of the
+    run from its start, then live ones; ends after the run_updated that ends it, once its
+    steps settled (a cancelled run's step updates included)."""
+    def __iter__(self) -> "RunEvents": ...
+    def __next__(self) -> _RunEvent: ...
+    def __aiter__(self) -> "RunEvents": ...
+    def __anext__(self) -> Awaitable[_RunEvent]: ...
+
+@final
+class Run:
+    """A run of a Rig's flow engine. Dropping it changes nothing; cancel() ends it."""
+    @property
+    def id(self) -> str: ...
+    @property
+    def status(self) -> Literal["running", "waiting", "completed", "failed", "cancelled"]:
+        """The status now."""
+    @property
+    def report(self) -> Optional[str]:
+        """The rendered report once the run ended (None before, or without a report)."""
+    def info(self) -> _RunView:
+        """The run as it is now."""
+    def steps(self) -> List[_StepView]:
+        """The steps now, in flow order."""
+    def wait(self, timeout: Optional[_Duration] = None) -> _RunView:
+        """Blocks (GIL released; code steps run meanwhile) until the run is completed,
+        failed or cancelled and its steps settled. When timeout passes first, TimeoutError
+        is raised and the run goes on. Ctrl-C raises KeyboardInterrupt and does NOT cancel
+        the run (cancel() does)."""
+    def wait_async(self, timeout: Optional[_Duration] = None) -> Awaitable[_RunView]: ...
+    def events(self) -> RunEvents:
+        """A new stream of the run's events from its start (see RunEvents)."""
+    def cancel(self) -> _RunView:
+        """Cancels a live run: its running steps are stopped (processes killed, async code
+        steps cancelled), the rest marked cancelled. An ended run raises ConflictError."""
+    def approve(self, step: str, by: Optional[str] = None, comment: Optional[str] = None) -> _StepView:
+        """Approves a waiting approval step (done, the decision its output). ConflictError
+        when it is not waiting, NotFoundIdError for an unknown step."""
+    def reject(self, step: str, by: Optional[str] = None, comment: Optional[str] = None) -> _StepView:
+        """Rejects a waiting approval step (failed; the trigger rules decide what runs)."""
+
 @final
 class Rig:
     """The agents of a rig (config= a coderig.toml path, or agents= its agents table as
@@ -534,6 +669,26 @@ class Rig:
         self, battle_type: Optional[_BattleType] = None, project: Optional[_StrPath] = None
     ) -> List[_Leaderboard]:
         """Bradley-Terry ratings over completed battles with a winner, per battle type."""
+    def run_flow(
+        self,
+        spec: Union[_FlowSpec, str, "os.PathLike[str]"],
+        input: Optional[Mapping[str, Any]] = None,
+        code: Optional[Mapping[str, _CodeStep]] = None,
+    ) -> Run:
+        """Starts a run and returns at once. spec: a dict, YAML or JSON text, or a path (an
+        os.PathLike, or a str naming a .yaml/.yml/.json file). code: {step_id: callable} for
+        every code step (they run only in this process). A bad spec, input or code mapping
+        is InvalidInputError with details["problems"] ([{path, message}]) and creates
+        nothing; an unreadable spec file IoError; a non-callable in code TypeError."""
+    def run(self, run_id: str) -> Run:
+        """An existing run (of any process on the store); NotFoundIdError when there is none."""
+    def runs(
+        self,
+        status: Optional[Literal["running", "waiting", "completed", "failed", "cancelled"]] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> _RunPage:
+        """One page of runs, newest first (limit 1-500, default 50)."""
     @property
     def data_dir(self) -> Optional[pathlib.Path]: ...
     @property

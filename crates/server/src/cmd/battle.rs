@@ -333,7 +333,7 @@ fn prepare(args: &RunArgs, rig: &RigArgs) -> Result<Prepared, coderig::Error> {
 }
 
 /// Opens the store as `serve` does, naming where it is in the error.
-async fn open_store(rig: &RigArgs) -> Result<Arc<dyn Store>, coderig::Error> {
+pub(crate) async fn open_store(rig: &RigArgs) -> Result<Arc<dyn Store>, coderig::Error> {
     rig.open_store().await.map_err(|e| {
         let message = format!(
             "cannot open the store at {}: {}",
@@ -729,7 +729,7 @@ fn now_ms() -> i64 {
 }
 
 /// `16 ms`, `1.2 s`, `3m05s`.
-fn millis(ms: u64) -> String {
+pub(crate) fn millis(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")
     } else if ms < 60_000 {

@@ -6,8 +6,8 @@
 //! `hashline_mismatch`, `not_found_id`, `conflict`, a failed or cancelled
 //! battle); 2 bad input or usage (`invalid_input`, unreadable JSON; clap's
 //! own usage errors also exit 2); 3 a file could not be read or written
-//! (`io`); 4 a bug (`internal`). `coderig turn` and `coderig battle run`
-//! add 130: interrupted (Ctrl-C), their agents stopped.
+//! (`io`); 4 a bug (`internal`). `coderig turn`, `coderig battle run` and
+//! `coderig run` add 130: interrupted (Ctrl-C), their agents stopped.
 
 pub mod agents;
 pub mod battle;
@@ -15,6 +15,7 @@ pub mod edit;
 pub mod hashline;
 pub mod leaderboard;
 pub mod rig;
+pub mod run;
 pub mod serve;
 pub mod table;
 pub mod turn;

@@ -5,7 +5,7 @@ use super::rig::RigArgs;
 use coderig_server::{app, AppState, Config, DEFAULT_MAX_BODY_BYTES};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -26,20 +26,112 @@ pub struct Args {
     /// directory at start.
     #[arg(long = "project-root", value_name = "DIR")]
     project_roots: Vec<PathBuf>,
+    /// A directory of flow specs that `POST /api/runs {"flow": NAME}` runs
+    /// by name: every `*.yaml`, `*.yml` and `*.json` in it (a spec without
+    /// a `name` is named by its file's stem). A file that does not decode
+    /// or compile stops the start (exit code 2), naming it and its problems.
+    #[arg(long, value_name = "DIR")]
+    flows: Option<PathBuf>,
     /// Port to listen on; 0 picks a free port (the chosen one is printed).
     #[arg(long, env = "CODERIG_PORT", default_value_t = 8787)]
     port: u16,
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "CODERIG_MAX_BODY", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     max_body: usize,
-    /// The lease of every arena task this server claims (tests: a short
-    /// one, so a killed server's tasks are rescued quickly). Default 30 s.
+    /// The lease of every arena task and flow run driver this server
+    /// claims (tests: a short one, so a killed server's work is rescued
+    /// quickly). Default 30 s.
     #[arg(long, hide = true, value_name = "DURATION", value_parser = parse_lease)]
     lease_ttl: Option<Duration>,
 }
 
-/// How long `serve` waits, on SIGINT/SIGTERM, for the agents it stops.
+/// How long `serve` waits, on SIGINT/SIGTERM, for the agents and the run
+/// steps it stops.
 const ARENA_GRACE: Duration = Duration::from_secs(10);
+
+/// The flow specs of `--flows DIR`, in file-name order: each file ending in
+/// `.yaml`, `.yml` or `.json` (any case) decoded by `FlowSpec::load` and
+/// compiled, a spec without a `name` named by the file's stem. Errors
+/// (`invalid_input`, exit 2) name the file: a directory that cannot be
+/// listed, a spec that does not decode or compile (with every problem and
+/// its path), a stem that is no flow name, two files of one name.
+pub(crate) fn load_flows(
+    dir: &Path,
+) -> Result<Vec<coderig::flow::runspec::FlowSpec>, coderig::Error> {
+    use coderig::flow::runspec::FlowSpec;
+    let shown = dir.display();
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        coderig::Error::invalid_input(format!("--flows {shown}: cannot list the directory: {e}"))
+            .with_detail("path", "flows")
+    })?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| {
+            coderig::Error::invalid_input(format!(
+                "--flows {shown}: cannot list the directory: {e}"
+            ))
+        })?;
+        let path = entry.path();
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        if matches!(ext.as_deref(), Some("yaml" | "yml" | "json")) && path.is_file() {
+            files.push(path);
+        }
+    }
+    // read_dir's order is the file system's: sort, so errors and the
+    // listing do not depend on it.
+    files.sort();
+    let mut named: std::collections::BTreeMap<String, PathBuf> = Default::default();
+    let mut specs = Vec::with_capacity(files.len());
+    for file in files {
+        let in_file = |e: coderig::Error| {
+            // FlowSpec::load names the file already; compile does not.
+            let message = if e.message().contains(&file.display().to_string()) {
+                e.message().to_owned()
+            } else {
+                format!("{}: {}", file.display(), e.message())
+            };
+            let mut out = coderig::Error::new(e.kind(), format!("--flows: {message}"))
+                .with_detail("file", file.display().to_string());
+            for (k, v) in e.details() {
+                if k != "file" {
+                    out = out.with_detail(k, v.clone());
+                }
+            }
+            out
+        };
+        let mut spec = FlowSpec::load(&file).map_err(in_file)?;
+        if spec.name.is_none() {
+            let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let valid = !stem.is_empty()
+                && stem.len() <= 100
+                && stem
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+            if !valid {
+                return Err(in_file(coderig::Error::invalid_at(
+                    "name",
+                    format!(
+                        "the spec has no `name` and its file's stem {stem:?} is no flow name (1 to 100 of A-Z a-z 0-9 _ . -): give it a `name`"
+                    ),
+                )));
+            }
+            spec.name = Some(stem.to_owned());
+        }
+        spec.compile().map_err(in_file)?;
+        let name = spec.name.clone().unwrap_or_default();
+        if let Some(first) = named.insert(name.clone(), file.clone()) {
+            return Err(in_file(coderig::Error::invalid_input(format!(
+                "the flow {name:?} is also defined by {}; flow names must be unique",
+                first.display()
+            ))));
+        }
+        specs.push(spec);
+    }
+    Ok(specs)
+}
 
 fn parse_lease(text: &str) -> Result<Duration, String> {
     match coderig::agent::duration::parse_duration(text)? {
@@ -105,6 +197,10 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
     // Checked before the store is opened: a typo leaves nothing behind.
     coderig::workspace::ProjectRoots::new(&project_roots)
         .map_err(|e| coderig::Error::invalid_input(format!("--project-root: {}", e.message())))?;
+    let flows = match &args.flows {
+        Some(dir) => load_flows(dir)?,
+        None => Vec::new(),
+    };
     let registry = rig.registry()?;
     let store = rig.open_store().await.map_err(|e| {
         let message = format!(
@@ -126,11 +222,22 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
     }
     let state = state.start_arena(arena_config).await?;
     let arena = state.arena().cloned();
+    // The flow engine on the same store, bus and data dir; its worker
+    // resumes the runs a crashed server left (driver leases).
+    let mut engine_config = coderig::flow::engine::EngineConfig::new(&rig.data_dir);
+    engine_config.flows = flows;
+    if let Some(lease) = args.lease_ttl {
+        engine_config.lease_ttl = lease;
+    }
+    let flow_count = engine_config.flows.len();
+    let state = state.start_engine(engine_config).await?;
+    let engine = state.engine().cloned();
     eprintln!(
-        "coderig serve: store {} ({}), {} agent(s), project root(s) {}{}",
+        "coderig serve: store {} ({}), {} agent(s), {} flow(s), project root(s) {}{}",
         rig.store_location(),
         store.backend(),
         registry.identities().len(),
+        flow_count,
         state
             .project_roots()
             .iter()
@@ -161,11 +268,20 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
     axum::serve(listener, app(&config, state))
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
-            // Agents stopped, their tasks left to lease rescue (this server
-            // restarted, or another on the same store, finishes them).
-            if let Some(arena) = arena {
-                arena.shutdown(ARENA_GRACE).await;
-            }
+            // Agents and run steps stopped, their tasks left to lease
+            // rescue (this server restarted, or another on the same store,
+            // finishes them). Both at once: the grace is one wait.
+            let arena = async {
+                if let Some(arena) = arena {
+                    arena.shutdown(ARENA_GRACE).await;
+                }
+            };
+            let engine = async {
+                if let Some(engine) = engine {
+                    engine.shutdown(ARENA_GRACE).await;
+                }
+            };
+            tokio::join!(arena, engine);
             // Event streams never end by themselves: stopping the bus ends
             // them, so the graceful shutdown does not wait on SSE clients.
             bus.shutdown();

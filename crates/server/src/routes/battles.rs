@@ -52,11 +52,11 @@ fn arena(state: &AppState) -> Result<&Arena, ApiError> {
 
 /// A path parameter that could not be decoded (not UTF-8 once
 /// percent-decoded): a JSON 400, not axum's plain text.
-fn bad_path(rejection: PathRejection) -> ApiError {
+pub(super) fn bad_path(rejection: PathRejection) -> ApiError {
     coderig::Error::invalid_input(format!("bad path parameter: {}", rejection.body_text())).into()
 }
 
-fn bad_query(route: &str, takes: &str, rejection: QueryRejection) -> ApiError {
+pub(super) fn bad_query(route: &str, takes: &str, rejection: QueryRejection) -> ApiError {
     coderig::Error::invalid_input(format!(
         "bad query of {route}: {}; it takes {takes}",
         rejection.body_text()
@@ -73,7 +73,7 @@ fn confine(state: &AppState, project: &str) -> Result<String, ApiError> {
 /// A JSON body that may be left out: no body at all (no `Content-Type`, no
 /// bytes) or a JSON `null` is `T::default()`; any other body is decoded as
 /// [`crate::Body`] decodes one (declared as JSON, strict).
-pub(crate) struct OptionalBody<T>(T);
+pub(crate) struct OptionalBody<T>(pub(crate) T);
 
 impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalBody<T> {
     type Rejection = ApiError;

@@ -3,7 +3,8 @@
 use super::Route;
 use crate::openapi::{InvalidInput, PayloadTooLarge};
 use crate::{ApiError, ApiJson, RawBody};
-use coderig::flow::{Flow, ValidationError};
+use coderig::flow::FlowSpec;
+use coderig::Error;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -11,39 +12,88 @@ pub(super) fn routes() -> Vec<Route> {
     vec![Route::post("/api/flows/validate", validate_flow)]
 }
 
+/// One problem of a flow spec.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct FlowProblem {
+    /// The JSON path of the bad part (`steps[2].retry.multiplier`, `steps`
+    /// for a cycle, `.` for the whole spec).
+    path: String,
+    /// What is wrong there.
+    message: String,
+}
+
 /// The verdict on a flow spec.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(crate) struct FlowValidateResponse {
     /// Always `true`: an invalid flow is an answer, not an error.
     ok: bool,
-    /// No problem found.
+    /// No problem found: the spec decodes and compiles.
     valid: bool,
-    /// Every problem, in the core's stable order.
-    #[schema(value_type = Vec<ValidationError>)]
-    errors: Vec<Value>,
-    /// The JSON paths of the conditions (`steps[0].when`, ...): accepted,
-    /// not evaluated (conditions are closures in the core).
-    ignored: Vec<String>,
+    /// Every problem with its path, in the core's stable order.
+    errors: Vec<FlowProblem>,
+    /// The spec's `name`, when it has a string one.
+    name: Option<String>,
+    /// How many steps the spec lists (0 when `steps` is no list).
+    steps: usize,
 }
 
-/// Validates a flow spec: unknown dependencies, cycles, unknown switch and
-/// loop steps, ... all at once. The body is decoded by the core
-/// (`coderig::json::flow`: unknown fields and wrong types refused with
-/// their path), then checked by `coderig::flow::validate`.
-#[utoipa::path(post, tag = "flow", path = "/api/flows/validate", request_body = Flow, responses(
-    (status = 200, description = "The verdict: valid, every problem, the ignored condition paths.", body = FlowValidateResponse),
-    (status = 400, description = "invalid_input: not a flow spec (the path of the bad field is named).", body = InvalidInput),
+/// Validates a runtime flow spec: strict decoding (unknown keys, wrong
+/// types, keys of another step kind), then compilation (CEL conditions,
+/// minijinja templates, duplicate ids, unknown dependencies, cycles, switch
+/// and loop targets) — every problem at once with its path. A body that is
+/// not JSON or not an object is a 400; any object gets the verdict.
+#[utoipa::path(post, tag = "flow", path = "/api/flows/validate", request_body = FlowSpec, responses(
+    (status = 200, description = "The verdict: valid, and every problem with its path.", body = FlowValidateResponse),
+    (status = 400, description = "invalid_input: the body is not JSON or not an object.", body = InvalidInput),
     (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
 ))]
 pub(crate) async fn validate_flow(
     RawBody(spec): RawBody,
 ) -> Result<ApiJson<FlowValidateResponse>, ApiError> {
-    let decoded = coderig::json::flow(spec)?;
-    let errors = coderig::flow::validate(&decoded.flow);
+    let Value::Object(root) = &spec else {
+        // The core decoder's own refusal, as every face gets it.
+        return Err(match FlowSpec::from_json(&spec) {
+            Err(e) => e,
+            Ok(_) => Error::internal("a flow spec decoded from a non-object"),
+        }
+        .into());
+    };
+    let name = root.get("name").and_then(Value::as_str).map(str::to_owned);
+    let steps = root
+        .get("steps")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let errors = match FlowSpec::from_json(&spec).and_then(|s| s.compile()) {
+        Ok(_) => Vec::new(),
+        Err(e) => problems(&e),
+    };
     Ok(ApiJson(FlowValidateResponse {
         ok: true,
         valid: errors.is_empty(),
-        errors: coderig::error::validation_errors_json(&errors),
-        ignored: decoded.conditions,
+        errors,
+        name,
+        steps,
     }))
+}
+
+/// The `{path, message}` list of a decoder or compile error.
+fn problems(e: &Error) -> Vec<FlowProblem> {
+    match e.details().get("problems").and_then(Value::as_array) {
+        Some(list) => list
+            .iter()
+            .map(|p| FlowProblem {
+                path: p["path"].as_str().unwrap_or(".").to_owned(),
+                message: p["message"].as_str().unwrap_or_default().to_owned(),
+            })
+            .collect(),
+        None => vec![FlowProblem {
+            path: e
+                .details()
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or(".")
+                .to_owned(),
+            message: e.message().to_owned(),
+        }],
+    }
 }

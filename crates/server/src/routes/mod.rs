@@ -20,6 +20,7 @@ pub(crate) mod hash;
 pub(crate) mod hashline;
 pub(crate) mod health;
 pub(crate) mod openapi;
+pub(crate) mod runs;
 
 use crate::{ApiError, AppState};
 use axum::handler::Handler;
@@ -81,6 +82,7 @@ fn table() -> Vec<Route> {
         hashline::routes(),
         flows::routes(),
         battles::routes(),
+        runs::routes(),
         openapi::routes(),
     ]
     .into_iter()

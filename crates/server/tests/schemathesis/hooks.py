@@ -27,6 +27,17 @@ Oracle commands are replaced with `true` in every case: generated text is never
 run as a shell command. Every battle the fuzzer creates is stopped at once
 (after_call): the fuzzer tests the API, and a backlog of hundreds of running
 contestants (a git worktree each) would starve the server on a small machine.
+
+The run routes likewise: a registered flow must exist (the fuzz server's
+--flows has `fuzz-gate`), agent steps must name configured agents, ids must name
+a run that exists and steps a step of it. scripts/test.sh starts one run of
+`fuzz-gate` waiting at its approval (CODERIG_FUZZ_RUN); for positive cases this
+hook points about half the flow names, run ids and step ids at them. Command
+steps of inline specs run `true` in every case (each non-blank `shell` and argv
+element becomes `true`), and every run the fuzzer creates is cancelled at once
+(after_call). A schema-valid spec may still break a rule no schema states (a
+dependency on an unknown step, a cycle, a bad CEL expression, a `code` step):
+the document says so, and POST /api/runs answers it 400.
 """
 
 import os
@@ -256,15 +267,81 @@ def fix_battle_case(case):
         body["identity"] = "alice"
 
 
+# --- runs ----------------------------------------------------------------------
+
+FUZZ_RUN = os.environ.get("CODERIG_FUZZ_RUN")
+# The flow of crates/server/tests/schemathesis/flows/ and its approval step.
+FUZZ_FLOW = "fuzz-gate"
+FUZZ_STEP = "gate"
+RUN_PATHS = ("/api/runs", "/api/flows")
+
+
+def run_steps(body):
+    spec = body.get("spec") if isinstance(body, dict) else None
+    steps = spec.get("steps") if isinstance(spec, dict) else None
+    return [step for step in steps if isinstance(step, dict)] if isinstance(steps, list) else []
+
+
+def defuse_commands(body):
+    """Generated text is never run as a command: a non-blank `shell` and each
+    non-blank argv element become `true` (blank and non-string ones stay: the
+    decoder refuses them before anything runs, and a case the server must
+    refuse stays one it must refuse)."""
+    for step in run_steps(body):
+        if isinstance(step.get("shell"), str) and step["shell"].strip():
+            step["shell"] = "true"
+        argv = step.get("argv")
+        if isinstance(argv, list):
+            step["argv"] = ["true" if isinstance(a, str) and a.strip() else a for a in argv]
+
+
+def fix_run_ids(case):
+    """About half of the generated run ids (chosen by the data, so a seed
+    replays) become the fuzz run's, with its approval as the step; the others
+    name no run (404). The stateful phase's ids (its own runs and their
+    steps, from the document's links) are real: they stay."""
+    params = case.path_parameters
+    if not params or not FUZZ_RUN:
+        return
+    if case.meta is not None and case.meta.phase.name == TestPhase.STATEFUL:
+        return
+    run = params.get("id")
+    if isinstance(run, str) and BATTLE_ID.match(run) and int(run[0], 16) % 2 == 0:
+        params["id"] = FUZZ_RUN
+        if isinstance(params.get("step"), str):
+            params["step"] = FUZZ_STEP
+
+
+def fix_run_case(case):
+    fix_run_ids(case)
+    query = case.query if isinstance(case.query, dict) else None
+    if query is not None:
+        # A cursor must be an earlier page's next_cursor, unchanged.
+        query.pop("cursor", None)
+    body = case.body
+    if case.operation.path != "/api/runs" or not isinstance(body, dict):
+        return
+    if isinstance(body.get("flow"), str) and len(body["flow"]) % 2 == 0:
+        body["flow"] = FUZZ_FLOW
+    for step in run_steps(body):
+        if step.get("kind") == "agent" and isinstance(step.get("agent"), str):
+            step["agent"] = IDENTITIES[0]
+
+
 @schemathesis.hook
 def map_case(context, case):
     if case.operation.path == "/api/battles":
         defuse_oracle(case.body)
+    if case.operation.path == "/api/runs":
+        defuse_commands(case.body)
     meta = case.meta
     if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
         return case
     if case.operation.path.startswith("/api/battles") or case.operation.path == "/api/leaderboard":
         fix_battle_case(case)
+        return case
+    if case.operation.path.startswith(RUN_PATHS):
+        fix_run_case(case)
         return case
     if not isinstance(case.body, dict):
         return case
@@ -277,13 +354,16 @@ def map_case(context, case):
 
 @schemathesis.hook
 def after_call(context, case, response):
-    if case.operation.path != "/api/battles" or case.method.upper() != "POST":
+    if case.method.upper() != "POST" or response.status_code != 201:
         return
-    if response.status_code != 201:
+    if case.operation.path == "/api/battles":
+        stop = f"{response.json().get('battle_id')}/stop"
+    elif case.operation.path == "/api/runs":
+        stop = f"{response.json().get('run_id')}/cancel"
+    else:
         return
-    battle = response.json().get("battle_id")
     request = urllib.request.Request(
-        f"{response.request.url.rstrip('/')}/{battle}/stop",
+        f"{response.request.url.rstrip('/')}/{stop}",
         method="POST",
         headers={"Authorization": f"Bearer {os.environ.get('CODERIG_FUZZ_TOKEN', '')}"},
     )

@@ -85,8 +85,9 @@ pub struct StepData {
     /// The current (or last) attempt's number; 0 before the first.
     #[serde(default)]
     pub attempt: u32,
-    /// The loop iteration its status belongs to (0 outside loops; for a
-    /// `do_while` itself: the iterations completed before the current one).
+    /// The loop iteration its status belongs to, from 1 (0 outside loops;
+    /// for a `do_while` itself: the iterations completed before the
+    /// current one).
     #[serde(default)]
     pub iteration: u32,
     /// Why it was skipped.

@@ -283,7 +283,15 @@ impl Driver {
                     d.abandon().await;
                     return Ok(());
                 }
-                Some(ended) = d.ended_rx.recv() => d.on_ended(ended)?,
+                Some(ended) = d.ended_rx.recv() => {
+                    d.on_ended(ended)?;
+                    // Every ending already in: one transaction for all of
+                    // them, not one each (a fan-in of n steps that end
+                    // together while a write is slow was n writes in a row).
+                    while let Ok(more) = d.ended_rx.try_recv() {
+                        d.on_ended(more)?;
+                    }
+                }
                 () = sleep => d.on_timers()?,
                 ev = sub.next() => match ev {
                     Some(BusEvent::Stored(s)) => {
@@ -392,6 +400,22 @@ impl Driver {
         self.waiting = (0..self.rows.len())
             .filter(|&i| self.rows[i].status == StepStatus::Waiting)
             .collect();
+        if self.status == RunStatus::Cancelled {
+            // The run is only wound up (`finish_cancelled`): nothing is
+            // decided or started any more. An attempt a dead driver left
+            // running is recorded as interrupted (its processes are killed
+            // there) and is not followed by a new one.
+            for i in 0..self.rows.len() {
+                let kind = self.rows[i].data.kind.as_str();
+                if self.rows[i].status == StepStatus::Running
+                    && !self.live.contains_key(&i)
+                    && !matches!(kind, "do_while" | "switch")
+                {
+                    self.interrupted(i);
+                }
+            }
+            return Ok(());
+        }
         let mut loops: Vec<usize> = self.record_skips().into_iter().collect();
         // Steps in flight in the store: keep what runs here, start again
         // what ran in a process that is gone.
@@ -407,6 +431,7 @@ impl Driver {
                         }
                     } else {
                         self.interrupted(i);
+                        self.kill_orphans(i);
                         self.start_attempt(i)?;
                     }
                 }
@@ -707,6 +732,9 @@ impl Driver {
     /// A step the scheduler handed out: decide or start it.
     fn dispatch(&mut self, i: usize) -> Result<(), Error> {
         let step = self.compiled.spec().steps[i].clone();
+        if self.loop_of[i].is_some() && self.rows[i].data.attempt == 0 {
+            self.rows[i].data.iteration = self.iteration_of(i);
+        }
         // `when` is judged once per iteration, when the step first becomes
         // ready: a retry or a restarted driver does not judge it again.
         if step.when.is_some() && self.rows[i].data.attempt == 0 {
@@ -795,6 +823,22 @@ impl Driver {
                     _ => self.start_attempt(i),
                 }
             }
+        }
+    }
+
+    /// Kills what is left on this host of step `i`'s current attempt (its
+    /// driver died; see `orphans`).
+    fn kill_orphans(&self, i: usize) {
+        let row = &self.rows[i];
+        let tag = super::orphans::attempt_tag(
+            &self.run_id,
+            &row.data.step_id,
+            row.data.iteration,
+            row.data.attempt,
+        );
+        let n = super::orphans::kill_tagged(&tag);
+        if n > 0 {
+            eprintln!("coderig flow: killed {n} process(es) left by attempt {tag}");
         }
     }
 
@@ -917,7 +961,9 @@ impl Driver {
                     } => {
                         let dir =
                             crate::flow::command::confine_dir(workdir.as_deref(), &base, &roots)?;
+                        let tag = self.tag(i);
                         let mut turn = Turn::new(prompt);
+                        turn.env.insert(super::orphans::ATTEMPT_VAR.into(), tag);
                         turn.model = model;
                         turn.workdir = Some(dir);
                         turn.access = access;
@@ -929,7 +975,12 @@ impl Driver {
                             turn,
                         }))
                     }
-                    RenderedAction::Command { program, cwd, env } => {
+                    RenderedAction::Command {
+                        program,
+                        cwd,
+                        mut env,
+                    } => {
+                        env.insert(super::orphans::ATTEMPT_VAR.into(), self.tag(i));
                         let dir = crate::flow::command::confine_dir(cwd.as_deref(), &base, &roots)?;
                         Ok(Prepared::Command(CommandCall {
                             program,
@@ -945,6 +996,16 @@ impl Driver {
                 }
             }
         }
+    }
+
+    fn tag(&self, i: usize) -> String {
+        let row = &self.rows[i];
+        super::orphans::attempt_tag(
+            &self.run_id,
+            &row.data.step_id,
+            row.data.iteration,
+            row.data.attempt,
+        )
     }
 
     fn on_timers(&mut self) -> Result<(), Error> {
@@ -1169,16 +1230,24 @@ impl Driver {
             Err(e) => return self.settle_failed(l, e.to_json(), false),
         };
         if again && completed < dw.max_iterations {
+            // The body's endings of this iteration are written (and
+            // announced) before the rows start over in the same batch.
+            self.stage()?;
             let ready = self.sched.next_iteration(&loop_id).map_err(flow_error)?;
             self.rows[l].data.iteration = completed;
             self.touch(l);
             for b in &dw.body {
                 let j = i_of(&self.index, b)?;
-                if self.sched.outcome(b).map_err(flow_error)? == StepOutcome::Pending {
+                // Every body step starts the iteration afresh (the ready
+                // ones are already in flight in the scheduler).
+                if !matches!(
+                    self.sched.outcome(b).map_err(flow_error)?,
+                    StepOutcome::Skipped(SkipReason::Excluded)
+                ) {
                     let row = &mut self.rows[j];
                     row.status = StepStatus::Pending;
                     row.data.attempt = 0;
-                    row.data.iteration = completed;
+                    row.data.iteration = completed + 1;
                     row.data.skip_reason = None;
                     row.data.started_at = None;
                     row.data.finished_at = None;
@@ -1330,6 +1399,11 @@ impl Driver {
             l.cancel.cancel();
         }
         self.drain_live().await;
+        for i in 0..self.rows.len() {
+            if self.rows[i].status == StepStatus::Running && !self.live.contains_key(&i) {
+                self.kill_orphans(i);
+            }
+        }
         for attempt in 0..3 {
             let now = now_ms();
             let mut changes = Changes::default();

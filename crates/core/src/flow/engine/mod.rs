@@ -42,6 +42,11 @@
 //!   one restarted) claims it, rebuilds, and starts interrupted attempts
 //!   again as new attempts (a crash does not use up the retry budget).
 //!
+//! - **Orphans**: every process a step starts carries
+//!   `CODERIG_ATTEMPT=<run>/<step>/<iteration>/<attempt>`; after a crash
+//!   the next driver on the host kills what is left of the interrupted
+//!   attempt before it starts the next one.
+//!
 //! Artifacts go under `<data_dir>/runs/<run_id>/`: per step
 //! `<step_id>/output.txt` (and a command's `stderr.txt`), and the run's
 //! rendered `report.md`.
@@ -51,6 +56,7 @@ mod context;
 pub mod data;
 mod driver;
 mod exec;
+mod orphans;
 pub mod view;
 mod worker;
 
@@ -226,9 +232,9 @@ pub(crate) struct Inner {
     pub(crate) wake: Notify,
     pub(crate) shutdown: CancellationToken,
     pub(crate) tracker: TaskTracker,
-    /// The runs this process drives now, with the token that stops each
-    /// driver (shutdown).
-    pub(crate) driving: Mutex<HashMap<String, CancellationToken>>,
+    /// The runs this process drives now: the driver task's attempt (one
+    /// per claim) and the token that stops that driver (shutdown).
+    pub(crate) driving: Mutex<HashMap<String, (u32, CancellationToken)>>,
 }
 
 /// The flow engine: one handle per process (server, CLI, `Rig`), cheap to

@@ -20,7 +20,6 @@ pub struct RunSummary {
     /// The flow's name, when it has one.
     pub name: Option<String>,
     /// `running`, `waiting`, `completed`, `failed` or `cancelled`.
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub status: RunStatus,
     /// Why it failed (an error object).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
@@ -41,17 +40,17 @@ pub struct StepView {
     pub kind: String,
     /// `pending`, `running`, `waiting`, `done`, `failed`, `skipped`,
     /// `timed_out` or `cancelled`.
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub status: StepStatus,
     /// The current (or last) attempt, 1 for the first; 0 before any.
     pub attempt: u32,
-    /// The loop iteration the status belongs to (0 outside loops).
+    /// The loop iteration the status belongs to, from 1 (0 outside loops;
+    /// for a `do_while`: the iterations completed before the current one).
     pub iteration: u32,
     /// Why it was skipped.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub skip_reason: Option<SkipReason>,
-    /// Its result (text for agents and commands, JSON for code steps).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    /// Its result, any JSON value: text for agents and commands, a code
+    /// step's value, an approval's decision, a switch's label, a loop's
+    /// iteration count.
     pub output: Option<Value>,
     /// The last attempt's error (an error object).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
@@ -85,7 +84,6 @@ pub struct RunView {
     /// The flow's name.
     pub name: Option<String>,
     /// The run's status.
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub status: RunStatus,
     /// Its input.
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]

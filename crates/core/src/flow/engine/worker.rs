@@ -5,11 +5,19 @@
 //! (the arena claims contestants, judges and cross-examinations), so an
 //! arena and an engine share a store without taking each other's work.
 
+use super::data::{driver_task_id, LIVE_RUN};
 use super::driver;
 use super::Inner;
-use crate::store::{ClaimRequest, OwnerKind};
+use crate::error::Error;
+use crate::event::{Event, RunStatus, RunUpdated};
+use crate::store::{ClaimRequest, NewEvent, OwnerKind, Target, Transition, WorkFilter, WorkKind};
+use crate::task::TaskState;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How often the worker looks for live runs whose driver task ended for
+/// good (its holders kept dying until its rescues were spent).
+const RECONCILE_EVERY: Duration = Duration::from_secs(5);
 
 /// Rescues a driver task survives: a run whose driver keeps dying (the
 /// process is killed mid-run again and again) fails after this many.
@@ -27,9 +35,16 @@ pub(crate) fn default_worker_name() -> String {
 }
 
 pub(crate) async fn run(inner: Arc<Inner>) {
+    let mut last_reconcile: Option<Instant> = None;
     loop {
         if inner.shutdown.is_cancelled() {
             break;
+        }
+        if last_reconcile.is_none_or(|t| t.elapsed() >= RECONCILE_EVERY) {
+            if let Err(e) = fail_orphaned_runs(&inner).await {
+                eprintln!("coderig flow: reconcile failed: {e}");
+            }
+            last_reconcile = Some(Instant::now());
         }
         match inner.store.rescue_expired(100).await {
             Ok(rescued) if !rescued.is_empty() => inner.bus.notify(),
@@ -49,21 +64,27 @@ pub(crate) async fn run(inner: Arc<Inner>) {
                     claimed = claims.len();
                     for claim in claims {
                         let run_id = claim.task.work_id.clone();
+                        let attempt = claim.task.attempt;
                         let stop = inner.shutdown.child_token();
+                        // A driver of this run may still be stopping here
+                        // (its lease ran out while it lived and this claim
+                        // is its successor's): the entry is the newest one's.
                         inner
                             .driving
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .insert(run_id.clone(), stop.clone());
+                            .insert(run_id.clone(), (attempt, stop.clone()));
                         let i = inner.clone();
                         inner.tracker.spawn(async move {
                             if let Err(e) = driver::drive(&i, claim, stop).await {
                                 eprintln!("coderig flow: run {run_id}: {e}");
                             }
-                            i.driving
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .remove(&run_id);
+                            // Only its own entry, not a successor's.
+                            let mut driving = i.driving.lock().unwrap_or_else(|e| e.into_inner());
+                            if driving.get(&run_id).is_some_and(|(a, _)| *a == attempt) {
+                                driving.remove(&run_id);
+                            }
+                            drop(driving);
                             i.wake.notify_one();
                         });
                     }
@@ -78,6 +99,51 @@ pub(crate) async fn run(inner: Arc<Inner>) {
             () = inner.shutdown.cancelled() => break,
             () = inner.wake.notified() => {}
             () = tokio::time::sleep(poll_interval(inner.config.poll)) => {}
+        }
+    }
+}
+
+/// A live run whose driver task failed or was cancelled can never move
+/// again: it fails, with the driver's last error.
+async fn fail_orphaned_runs(inner: &Arc<Inner>) -> Result<(), Error> {
+    let mut filter = WorkFilter::new(WorkKind::Run).statuses(LIVE_RUN).limit(500);
+    loop {
+        let page = inner.store.list_works(&filter).await?;
+        for work in &page.works {
+            let task = match inner.store.task(&driver_task_id(&work.id)).await {
+                Ok(t) => t,
+                Err(_) => continue,
+            };
+            if !matches!(task.state, TaskState::Failed | TaskState::Cancelled) {
+                continue;
+            }
+            let error = Error::unavailable(format!(
+                "the run's driver could not finish it: {}",
+                task.error.as_deref().unwrap_or("its task ended")
+            ))
+            .to_json();
+            let event = NewEvent::from_event(&Event::RunUpdated(RunUpdated {
+                run_id: work.id.clone(),
+                status: RunStatus::Failed,
+                error: Some(error.clone()),
+            }))?;
+            let mut data = work.data.clone();
+            data["error"] = error;
+            let _ = inner
+                .store
+                .transition(Transition {
+                    target: Target::Work(work.id.clone()),
+                    from: LIVE_RUN.iter().map(|s| s.to_string()).collect(),
+                    to: RunStatus::Failed.as_str().into(),
+                    data: Some(data),
+                    event: Some(event),
+                })
+                .await;
+            inner.bus.notify();
+        }
+        match page.next_cursor {
+            Some(c) => filter = filter.cursor(c),
+            None => return Ok(()),
         }
     }
 }

@@ -1,5 +1,5 @@
-//! The strict hand decoder of [`FlowSpec`] (JSON values, YAML and JSON
-//! text, files) and its canonical JSON form.
+//! The strict hand decoder of [`FlowSpec`] from a JSON value (the text
+//! forms are in `text.rs`, the canonical JSON form in `canonical.rs`).
 //!
 //! A hand decoder rather than serde: serde stops at the first problem, and
 //! the contract is every problem of the spec at once, each with its path.
@@ -10,8 +10,7 @@ use crate::flow::DEFAULT_LOOP_MAX_ITERATIONS;
 use crate::json::describe;
 use crate::json::problems::{join, listed, Problems};
 use crate::names::ParseNameError;
-use serde_json::{json, Map, Number, Value};
-use std::path::Path;
+use serde_json::{Map, Value};
 use std::str::FromStr;
 
 const TOP_KEYS: &[&str] = &["name", "description", "steps", "report", "batch_config"];
@@ -237,174 +236,6 @@ impl FlowSpec {
             batch_config,
         })
     }
-
-    /// Decodes a flow spec from JSON text (a syntax error is an
-    /// `invalid_input` naming its line and column).
-    pub fn from_json_str(text: &str) -> Result<FlowSpec, Error> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            Error::invalid_input(format!("the flow spec is not valid JSON: {e}"))
-                .with_detail("path", ".")
-                .with_detail("line", e.line())
-                .with_detail("column", e.column())
-        })?;
-        FlowSpec::from_json(&value)
-    }
-
-    /// Decodes a flow spec from YAML text: the YAML is read as a JSON value
-    /// (YAML 1.2: `on`, `yes` are strings), then [`FlowSpec::from_json`]
-    /// checks it. A syntax error is an `invalid_input` naming its line and
-    /// column.
-    pub fn from_yaml_str(text: &str) -> Result<FlowSpec, Error> {
-        let value: Value = serde_norway::from_str(text).map_err(|e| {
-            let mut err = Error::invalid_input(format!("the flow spec is not valid YAML: {e}"))
-                .with_detail("path", ".");
-            if let Some(at) = e.location() {
-                err = err
-                    .with_detail("line", at.line())
-                    .with_detail("column", at.column());
-            }
-            err
-        })?;
-        FlowSpec::from_json(&value)
-    }
-
-    /// Decodes JSON when the first non-blank character is `{`, YAML otherwise.
-    pub fn parse(text: &str) -> Result<FlowSpec, Error> {
-        if text.trim_start().starts_with('{') {
-            FlowSpec::from_json_str(text)
-        } else {
-            FlowSpec::from_yaml_str(text)
-        }
-    }
-
-    /// Reads a `.json`, `.yaml` or `.yml` file. A file that cannot be read
-    /// is an `io` error; another extension is `invalid_input`.
-    pub fn load(path: &Path) -> Result<FlowSpec, Error> {
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        let shown = path.display().to_string();
-        if !matches!(ext.as_deref(), Some("json" | "yaml" | "yml")) {
-            return Err(Error::invalid_input(format!(
-                "{shown}: a flow spec file ends in .json, .yaml or .yml"
-            ))
-            .with_detail("file", shown));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::io(format!("reading {shown}: {e}")).with_detail("file", shown.as_str())
-        })?;
-        let spec = if ext.as_deref() == Some("json") {
-            FlowSpec::from_json_str(&text)
-        } else {
-            FlowSpec::from_yaml_str(&text)
-        };
-        spec.map_err(|e| {
-            let message = format!("{shown}: {}", e.message());
-            let mut out = Error::invalid_input(message).with_detail("file", shown.as_str());
-            for (k, v) in e.details() {
-                out = out.with_detail(k, v.clone());
-            }
-            out
-        })
-    }
-
-    /// The canonical JSON form: absent options omitted, defaults filled in
-    /// (`deps`, `trigger_rule`, `retry`, `access`, `max_iterations`,
-    /// `batch_config`), durations in seconds (an integer when whole).
-    /// [`FlowSpec::from_json`] reads it back as `self`.
-    pub fn to_json(&self) -> Value {
-        let mut root = Map::new();
-        put(&mut root, "name", self.name.as_deref());
-        put(&mut root, "description", self.description.as_deref());
-        root.insert(
-            "steps".into(),
-            Value::Array(self.steps.iter().map(step_json).collect()),
-        );
-        put(&mut root, "report", self.report.as_deref());
-        root.insert(
-            "batch_config".into(),
-            json!({
-                "max_concurrent": self.batch_config.max_concurrent,
-                "join_rule": self.batch_config.join_rule.as_str(),
-            }),
-        );
-        Value::Object(root)
-    }
-}
-
-fn put(object: &mut Map<String, Value>, key: &str, value: Option<&str>) {
-    if let Some(v) = value {
-        object.insert(key.into(), Value::String(v.to_owned()));
-    }
-}
-
-/// Whole seconds as an integer (exact at any size), else fractional seconds.
-pub(super) fn duration_json(d: Duration) -> Value {
-    if d.subsec_nanos() == 0 {
-        Value::from(d.as_secs())
-    } else {
-        Number::from_f64(d.as_secs_f64()).map_or(Value::Null, Value::Number)
-    }
-}
-
-fn step_json(s: &StepSpec) -> Value {
-    let mut o = Map::new();
-    o.insert("id".into(), json!(s.id));
-    o.insert("kind".into(), json!(s.action.kind()));
-    o.insert("deps".into(), json!(s.deps));
-    o.insert("trigger_rule".into(), json!(s.trigger_rule.as_str()));
-    put(&mut o, "batch", s.batch.as_deref());
-    if let Some(t) = s.timeout {
-        o.insert("timeout".into(), duration_json(t));
-    }
-    o.insert(
-        "retry".into(),
-        json!({
-            "max_attempts": s.retry.max_attempts,
-            "initial": duration_json(s.retry.initial),
-            "multiplier": s.retry.multiplier,
-            "max": duration_json(s.retry.max),
-            "on": s.retry.on.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
-        }),
-    );
-    put(&mut o, "when", s.when.as_deref());
-    match &s.action {
-        StepAction::Agent(a) => {
-            o.insert("agent".into(), json!(a.agent));
-            put(&mut o, "model", a.model.as_deref());
-            o.insert("prompt".into(), json!(a.prompt));
-            o.insert("access".into(), json!(a.access.as_str()));
-            put(&mut o, "workdir", a.workdir.as_deref());
-        }
-        StepAction::Command(c) => {
-            match &c.program {
-                CommandProgram::Argv(argv) => o.insert("argv".into(), json!(argv)),
-                CommandProgram::Shell(sh) => o.insert("shell".into(), json!(sh)),
-            };
-            put(&mut o, "cwd", c.cwd.as_deref());
-            if !c.env.is_empty() {
-                o.insert("env".into(), json!(c.env));
-            }
-        }
-        StepAction::Code => {}
-        StepAction::Approval(a) => put(&mut o, "message", a.message.as_deref()),
-        StepAction::Switch(sw) => {
-            let cases: Vec<Value> = sw
-                .cases
-                .iter()
-                .map(|c| json!({"label": c.label, "condition": c.condition, "steps": c.steps}))
-                .collect();
-            o.insert("cases".into(), Value::Array(cases));
-            o.insert("default".into(), json!(sw.default));
-        }
-        StepAction::DoWhile(d) => {
-            o.insert("body".into(), json!(d.body));
-            o.insert("condition".into(), json!(d.condition));
-            o.insert("max_iterations".into(), json!(d.max_iterations));
-        }
-    }
-    Value::Object(o)
 }
 
 fn batch_config(p: &mut Problems, value: Option<&Value>) -> BatchConfig {

@@ -51,9 +51,13 @@
 //! "iteration": N}`. Hyphenated ids are reached by index:
 //! `results["angle-web"]` in both languages.
 
+mod canonical;
 mod compile;
 mod decode;
 mod expr;
+#[cfg(feature = "openapi")]
+mod schema;
+mod text;
 
 pub use compile::{CompiledFlow, RenderedAction};
 

@@ -1,0 +1,318 @@
+//! The JSON Schema of the flow spec's wire format (feature `openapi`), so
+//! the server can name [`FlowSpec`] as a request body.
+//!
+//! Written as JSON, as `crate::json::schema` writes its hand schemas: one
+//! `oneOf` branch per step kind with that kind's keys only and
+//! `additionalProperties: false`, as strict as the decoder. What no schema
+//! can say — unique ids, known dependencies, no cycle, `retry.max` at least
+//! `initial`, the syntax of conditions and templates — is checked by
+//! [`FlowSpec::compile`] and answered as problems, not as a 4xx.
+
+use super::decode::KIND_KEYS;
+use super::*;
+use crate::json::schema::{from_json, WS};
+use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
+
+fn text(description: &str) -> Value {
+    json!({"type": "string", "pattern": format!("[^{WS}]"), "description": description})
+}
+
+fn opt_text(description: &str) -> Value {
+    json!({"type": ["string", "null"], "pattern": format!("[^{WS}]"), "description": description})
+}
+
+fn id_pattern() -> &'static str {
+    "^[A-Za-z0-9_-]{1,100}$"
+}
+
+fn ids(description: &str) -> Value {
+    json!({"type": ["array", "null"], "items": {"type": "string", "pattern": format!("[^{WS}]")}, "description": description})
+}
+
+fn names(list: &[&str], description: &str) -> Value {
+    let mut values: Vec<Value> = list.iter().map(|n| json!(n)).collect();
+    values.push(Value::Null);
+    json!({"type": ["string", "null"], "enum": values, "description": description})
+}
+
+/// The grammar of `agent::duration::parse_duration` (what the decoder reads
+/// a duration string with) as a regex: optional whitespace, a number of
+/// digits and at most one `.`, optional whitespace, a unit in any case
+/// (`ms`, `s`/`sec`/`secs`, `m`/`min`/`mins`, `h`/`hr`/`hrs`; none is
+/// seconds), optional whitespace. `zero_ok: false` needs a non-zero digit
+/// (the decoder refuses a zero duration there). The range (at most 100
+/// years) is the number form's `maximum`; a string past it is refused by
+/// the decoder.
+fn duration_pattern(zero_ok: bool) -> String {
+    let number = if zero_ok {
+        r"([0-9]+\.?[0-9]*|\.[0-9]+)"
+    } else {
+        r"([0-9]*[1-9][0-9]*\.?[0-9]*|[0-9]*\.[0-9]*[1-9][0-9]*)"
+    };
+    let unit = "([mM][sS]|[sS]([eE][cC][sS]?)?|[mM]([iI][nN][sS]?)?|[hH]([rR][sS]?)?)";
+    format!("^[{WS}]*{number}[{WS}]*{unit}?[{WS}]*$")
+}
+
+/// A duration the decoder reads with `zero_ok` (`Problems::opt_duration`):
+/// seconds as a number, a string of [`duration_pattern`], or `null`.
+fn duration_of(description: &str, zero_ok: bool) -> Value {
+    let number = if zero_ok {
+        json!({"type": "number", "minimum": 0, "maximum": 3_200_000_000u64})
+    } else {
+        json!({"type": "number", "exclusiveMinimum": 0, "maximum": 3_200_000_000u64})
+    };
+    json!({
+        "description": description,
+        "anyOf": [
+            number,
+            {"type": "string", "pattern": duration_pattern(zero_ok)},
+            {"type": "null"},
+        ]
+    })
+}
+
+/// A duration that must be more than zero.
+fn duration(description: &str) -> Value {
+    duration_of(description, false)
+}
+
+fn retry_schema() -> Value {
+    json!({
+        "type": ["object", "null"],
+        "additionalProperties": false,
+        "description": "When a failed or timed-out attempt is retried. `max` must be at least `initial`.",
+        "properties": {
+            "max_attempts": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_RETRY_ATTEMPTS, "description": "Attempts in all (default 1: no retry)."},
+            // Zero is a valid first wait (retry at once), as the decoder reads it.
+            "initial": duration_of("The first wait (default 1s; 0: at once).", true),
+            // No maximum: the decoder takes any finite multiplier from 1, and
+            // the waits are capped at `max`.
+            "multiplier": {"type": ["number", "null"], "minimum": 1, "description": "Each next wait is the last times this (default 2)."},
+            "max": duration("The longest wait (default 5m)."),
+            "on": {"type": ["array", "null"], "items": {"type": "string", "enum": RetryOn::NAMES}, "minItems": 1, "maxItems": 2, "uniqueItems": true,
+                   "description": "Which endings are retried (default both)."},
+        }
+    })
+}
+
+/// The keys of every step kind, and each kind's own. `command` has two
+/// forms, `argv` and `shell` (exactly one of them).
+fn kind_properties(kind: &str, form: Option<&str>) -> Map<String, Value> {
+    let mut p = Map::new();
+    let mut put = |k: &str, v: Value| {
+        p.insert(k.to_owned(), v);
+    };
+    put(
+        "id",
+        json!({"type": "string", "pattern": id_pattern(), "description": "Unique id (hyphens allowed)."}),
+    );
+    put("kind", json!({"type": "string", "enum": [kind]}));
+    put("deps", ids("The steps this one waits for."));
+    put(
+        "trigger_rule",
+        names(
+            crate::flow::TriggerRule::NAMES,
+            "How the dependencies decide (default all_success).",
+        ),
+    );
+    put("batch", opt_text("The batch group."));
+    put(
+        "timeout",
+        duration("Time limit per attempt: seconds, or \"90s\", \"20m\", \"500ms\"."),
+    );
+    put("retry", retry_schema());
+    put(
+        "when",
+        opt_text("A CEL launch guard over {input, results, steps, iteration}."),
+    );
+    match kind {
+        "agent" => {
+            put("agent", text("The configured agent's identity."));
+            put("model", opt_text("The model (default: the agent's)."));
+            put("prompt", text("The prompt, a minijinja template."));
+            put(
+                "access",
+                names(
+                    crate::agent::Access::NAMES,
+                    "What the agent may do (default read_only).",
+                ),
+            );
+            put("workdir", opt_text("The work dir, a template."));
+        }
+        "command" => {
+            if form == Some("argv") {
+                put(
+                    "argv",
+                    json!({"type": "array", "minItems": 1, "items": {"type": "string"},
+                           "description": "The program and its arguments, each a template."}),
+                );
+            } else {
+                put("shell", text("A sh command line, a template."));
+            }
+            put("cwd", opt_text("The working directory, a template."));
+            put(
+                "env",
+                json!({"type": ["object", "null"], "additionalProperties": {"type": "string"},
+                              "description": "Extra environment variables; values are templates."}),
+            );
+        }
+        "approval" => put(
+            "message",
+            opt_text("What the approver is asked, a template."),
+        ),
+        "switch" => {
+            put(
+                "cases",
+                json!({"type": ["array", "null"], "items": {
+                "type": "object", "additionalProperties": false, "required": ["label", "condition"],
+                "properties": {
+                    "label": text("The case's name."),
+                    "condition": text("A CEL condition."),
+                    "steps": ids("Every step of its branch."),
+                }
+            }, "description": "Tried in order; the first true case is taken."}),
+            );
+            put("default", ids("The steps run when no case is true."));
+        }
+        "do_while" => {
+            put(
+                "body",
+                json!({"type": "array", "minItems": 1, "items": {"type": "string", "pattern": format!("[^{WS}]")},
+                               "description": "The steps of each iteration."}),
+            );
+            put("condition", text("CEL: iterate again while it is true."));
+            put(
+                "max_iterations",
+                json!({"type": ["integer", "null"], "minimum": 1, "maximum": MAX_LOOP_ITERATIONS,
+                                         "description": "The iteration cap (default 100)."}),
+            );
+        }
+        _ => {}
+    }
+    p
+}
+
+fn step_schema() -> Value {
+    let forms = KIND_KEYS.iter().flat_map(|(kind, _)| match *kind {
+        "command" => vec![(*kind, Some("argv")), (*kind, Some("shell"))],
+        _ => vec![(*kind, None)],
+    });
+    let variants: Vec<Value> = forms
+        .map(|(kind, form)| {
+            let mut required = vec!["id", "kind"];
+            required.extend(match (kind, form) {
+                ("agent", _) => &["agent", "prompt"][..],
+                ("command", Some("argv")) => &["argv"][..],
+                ("command", _) => &["shell"][..],
+                ("do_while", _) => &["body", "condition"][..],
+                _ => &[][..],
+            });
+            let title = match form {
+                Some(f) => format!("{kind} ({f})"),
+                None => kind.to_owned(),
+            };
+            json!({
+                "type": "object",
+                "title": title,
+                "additionalProperties": false,
+                "required": required,
+                "properties": kind_properties(kind, form),
+            })
+        })
+        .collect();
+    json!({"description": "One step: `kind` decides which keys it has.", "oneOf": variants})
+}
+
+fn flow_spec_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["steps"],
+        "description": "A runtime flow spec (YAML or JSON): steps with CEL conditions and minijinja templates.",
+        "properties": {
+            "name": {"type": ["string", "null"], "pattern": "^[A-Za-z0-9_.-]{1,100}$"},
+            "description": opt_text("What the flow is for."),
+            "steps": {"type": "array", "minItems": 1, "maxItems": MAX_FLOW_STEPS, "items": step_schema()},
+            "report": opt_text("The run's report, a minijinja template."),
+            "batch_config": {
+                "type": ["object", "null"],
+                "additionalProperties": false,
+                "properties": {
+                    "max_concurrent": {"type": ["integer", "null"], "minimum": 0, "maximum": u32::MAX},
+                    "join_rule": names(crate::flow::TriggerRule::NAMES, "How a batch group as a whole has succeeded."),
+                }
+            },
+        }
+    })
+}
+
+impl PartialSchema for FlowSpec {
+    fn schema() -> RefOr<Schema> {
+        from_json(flow_spec_schema())
+    }
+}
+
+impl ToSchema for FlowSpec {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("FlowSpec")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_converts_back_to_the_json_it_was_written_as() {
+        let written = flow_spec_schema();
+        assert_eq!(serde_json::to_value(FlowSpec::schema()).unwrap(), written);
+    }
+
+    #[test]
+    fn every_key_the_schema_lists_decodes() {
+        // A spec using every key of every kind, values of the schema's types.
+        let steps = json!([
+            {"id": "a", "kind": "agent", "agent": "x", "prompt": "p", "model": "m", "access": "edit", "workdir": "w",
+             "deps": [], "trigger_rule": "always", "batch": "b", "timeout": "5m", "when": "true",
+             "retry": {"max_attempts": 2, "initial": 1, "multiplier": 1.5, "max": "10s", "on": ["failure"]}},
+            {"id": "b", "kind": "command", "argv": ["ls"], "cwd": "/", "env": {"K": "v"}, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
+            {"id": "c", "kind": "command", "shell": "ls", "cwd": "/", "env": {"K": "v"}, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
+            {"id": "d", "kind": "code", "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
+            {"id": "e", "kind": "approval", "message": "ok?", "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
+            {"id": "f", "kind": "switch", "cases": [{"label": "l", "condition": "true", "steps": ["d"]}], "default": ["e"], "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
+            {"id": "g", "kind": "do_while", "body": ["d"], "condition": "false", "max_iterations": 3, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
+        ]);
+        let spec = json!({"name": "n", "description": "d", "report": "r", "steps": steps,
+                          "batch_config": {"max_concurrent": 2, "join_rule": "all_done"}});
+        FlowSpec::from_json(&spec).unwrap();
+        let schema = flow_spec_schema();
+        let variants = schema["properties"]["steps"]["items"]["oneOf"]
+            .as_array()
+            .unwrap();
+        let mut used = std::collections::BTreeSet::new();
+        for step in spec["steps"].as_array().unwrap() {
+            let kind = match step["kind"].as_str().unwrap() {
+                "command" if step.get("argv").is_some() => "command (argv)",
+                "command" => "command (shell)",
+                other => other,
+            };
+            let variant = variants.iter().find(|v| v["title"] == kind).unwrap();
+            let props = variant["properties"].as_object().unwrap();
+            for key in step.as_object().unwrap().keys() {
+                assert!(props.contains_key(key), "{key} of {step}");
+                used.insert((kind, key.clone()));
+            }
+        }
+        // And the schema lists no key the decoder would refuse.
+        for variant in variants {
+            let kind = variant["title"].as_str().unwrap();
+            for key in variant["properties"].as_object().unwrap().keys() {
+                assert!(used.contains(&(kind, key.clone())), "{kind}.{key} untested");
+            }
+        }
+    }
+}

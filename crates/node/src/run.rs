@@ -1,0 +1,739 @@
+//! Flow runs for JavaScript: `rig.runFlow(spec, input, {code})` → `Run`,
+//! `rig.run(id)`, `rig.runs(filter)`.
+//!
+//! A thin face of the core's flow [`Engine`]: each `Rig` starts one engine
+//! beside its arena, on the same store, registry, event bus, data directory
+//! and project roots ([`crate::runtime`]), the first time a run call needs
+//! it. Its worker drives the runs (its own, and any run of the store it
+//! claims, as a server's does); the process `exit` listener of
+//! [`crate::rig`] shuts it down, leaving live runs to be resumed by lease.
+//!
+//! - A spec is a [`FlowSpec`]: an object (the JSON form of a flow file,
+//!   snake_case keys), YAML or JSON text, or the path of a `.yaml`, `.yml`
+//!   or `.json` file (a one-line string with that ending). A bad spec
+//!   rejects with `INVALID_INPUT`, `details.path` its first problem's path
+//!   and `details.problems` every `{path, message}`; nothing is created.
+//! - `code` steps run JS functions, `{stepId: (ctx) => value}`: each is
+//!   called on the JS thread (through a threadsafe function) with a JSON
+//!   copy of the step's context `{input, results, steps, iteration}`. Its
+//!   value is the step's result; a returned Promise (an `async` function)
+//!   is awaited. A throw or a rejection fails the attempt with the thrown
+//!   error's message (retried by the step's `retry`): kind `agent`, with
+//!   `exception` (the error's name) and `traceback` (its stack) as in
+//!   Python; a thrown coderig error keeps its kind and details. The
+//!   functions are held weakly, so a pending code step does not keep Node
+//!   alive by itself (a pending `run.wait()` or `events()` does).
+//! - Results are the core's serde JSON (`RunView`, `StepView`, `RunPage`,
+//!   events), the objects the server, the CLI and Python show. Every
+//!   method returns a Promise rejected with the one JS form of a
+//!   [`coderig::Error`]: `CONFLICT` for a state that does not allow the
+//!   call (cancelling an ended run, approving a step that is not
+//!   waiting), `NOT_FOUND_ID` for an unknown run or step.
+
+use crate::battle::{promise, with_args};
+use crate::events::{next_event, EventsState, Subject};
+use crate::helpers::{arg, to_js_error, to_json, to_named_js_error, Count, Fail, Res};
+use crate::rig::{options_json, to_value, Rig};
+use crate::runtime::Runtime;
+use coderig::bus::EventBus;
+use coderig::event::RunStatus;
+use coderig::flow::engine::{
+    CodeStep, CodeSteps, Decision, Engine, FlowSource, NewRun, RunFilter, RunView,
+};
+use coderig::flow::FlowSpec;
+use coderig::{Error, ErrorKind};
+use napi::bindgen_prelude::{
+    AsyncGenerator, FnArgs, FromNapiValue, Function, JsObjectValue, Object, PromiseRaw, Unknown,
+};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, JsError, JsValue, Status, ValueType};
+use napi_derive::napi;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
+use tokio::sync::{oneshot, Mutex};
+use tokio_util::sync::CancellationToken;
+
+// ---------------------------------------------------------------------------
+// Code steps: JS functions as the core's `CodeStep`
+// ---------------------------------------------------------------------------
+
+/// A JS function `(ctx) => value | Promise<value>` callable from any
+/// thread. Weak: it does not keep the event loop alive; exceptions are
+/// handed to the callback (`CalleeHandled` false: no error-first argument).
+type CodeFunction = ThreadsafeFunction<Value, Unknown<'static>, Value, Status, false, true>;
+
+/// How one call of a code step ends, sent once from the JS thread.
+type Outcome = Result<Value, Error>;
+
+/// The sending half of one call's outcome, shared by the callbacks that
+/// may settle it (a Promise's fulfilment and rejection): the first wins.
+#[derive(Clone)]
+struct Settle(Arc<StdMutex<Option<oneshot::Sender<Outcome>>>>);
+
+impl Settle {
+    fn send(&self, outcome: Outcome) {
+        let sender = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(sender) = sender {
+            // The step may have been cancelled meanwhile: nobody listens.
+            let _ = sender.send(outcome);
+        }
+    }
+}
+
+/// A `code` step whose callable is a JS function.
+struct JsCode {
+    step: String,
+    function: CodeFunction,
+}
+
+#[async_trait::async_trait]
+impl CodeStep for JsCode {
+    /// Calls the function on the JS thread and waits for its outcome. A
+    /// cancelled step (timeout, run cancelled) drops this future: the JS
+    /// function cannot be interrupted, its late outcome is ignored.
+    async fn call(&self, ctx: Value, _cancel: CancellationToken) -> Result<Value, Error> {
+        let (sender, receiver) = oneshot::channel();
+        let settle = Settle(Arc::new(StdMutex::new(Some(sender))));
+        let status = self.function.call_with_return_value(
+            ctx,
+            ThreadsafeFunctionCallMode::NonBlocking,
+            move |returned, env| {
+                match returned {
+                    Ok(value) => settle_returned(&env, value, settle),
+                    // A synchronous throw: napi hands back the thrown value.
+                    Err(e) => settle.send(Err(thrown(&env, JsError::from(e).into_unknown(env)))),
+                }
+                // Never an Err here: napi would make it a fatal exception.
+                Ok(())
+            },
+        );
+        if status != Status::Ok {
+            return Err(Error::unavailable(format!(
+                "code step {:?}: its JavaScript function cannot be called ({status}: Node is exiting?)",
+                self.step
+            )));
+        }
+        receiver.await.unwrap_or_else(|_| {
+            Err(Error::unavailable(format!(
+                "code step {:?}: its JavaScript function never settled (Node is exiting?)",
+                self.step
+            )))
+        })
+    }
+}
+
+/// What a call returned: a Promise is followed to its end, any other value
+/// is the result.
+fn settle_returned(env: &Env, value: Unknown, settle: Settle) {
+    match value.is_promise() {
+        Ok(true) => {
+            if let Err(e) = follow(env, value, settle.clone()) {
+                settle.send(Err(Error::internal(format!(
+                    "cannot await the code step's Promise: {e}"
+                ))));
+            }
+        }
+        _ => settle.send(result_json(env, value)),
+    }
+}
+
+/// `promise.then(resolved, rejected)`, each settling the call.
+fn follow(env: &Env, promise: Unknown, settle: Settle) -> napi::Result<()> {
+    type Callback<'env> = Function<'env, (), ()>;
+    type Then<'env> = Function<'env, FnArgs<(Callback<'env>, Callback<'env>)>, Unknown<'env>>;
+    let object = Object::from_unknown(promise)?;
+    let then: Then = object.get_named_property("then")?;
+    let done = settle.clone();
+    let resolved =
+        env.create_function_from_closure::<(), (), _>("coderigResolved", move |ctx| {
+            let value: Unknown = ctx.first_arg()?;
+            done.send(result_json(ctx.env, value));
+            Ok(())
+        })?;
+    let rejected =
+        env.create_function_from_closure::<(), (), _>("coderigRejected", move |ctx| {
+            let reason: Unknown = ctx.first_arg()?;
+            settle.send(Err(thrown(ctx.env, reason)));
+            Ok(())
+        })?;
+    then.apply(object, (resolved, rejected).into())?;
+    Ok(())
+}
+
+/// A code step's value as JSON (`result` is its path in a refusal: a
+/// function, a symbol, `NaN` inside it fail the attempt).
+fn result_json(env: &Env, value: Unknown) -> Outcome {
+    to_json(env, value, "result").map_err(|fail| match fail {
+        Fail::Core(e) => e,
+        Fail::Js(e) => Error::new(ErrorKind::Agent, e.reason.clone()),
+    })
+}
+
+/// The core error for what a code step threw (or rejected with), as the
+/// Python face reports an exception: a thrown coderig error (one with a
+/// taxonomy `kind`, as this addon's rejections have) keeps its kind,
+/// message and details; anything else is kind `agent` (the step's work
+/// failed, as a failing command's does) with the thrown error's message
+/// (its name when the message is empty, a thrown string itself) and
+/// details `exception` (the error's name: `TypeError`, ...) and
+/// `traceback` (its `stack`).
+fn thrown(env: &Env, value: Unknown) -> Error {
+    read_thrown(env, value).unwrap_or_else(|e| {
+        Error::new(
+            ErrorKind::Agent,
+            format!("the code step threw a value that cannot be read: {e}"),
+        )
+    })
+}
+
+fn read_thrown(env: &Env, value: Unknown) -> napi::Result<Error> {
+    match value.get_type()? {
+        ValueType::String => Ok(Error::new(ErrorKind::Agent, String::from_unknown(value)?)),
+        ValueType::Object | ValueType::Function => {
+            let object = Object::from_unknown(value)?;
+            let text = |key: &str| -> napi::Result<Option<String>> {
+                let v: Option<Unknown> = object.get(key)?;
+                match v {
+                    Some(v) if v.get_type()? == ValueType::String => {
+                        Ok(Some(String::from_unknown(v)?))
+                    }
+                    _ => Ok(None),
+                }
+            };
+            let name = text("name")?;
+            let message = text("message")?
+                .filter(|m| !m.is_empty())
+                .or_else(|| name.clone())
+                .unwrap_or_else(|| "the code step threw an object without a message".into());
+            if let Some(kind) = text("kind")?.and_then(|k| k.parse::<ErrorKind>().ok()) {
+                let details: Option<Unknown> = object.get("details")?;
+                let mut error = Error::new(kind, message);
+                if let Some(Value::Object(details)) =
+                    details.and_then(|d| to_json(env, d, "details").ok())
+                {
+                    for (key, item) in details {
+                        error = error.with_detail(&key, item);
+                    }
+                }
+                return Ok(error);
+            }
+            let mut error = Error::new(ErrorKind::Agent, message);
+            if let Some(name) = name {
+                error = error.with_detail("exception", name);
+            }
+            if let Some(stack) = text("stack")? {
+                error = error.with_detail("traceback", stack);
+            }
+            Ok(error)
+        }
+        _ => {
+            let shown = to_json(env, value, "")
+                .map(|v| v.to_string())
+                .unwrap_or_else(|_| "a value that is not JSON".into());
+            Ok(Error::new(
+                ErrorKind::Agent,
+                format!("the code step threw {shown}"),
+            ))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Arguments
+// ---------------------------------------------------------------------------
+
+/// A one-line string ending in `.yaml`, `.yml` or `.json` names a file;
+/// any other string is the spec's text.
+fn spec_path(text: &str) -> Option<&Path> {
+    let lower = text.to_ascii_lowercase();
+    let is_file = !text.contains('\n')
+        && [".yaml", ".yml", ".json"]
+            .iter()
+            .any(|ext| lower.ends_with(ext));
+    is_file.then(|| Path::new(text))
+}
+
+/// `spec` as the core's `FlowSpec`: an object, YAML/JSON text or a path.
+fn decode_spec(env: &Env, spec: Unknown) -> Res<FlowSpec> {
+    if spec.get_type()? == ValueType::String {
+        let text = String::from_unknown(spec)?;
+        return Ok(match spec_path(&text) {
+            Some(path) => FlowSpec::load(path)?,
+            None => FlowSpec::parse(&text)?,
+        });
+    }
+    // The spec's own paths (`steps[0].kind`), as the server reports them.
+    Ok(FlowSpec::from_json(&to_json(env, spec, "")?)?)
+}
+
+/// What a JS value is, for a refusal's message.
+fn kind_of(value: &Unknown) -> Res<&'static str> {
+    Ok(match value.get_type()? {
+        ValueType::Undefined => "undefined",
+        ValueType::Null => "null",
+        ValueType::Boolean => "a boolean",
+        ValueType::Number => "a number",
+        ValueType::String => "a string",
+        ValueType::Symbol => "a symbol",
+        ValueType::Function => "a function",
+        ValueType::Object if value.is_array()? => "an array",
+        ValueType::Object => "an object",
+        _ => "a native value",
+    })
+}
+
+/// `runFlow`'s options (`{code}`) as the core's callables, each JS
+/// function wrapped on this (the JS) thread.
+fn decode_code(options: Option<Unknown>) -> Res<CodeSteps> {
+    let mut code: CodeSteps = HashMap::new();
+    let Some(options) = options else {
+        return Ok(code);
+    };
+    match options.get_type()? {
+        ValueType::Undefined | ValueType::Null => return Ok(code),
+        ValueType::Object if !options.is_array()? => {}
+        _ => {
+            return Err(Error::invalid_at(
+                "options",
+                format!(
+                    "must be an object of options ({{code}}), got {}",
+                    kind_of(&options)?
+                ),
+            )
+            .into())
+        }
+    }
+    let options = Object::from_unknown(options)?;
+    for key in Object::keys(&options)? {
+        if key != "code" {
+            return Err(
+                Error::invalid_at(&key, format!("unknown field `{key}`, expected `code`")).into(),
+            );
+        }
+    }
+    let steps: Option<Unknown> = options.get("code")?;
+    let Some(steps) = steps else {
+        return Ok(code);
+    };
+    match steps.get_type()? {
+        ValueType::Undefined | ValueType::Null => return Ok(code),
+        ValueType::Object if !steps.is_array()? => {}
+        _ => {
+            return Err(Error::invalid_at(
+                "code",
+                format!(
+                    "must be an object of functions by step id, got {}",
+                    kind_of(&steps)?
+                ),
+            )
+            .into())
+        }
+    }
+    let steps = Object::from_unknown(steps)?;
+    for step in Object::keys(&steps)? {
+        let Some(value) = steps.get::<Unknown>(&step)? else {
+            continue;
+        };
+        if value.get_type()? != ValueType::Function {
+            return Err(Error::invalid_at(
+                &format!("code.{step}"),
+                format!(
+                    "must be a function (ctx) => value, got {}",
+                    kind_of(&value)?
+                ),
+            )
+            .into());
+        }
+        let function: Function<Value, Unknown<'static>> = Function::from_unknown(value)?;
+        let function: CodeFunction = function
+            .build_threadsafe_function::<Value>()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build()?;
+        code.insert(step.clone(), Arc::new(JsCode { step, function }));
+    }
+    Ok(code)
+}
+
+/// The options of `rig.runs(filter)`, decoded.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunsArgs {
+    status: Option<RunStatus>,
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// The decision of `run.approve` / `run.reject`, decoded.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionArgs {
+    by: Option<String>,
+    comment: Option<String>,
+}
+
+// ---------------------------------------------------------------------------
+// Rig
+// ---------------------------------------------------------------------------
+
+/// The engine and the bus of a rig, once its engine is started.
+async fn flows(runtime: &Runtime) -> Result<(Engine, Arc<EventBus>), Error> {
+    let engine = runtime.engine().await?;
+    Ok((engine, runtime.bus().await?))
+}
+
+#[napi]
+impl Rig {
+    /// Checks and starts a run of `spec` with `input` (an object; `null`:
+    /// `{}`) and resolves to its `Run`, `running`. `spec` is a `RunSpec`
+    /// object, YAML or JSON text, or the path of a `.yaml` / `.yml` /
+    /// `.json` file. `options.code` gives the function of every `code`
+    /// step, `{stepId: (ctx) => value | Promise<value>}`. Starts the rig's
+    /// flow engine on first use. Rejects with `INVALID_INPUT` when the core
+    /// refuses the spec (`details.problems`: every `{path, message}`, e.g.
+    /// an unknown field, a cycle, a bad CEL condition), an agent step names
+    /// an unknown identity, a code step has no function (or a function
+    /// names no code step), or the input is not an object — and then
+    /// nothing is created; `IO` for a spec file that cannot be read.
+    #[napi(ts_return_type = "Promise<Run>")]
+    pub fn run_flow<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "RunSpec | string")] spec: Unknown,
+        #[napi(ts_arg_type = "Record<string, unknown> | null")] input: Option<Unknown>,
+        #[napi(ts_arg_type = "RunFlowOptions | null")] options: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Run>> {
+        let runtime = self.runtime.clone();
+        with_args(
+            env,
+            || {
+                let spec = decode_spec(env, spec)?;
+                let input = to_json(env, input, "input")?;
+                let code = decode_code(options)?;
+                Ok(NewRun {
+                    flow: FlowSource::Spec(spec),
+                    input,
+                    code,
+                })
+            },
+            |run| {
+                let owner = runtime.clone();
+                promise(
+                    env,
+                    async move {
+                        let (engine, bus) = flows(&runtime).await?;
+                        let id = engine.start_run(run).await?;
+                        Ok((id, engine, bus))
+                    },
+                    move |(id, engine, bus)| Run::new(id, engine, bus, owner),
+                )
+            },
+        )
+    }
+
+    /// The run `id` (rejects with `NOT_FOUND_ID` when there is none). Its
+    /// `code` steps run only in the process that started it.
+    #[napi(ts_return_type = "Promise<Run>")]
+    pub fn run<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string")] id: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Run>> {
+        let runtime = self.runtime.clone();
+        with_args(
+            env,
+            || arg::<String>(env, "id", id),
+            |id| {
+                let owner = runtime.clone();
+                promise(
+                    env,
+                    async move {
+                        let (engine, bus) = flows(&runtime).await?;
+                        let view = engine.run(&id).await?;
+                        Ok((view.id, engine, bus))
+                    },
+                    move |(id, engine, bus)| Run::new(id, engine, bus, owner),
+                )
+            },
+        )
+    }
+
+    /// Runs, newest first, one page at a time: `filter.status`,
+    /// `filter.limit` (1–500, default 50), `filter.cursor` (the previous
+    /// page's `next_cursor`).
+    #[napi(ts_return_type = "Promise<RunPage>")]
+    pub fn runs<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "RunFilter | null")] filter: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        let runtime = self.runtime.clone();
+        with_args(
+            env,
+            || {
+                let args: RunsArgs = coderig::json::decode_object(options_json(env, filter)?)?;
+                Ok(RunFilter {
+                    status: args.status,
+                    limit: args.limit,
+                    cursor: args.cursor,
+                })
+            },
+            |filter| {
+                promise(
+                    env,
+                    async move { runtime.engine().await?.list_runs(&filter).await },
+                    |page| to_value(&page),
+                )
+            },
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Run
+// ---------------------------------------------------------------------------
+
+/// One flow run: its id and the calls on it. Holds its rig's engine, so
+/// the run stays reachable (and is shut down at exit) while the object
+/// lives.
+#[napi]
+pub struct Run {
+    id: String,
+    engine: Engine,
+    bus: Arc<EventBus>,
+    _runtime: Arc<Runtime>,
+}
+
+impl Run {
+    fn new(id: String, engine: Engine, bus: Arc<EventBus>, runtime: Arc<Runtime>) -> Self {
+        Run {
+            id,
+            engine,
+            bus,
+            _runtime: runtime,
+        }
+    }
+
+    /// A Promise of `call` on this run's engine, resolved with its JSON.
+    fn call<'env, T, F>(
+        &self,
+        env: &'env Env,
+        call: impl FnOnce(Engine, String) -> F,
+    ) -> napi::Result<PromiseRaw<'env, Value>>
+    where
+        T: serde::Serialize + Send + 'static,
+        F: Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        let work = call(self.engine.clone(), self.id.clone());
+        promise(env, work, |value| to_value(&value))
+    }
+
+    /// `run.approve` / `run.reject`.
+    fn decide<'env>(
+        &self,
+        env: &'env Env,
+        approve: bool,
+        step: Unknown,
+        decision: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        with_args(
+            env,
+            || {
+                let step = arg::<String>(env, "step", step)?;
+                let args: DecisionArgs =
+                    coderig::json::decode_object(options_json(env, decision)?)?;
+                Ok((
+                    step,
+                    Decision {
+                        by: args.by,
+                        comment: args.comment,
+                    },
+                ))
+            },
+            |(step, decision)| {
+                self.call(env, move |engine, id| async move {
+                    if approve {
+                        engine.approve(&id, &step, decision).await
+                    } else {
+                        engine.reject(&id, &step, decision).await
+                    }
+                })
+            },
+        )
+    }
+}
+
+/// True for the statuses a run ends in.
+fn ended(status: RunStatus) -> bool {
+    !matches!(status, RunStatus::Running | RunStatus::Waiting)
+}
+
+/// The error `wait` rejects with when the run did not end in time.
+fn timed_out(view: &RunView, timeout_ms: u64) -> Error {
+    Error::unavailable(format!(
+        "run {:?} is still {} after {timeout_ms} ms",
+        view.id,
+        view.status.as_str()
+    ))
+    .with_detail("reason", "timeout")
+    .with_detail("run_id", view.id.clone())
+    .with_detail("status", view.status.as_str())
+    .with_detail("timeout_ms", timeout_ms)
+}
+
+#[napi]
+impl Run {
+    /// The run's id.
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    /// The run as it is now (`RunView`: status, input, every step with its
+    /// status, attempt, skip reason, output, error and timings, the
+    /// report once it ended).
+    #[napi(ts_return_type = "Promise<RunView>")]
+    pub fn info<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
+        self.call(env, |engine, id| async move { engine.run(&id).await })
+    }
+
+    /// Resolves to the run once it ended (`completed`, `failed` or
+    /// `cancelled`). With `timeoutMs`, rejects when it has not ended by
+    /// then: a `TimeoutError` (`name`) of code `UNAVAILABLE` with `details`
+    /// `{reason: 'timeout', run_id, status, timeout_ms}` (a run `waiting`
+    /// on an approval waits until someone decides). Like any pending I/O,
+    /// a pending `wait()` keeps Node running.
+    #[napi(ts_return_type = "Promise<RunView>")]
+    pub fn wait<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "number | null")] timeout_ms: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        let (engine, id) = (self.engine.clone(), self.id.clone());
+        with_args(
+            env,
+            || Ok(arg::<Option<Count>>(env, "timeoutMs", timeout_ms)?.map(|c| c.0)),
+            |timeout_ms| {
+                env.spawn_future_with_callback(
+                    async move {
+                        let timeout = timeout_ms.map(Duration::from_millis);
+                        Ok(engine.wait(&id, timeout).await)
+                    },
+                    move |env, result| match result {
+                        Ok(view) if ended(view.status) => Ok(to_value(&view)),
+                        Ok(view) => Err(to_named_js_error(
+                            env,
+                            &timed_out(&view, timeout_ms.unwrap_or(0)),
+                            "TimeoutError",
+                        )),
+                        Err(e) => Err(to_js_error(env, &e)),
+                    },
+                )
+            },
+        )
+    }
+
+    /// The run's events as an async iterator (`for await (const e of
+    /// run.events())`): first its stored history from the store
+    /// (`run_updated` and `step_updated`, each with `seq` and `epoch`), then
+    /// its events as they happen (the stored ones and agent steps' live
+    /// `agent_output`, which has no `seq`). Ends after the `run_updated`
+    /// that ends the run (for a run already ended: after its history; a
+    /// cancelled run's steps are marked `cancelled` after it — `info()`
+    /// shows them). Each iterator is independent; leaving the loop early
+    /// stops nothing.
+    #[napi(ts_return_type = "AsyncIterable<RunEvent>")]
+    pub fn events(&self) -> RunEvents {
+        RunEvents {
+            state: Arc::new(Mutex::new(EventsState::new(
+                self.engine.store().clone(),
+                &self.bus,
+                Subject::Run(self.id.clone()),
+            ))),
+        }
+    }
+
+    /// Cancels a live run: it is `cancelled` at once, its running steps
+    /// are stopped (commands' process groups killed) and the rest marked
+    /// `cancelled`. Resolves to the run. An ended run rejects with
+    /// `CONFLICT`.
+    #[napi(ts_return_type = "Promise<RunView>")]
+    pub fn cancel<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
+        self.call(env, |engine, id| async move { engine.cancel(&id).await })
+    }
+
+    /// Approves the approval step `step`, which must be `waiting`: it is
+    /// `done` with the decision (`{by, comment}`, both optional) as its
+    /// output, and the run goes on. Resolves to the step. Rejects with
+    /// `CONFLICT` when the step is not waiting (or is no approval),
+    /// `NOT_FOUND_ID` for an unknown step.
+    #[napi(ts_return_type = "Promise<StepView>")]
+    pub fn approve<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string")] step: Unknown,
+        #[napi(ts_arg_type = "Decision | null")] decision: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        self.decide(env, true, step, decision)
+    }
+
+    /// Rejects the approval step `step`: it `failed` with the decision
+    /// recorded, and the trigger rules decide what runs next. Refusals as
+    /// `approve`.
+    #[napi(ts_return_type = "Promise<StepView>")]
+    pub fn reject<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string")] step: Unknown,
+        #[napi(ts_arg_type = "Decision | null")] decision: Option<Unknown>,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        self.decide(env, false, step, decision)
+    }
+}
+
+/// The events of a run as an async iterator (what `run.events()`
+/// returns).
+#[napi(async_iterator)]
+pub struct RunEvents {
+    state: Arc<Mutex<EventsState>>,
+}
+
+#[napi]
+impl AsyncGenerator for RunEvents {
+    // `run.events()` declares the items as `RunEvent`s.
+    type Yield = Value;
+    type Next = ();
+    type Return = ();
+
+    fn next(
+        &mut self,
+        _value: Option<Self::Next>,
+    ) -> impl Future<Output = napi::Result<Option<Self::Yield>>> + Send + 'static {
+        next_event(self.state.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_strings_with_a_spec_extension_are_paths() {
+        for (text, path) in [
+            ("flows/a.yaml", true),
+            ("A.YML", true),
+            ("/tmp/x.json", true),
+            ("steps:\n  - {id: a, kind: code}\n# a.yaml", false),
+            ("{\"steps\": []}", false),
+            ("name: x", false),
+            ("flow.txt", false),
+        ] {
+            assert_eq!(spec_path(text).is_some(), path, "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,468 @@
+//! The TypeScript shapes of the flow-run API's plain objects: the runtime
+//! flow spec `rig.runFlow` takes, its options, and the views, pages and
+//! events runs resolve to.
+//!
+//! Types only (`object_to_js` / `object_from_js` off), as in
+//! [`crate::battle_types`]: specs are decoded by the core's
+//! `FlowSpec::from_json` (or read from YAML/JSON text or a file) and
+//! results are the core's serde JSON, so the values are exactly what the
+//! server (`GET /api/runs/:id`), the CLI and Python show: snake_case keys;
+//! optional fields `null` in views, absent in events. These declarations
+//! mirror `coderig::flow::runspec::FlowSpec` (its JSON form),
+//! `coderig::flow::engine::{RunView, StepView, RunSummary, RunPage}`,
+//! `coderig::flow::engine::data::{AttemptRecord, ApprovalRecord,
+//! SwitchRecord}` and the run events of `coderig::event`;
+//! `test/flow_runtime.test.mjs` checks real objects against them, and
+//! `test/names.test.mjs` every string union against the core's lists.
+
+use napi_derive::napi;
+
+/// A step's retry policy (`retry` of a step).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RetrySpec {
+    /// Attempts in all, 1 to 100 (default 1: no retry).
+    #[napi(js_name = "max_attempts", ts_type = "number | null")]
+    pub max_attempts: Option<u32>,
+    /// The wait before the first retry (seconds or `'1s'`; default 1 s).
+    #[napi(ts_type = "number | string | null")]
+    pub initial: Option<String>,
+    /// Each next wait is the last one times this, at least 1 (default 2).
+    #[napi(ts_type = "number | null")]
+    pub multiplier: Option<f64>,
+    /// The longest wait (default 5 min).
+    #[napi(ts_type = "number | string | null")]
+    pub max: Option<String>,
+    /// Which endings are retried (default both).
+    #[napi(ts_type = "Array<'failure' | 'timeout'> | null")]
+    pub on: Option<String>,
+}
+
+/// One case of a switch step.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunCaseSpec {
+    /// The case's name (the switch's result when it is taken).
+    pub label: String,
+    /// When it is taken: a CEL expression over `{input, results, steps,
+    /// iteration}` (`results["check"].ok`).
+    pub condition: String,
+    /// Every step of its branch.
+    pub steps: Vec<String>,
+}
+
+/// One step of a runtime flow spec (DESIGN "flow runtime"): the common
+/// fields, then the fields of its `kind`. A field of another kind is
+/// refused (`INVALID_INPUT` naming the kind that has it).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunStepSpec {
+    /// Unique id (`[A-Za-z0-9_-]`, hyphens allowed).
+    pub id: String,
+    /// What the step does.
+    #[napi(ts_type = "'agent' | 'command' | 'code' | 'approval' | 'switch' | 'do_while'")]
+    pub kind: String,
+    /// The steps it waits for.
+    #[napi(ts_type = "string[] | null")]
+    pub deps: Option<String>,
+    /// How its dependencies' outcomes decide whether it runs (default
+    /// `'all_success'`).
+    #[napi(
+        js_name = "trigger_rule",
+        ts_type = "'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null"
+    )]
+    pub trigger_rule: Option<String>,
+    /// The batch group it belongs to (see `batch_config`).
+    #[napi(ts_type = "string | null")]
+    pub batch: Option<String>,
+    /// Time limit per attempt (seconds or `'5m'`).
+    #[napi(ts_type = "number | string | null")]
+    pub timeout: Option<String>,
+    /// The retry policy.
+    #[napi(ts_type = "RetrySpec | null")]
+    pub retry: Option<String>,
+    /// A CEL launch guard: the step is skipped (`condition_false`) when false.
+    #[napi(ts_type = "string | null")]
+    pub when: Option<String>,
+    /// agent: the configured agent's identity.
+    #[napi(ts_type = "string | null")]
+    pub agent: Option<String>,
+    /// agent: the model (default: the agent's).
+    #[napi(ts_type = "string | null")]
+    pub model: Option<String>,
+    /// agent: the prompt, a minijinja template (`{{ results["plan"] }}`).
+    #[napi(ts_type = "string | null")]
+    pub prompt: Option<String>,
+    /// agent: what it may do (default `'read_only'`).
+    #[napi(ts_type = "'read_only' | 'edit' | 'full' | null")]
+    pub access: Option<String>,
+    /// agent: its working directory, a template.
+    #[napi(ts_type = "string | null")]
+    pub workdir: Option<String>,
+    /// command: the program and its arguments (no shell), each a template.
+    #[napi(ts_type = "string[] | null")]
+    pub argv: Option<String>,
+    /// command: a `sh -c` command line, a template (not with `argv`).
+    #[napi(ts_type = "string | null")]
+    pub shell: Option<String>,
+    /// command: the working directory, a template (under the rig's
+    /// `projectRoots` when it has some).
+    #[napi(ts_type = "string | null")]
+    pub cwd: Option<String>,
+    /// command: extra environment variables; the values are templates.
+    #[napi(ts_type = "Record<string, string> | null")]
+    pub env: Option<String>,
+    /// approval: what the approver is asked, a template.
+    #[napi(ts_type = "string | null")]
+    pub message: Option<String>,
+    /// switch: the cases, tried in order.
+    #[napi(ts_type = "Array<RunCaseSpec> | null")]
+    pub cases: Option<String>,
+    /// switch: the steps run when no case is taken.
+    #[napi(ts_type = "string[] | null")]
+    pub default: Option<String>,
+    /// do_while: the steps of each iteration.
+    #[napi(ts_type = "string[] | null")]
+    pub body: Option<String>,
+    /// do_while: CEL, iterate again while it is true.
+    #[napi(ts_type = "string | null")]
+    pub condition: Option<String>,
+    /// do_while: the iteration cap (1 to 10,000).
+    #[napi(js_name = "max_iterations", ts_type = "number | null")]
+    pub max_iterations: Option<u32>,
+}
+
+/// The limits of a flow's batch groups.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunBatchConfig {
+    /// At most this many steps of a group run at once.
+    #[napi(js_name = "max_concurrent", ts_type = "number | null")]
+    pub max_concurrent: Option<u32>,
+    /// When a group as a whole has succeeded (a trigger rule).
+    #[napi(
+        js_name = "join_rule",
+        ts_type = "'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null"
+    )]
+    pub join_rule: Option<String>,
+}
+
+/// A runtime flow spec as `rig.runFlow` takes it as an object: the JSON
+/// form of a flow YAML file (snake_case keys, as in the file).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunSpec {
+    /// The flow's name (`[A-Za-z0-9_.-]`).
+    #[napi(ts_type = "string | null")]
+    pub name: Option<String>,
+    /// What it is for.
+    #[napi(ts_type = "string | null")]
+    pub description: Option<String>,
+    /// The steps, in flow order.
+    #[napi(ts_type = "Array<RunStepSpec>")]
+    pub steps: Vec<String>,
+    /// A minijinja template rendered into the run's report when it ends.
+    #[napi(ts_type = "string | null")]
+    pub report: Option<String>,
+    /// The batch groups' limits.
+    #[napi(js_name = "batch_config", ts_type = "RunBatchConfig | null")]
+    pub batch_config: Option<String>,
+}
+
+/// What a code step's callable gets: the run's input and its own
+/// dependencies' results and states (a JSON copy).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct CodeContext {
+    /// The run's input.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub input: String,
+    /// The results of its dependencies, by step id.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub results: String,
+    /// The states of its dependencies, by step id: `{status, attempt,
+    /// exit_code?, error?}`.
+    #[napi(ts_type = "Record<string, Record<string, unknown>>")]
+    pub steps: String,
+    /// The loop iteration (0 outside loops).
+    pub iteration: u32,
+}
+
+/// The options of `rig.runFlow(spec, input, options)`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunFlowOptions {
+    /// The callable of every `code` step, by step id: called on the JS
+    /// thread with the step's context; its value (or what its Promise
+    /// resolves to) is the step's result, a JSON value. A throw or a
+    /// rejection fails the attempt with its message (retried by the
+    /// step's `retry`).
+    #[napi(ts_type = "Record<string, (ctx: CodeContext) => unknown | Promise<unknown>> | null")]
+    pub code: Option<String>,
+}
+
+/// Who decides an approval, and why (`run.approve(step, decision)`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct Decision {
+    /// Who (free text).
+    #[napi(ts_type = "string | null")]
+    pub by: Option<String>,
+    /// A comment.
+    #[napi(ts_type = "string | null")]
+    pub comment: Option<String>,
+}
+
+/// Which runs `rig.runs(filter)` lists.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunFilter {
+    /// Only runs in this status.
+    #[napi(ts_type = "'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | null")]
+    pub status: Option<String>,
+    /// At most this many (1–500, default 50).
+    #[napi(ts_type = "number | null")]
+    pub limit: Option<u32>,
+    /// The previous page's `next_cursor`.
+    #[napi(ts_type = "string | null")]
+    pub cursor: Option<String>,
+}
+
+/// One finished attempt of a step.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct AttemptRecord {
+    /// Its number (1 for the first) within its iteration.
+    pub attempt: u32,
+    /// The loop iteration it ran in (0 outside loops).
+    pub iteration: u32,
+    /// How it ended (`interrupted`: its process died).
+    #[napi(ts_type = "'done' | 'failed' | 'timed_out' | 'cancelled' | 'interrupted'")]
+    pub outcome: String,
+    /// Its error, when it did not succeed (an error object).
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub error: Option<String>,
+    /// When it started (ms since the epoch).
+    #[napi(js_name = "started_at")]
+    pub started_at: f64,
+    /// When it ended.
+    #[napi(js_name = "finished_at")]
+    pub finished_at: f64,
+}
+
+/// An approval's decision.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ApprovalRecord {
+    /// Approved (`true`) or rejected.
+    pub approved: bool,
+    /// Who decided.
+    #[napi(ts_type = "string | null")]
+    pub by: Option<String>,
+    /// Their comment.
+    #[napi(ts_type = "string | null")]
+    pub comment: Option<String>,
+    /// When (ms since the epoch).
+    pub at: f64,
+}
+
+/// A switch's decision.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct SwitchRecord {
+    /// The chosen case's label (`null`: no case matched, the default ran).
+    #[napi(ts_type = "string | null")]
+    pub chosen: Option<String>,
+    /// The steps it skipped as `branch_not_taken`.
+    pub excluded: Vec<String>,
+}
+
+/// One step of a run (`run.info().steps`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct StepView {
+    /// The step's id in the flow.
+    pub id: String,
+    /// Its kind.
+    #[napi(ts_type = "'agent' | 'command' | 'code' | 'approval' | 'switch' | 'do_while'")]
+    pub kind: String,
+    /// Where it stands.
+    #[napi(
+        ts_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
+    )]
+    pub status: String,
+    /// The current (or last) attempt, 1 for the first; 0 before any.
+    pub attempt: u32,
+    /// The loop iteration the status belongs to (0 outside loops).
+    pub iteration: u32,
+    /// Why it was skipped.
+    #[napi(
+        js_name = "skip_reason",
+        ts_type = "'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded' | null"
+    )]
+    pub skip_reason: Option<String>,
+    /// Its result: text for agents and commands (stdout), the JSON value
+    /// of a code step, the decision of an approval, the chosen label of a
+    /// switch, the iteration count of a loop.
+    #[napi(ts_type = "unknown")]
+    pub output: Option<String>,
+    /// The last attempt's error (an error object: `kind`, `code`,
+    /// `message`, `details`).
+    #[napi(ts_type = "Record<string, unknown> | null")]
+    pub error: Option<String>,
+    /// A command's exit code.
+    #[napi(js_name = "exit_code", ts_type = "number | null")]
+    pub exit_code: Option<i32>,
+    /// When the current attempt started (ms since the epoch).
+    #[napi(js_name = "started_at", ts_type = "number | null")]
+    pub started_at: Option<f64>,
+    /// When the step settled.
+    #[napi(js_name = "finished_at", ts_type = "number | null")]
+    pub finished_at: Option<f64>,
+    /// When the running attempt times out.
+    #[napi(js_name = "deadline_at", ts_type = "number | null")]
+    pub deadline_at: Option<f64>,
+    /// A retry waits until then.
+    #[napi(js_name = "available_at", ts_type = "number | null")]
+    pub available_at: Option<f64>,
+    /// A switch's decision.
+    #[napi(ts_type = "SwitchRecord | null")]
+    pub switch: Option<String>,
+    /// An approval step's message, once it waits.
+    #[napi(ts_type = "string | null")]
+    pub message: Option<String>,
+    /// An approval's decision.
+    #[napi(ts_type = "ApprovalRecord | null")]
+    pub approval: Option<String>,
+    /// Finished attempts, oldest first.
+    #[napi(ts_type = "Array<AttemptRecord>")]
+    pub attempts: Vec<String>,
+}
+
+/// A run with its steps (`run.info()`, `run.wait()`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunView {
+    /// The run's id (32 hex).
+    pub id: String,
+    /// The flow's name.
+    #[napi(ts_type = "string | null")]
+    pub name: Option<String>,
+    /// Where it stands.
+    #[napi(ts_type = "'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'")]
+    pub status: String,
+    /// Its input.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub input: String,
+    /// Why it failed (an error object).
+    #[napi(ts_type = "Record<string, unknown> | null")]
+    pub error: Option<String>,
+    /// The rendered report, once it ended (when the flow has one).
+    #[napi(ts_type = "string | null")]
+    pub report: Option<String>,
+    /// The spec it runs, in its canonical JSON form (defaults filled in,
+    /// durations in seconds).
+    #[napi(ts_type = "RunSpec")]
+    pub spec: String,
+    /// When it was created (ms since the epoch, the store's clock).
+    #[napi(js_name = "created_at")]
+    pub created_at: f64,
+    /// When it last changed.
+    #[napi(js_name = "updated_at")]
+    pub updated_at: f64,
+    /// When it ended.
+    #[napi(js_name = "finished_at", ts_type = "number | null")]
+    pub finished_at: Option<f64>,
+    /// Its steps, in flow order.
+    pub steps: Vec<StepView>,
+}
+
+/// A run as `rig.runs()` lists it (no steps).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunSummary {
+    /// The run's id.
+    pub id: String,
+    /// The flow's name.
+    #[napi(ts_type = "string | null")]
+    pub name: Option<String>,
+    /// Where it stands.
+    #[napi(ts_type = "'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'")]
+    pub status: String,
+    /// Why it failed.
+    #[napi(ts_type = "Record<string, unknown> | null")]
+    pub error: Option<String>,
+    /// When it was created.
+    #[napi(js_name = "created_at")]
+    pub created_at: f64,
+    /// When it last changed.
+    #[napi(js_name = "updated_at")]
+    pub updated_at: f64,
+}
+
+/// One page of runs, newest first.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunPage {
+    /// The runs.
+    pub runs: Vec<RunSummary>,
+    /// The cursor of the next page (`null`: this is the last).
+    #[napi(js_name = "next_cursor", ts_type = "string | null")]
+    pub next_cursor: Option<String>,
+}
+
+/// One event of a run, as `run.events()` yields it: a union on `type`.
+/// Stored events carry their `seq` in the store's log and the store's
+/// `epoch`; `agent_output` is live only and has neither. Optional fields
+/// are absent when unset.
+#[napi(
+    discriminant_case = "snake_case",
+    object_to_js = false,
+    object_from_js = false
+)]
+pub enum RunEvent {
+    /// The run moved on (created `running`, `waiting` on an approval,
+    /// ended).
+    RunUpdated {
+        /// Position in the store's event log.
+        seq: f64,
+        /// The store's instance id.
+        epoch: Option<String>,
+        /// The run.
+        #[napi(js_name = "run_id")]
+        run_id: String,
+        /// Its status now.
+        #[napi(ts_type = "'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'")]
+        status: String,
+        /// Why it failed (an error object).
+        #[napi(ts_type = "Record<string, unknown>")]
+        error: Option<String>,
+    },
+    /// A step moved on.
+    StepUpdated {
+        /// Position in the store's event log.
+        seq: f64,
+        /// The store's instance id.
+        epoch: Option<String>,
+        /// The run.
+        #[napi(js_name = "run_id")]
+        run_id: String,
+        /// The step.
+        #[napi(js_name = "step_id")]
+        step_id: String,
+        /// Its status now.
+        #[napi(
+            ts_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
+        )]
+        status: String,
+        /// The attempt this status belongs to (1 for the first).
+        attempt: u32,
+        /// Why it was skipped.
+        #[napi(
+            js_name = "skip_reason",
+            ts_type = "'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'"
+        )]
+        skip_reason: Option<String>,
+        /// Why it failed (an error object).
+        #[napi(ts_type = "Record<string, unknown>")]
+        error: Option<String>,
+    },
+    /// An agent step's output as it comes (live only, no `seq`).
+    AgentOutput {
+        /// The run.
+        #[napi(js_name = "run_id")]
+        run_id: String,
+        /// The step.
+        #[napi(js_name = "step_id")]
+        step_id: String,
+        /// What the text is.
+        #[napi(ts_type = "'text' | 'reasoning' | 'tool_call' | 'tool_result'")]
+        kind: String,
+        /// The text (a delta: concatenate in order).
+        text: String,
+    },
+}

@@ -1,0 +1,1287 @@
+//! The flow and run routes over real HTTP on loopback, in front of a real
+//! flow engine: a real SQLite store, scripted agents of a `coderig.toml`,
+//! real `sh` command steps (their process groups checked with `kill -0`),
+//! the SSE stream of `GET /api/events?run_id=`, and `coderig serve --flows
+//! DIR` as a process.
+
+#![cfg(unix)]
+
+mod common;
+
+use coderig::agent::Registry;
+use coderig::flow::engine::EngineConfig;
+use coderig_server::{AppState, Config};
+use common::{assert_error, json_of, SseClient};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const AGENTS: &str = r#"
+[agents.planner]
+kind = "scripted"
+script = [ { text = "no script for this model" } ]
+scripts.plan = [ { text = "the plan: add the numbers" } ]
+scripts.slow = [ { sleep_ms = 200 }, { text = "slow plan" } ]
+"#;
+
+/// A server with a flow engine over a fresh SQLite store; project root
+/// `<tmp>/work`.
+struct World {
+    url: String,
+    root: PathBuf,
+    state: AppState,
+    client: reqwest::Client,
+    token: Option<String>,
+}
+
+async fn world_with(config: Config) -> World {
+    common::install_crypto();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::create_dir_all(root.join("work")).unwrap();
+    let data = root.join("data");
+    let store = coderig::store::open(None, &data).await.unwrap();
+    let registry = Registry::from_toml_str(AGENTS).unwrap();
+    let state = AppState::new(store, registry)
+        .with_project_roots([root.join("work")])
+        .unwrap();
+    state.bus().started().await.unwrap();
+    let mut engine = EngineConfig::new(&data);
+    engine.lease_ttl = Duration::from_secs(3);
+    engine.poll = Duration::from_millis(100);
+    engine.flows = vec![coderig::flow::FlowSpec::parse(
+        "name: hello\nsteps:\n  - {id: say, kind: command, argv: [echo, 'hello {{ input.who }}']}\n",
+    )
+    .unwrap()];
+    let state = state.start_engine(engine).await.unwrap();
+    let token = config.token.clone();
+    let server = common::spawn_state(config, state, tmp).await;
+    World {
+        url: server.url,
+        root,
+        state: server.state,
+        client: reqwest::Client::new(),
+        token,
+    }
+}
+
+async fn world() -> World {
+    world_with(Config::default()).await
+}
+
+impl World {
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut request = self.client.request(method, format!("{}{path}", self.url));
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        json_of(request.send().await.unwrap()).await
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.call(Method::GET, path, None).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call(Method::POST, path, Some(body)).await
+    }
+
+    /// `POST /api/runs {spec, input}`; the run's id.
+    async fn start(&self, spec: Value, input: Value) -> String {
+        let (status, body) = self
+            .post("/api/runs", json!({"spec": spec, "input": input}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
+        let id = body["run_id"].as_str().unwrap().to_owned();
+        assert!(
+            id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+        id
+    }
+
+    /// `GET /api/events?run_id=ID&after=0`: every event of the run from
+    /// the start of the log, then the live ones.
+    async fn events(&self, id: &str) -> SseClient {
+        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let headers: Vec<(&str, &str)> = auth
+            .as_deref()
+            .map(|a| vec![("authorization", a)])
+            .unwrap_or_default();
+        SseClient::open(
+            &format!("{}/api/events?run_id={id}&after=0", self.url),
+            &headers,
+        )
+        .await
+    }
+
+    async fn run(&self, id: &str) -> Value {
+        let (status, run) = self.get(&format!("/api/runs/{id}")).await;
+        assert_eq!(status, StatusCode::OK, "{run}");
+        run
+    }
+
+    async fn shutdown(&self) {
+        self.state
+            .engine()
+            .unwrap()
+            .shutdown(Duration::from_secs(5))
+            .await;
+    }
+}
+
+/// Reads `sse` until `done` holds for an event (its type and data), every
+/// event checked to be the run's; returns them all as `(type, data)`.
+async fn follow(
+    sse: &mut SseClient,
+    id: &str,
+    done: impl Fn(&str, &Value) -> bool,
+) -> Vec<(String, Value)> {
+    let mut seen = Vec::new();
+    loop {
+        let frame = sse.event().await;
+        let kind = frame.event.clone().unwrap_or_default();
+        let data = frame.json();
+        assert_eq!(data["run_id"], json!(id), "{kind}: {data}");
+        let end = done(&kind, &data);
+        seen.push((kind, data));
+        if end {
+            return seen;
+        }
+    }
+}
+
+fn run_ended(kind: &str, data: &Value) -> bool {
+    kind == "run_updated"
+        && matches!(
+            data["status"].as_str(),
+            Some("completed" | "failed" | "cancelled")
+        )
+}
+
+fn step<'a>(run: &'a Value, id: &str) -> &'a Value {
+    run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no step {id} in {run}"))
+}
+
+/// The stored events only (`agent_output` is live), as `(type, step_id,
+/// status)`.
+fn transitions(events: &[(String, Value)]) -> Vec<(String, String, String)> {
+    events
+        .iter()
+        .filter(|(kind, _)| kind != "agent_output")
+        .map(|(kind, data)| {
+            (
+                kind.clone(),
+                data["step_id"].as_str().unwrap_or("").to_owned(),
+                data["status"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn t(kind: &str, step: &str, status: &str) -> (String, String, String) {
+    (kind.to_owned(), step.to_owned(), status.to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_run_over_http_is_followed_on_sse_to_the_end() {
+    let w = world().await;
+    let spec = json!({
+        "name": "plan-and-test",
+        "steps": [
+            {"id": "plan", "kind": "agent", "agent": "planner", "model": "plan",
+             "prompt": "Plan for {{ input.issue }}"},
+            {"id": "tests", "kind": "command", "deps": ["plan"],
+             "shell": "echo \"ran after: $PLAN\"; echo 3 passed; echo warn >&2",
+             "env": {"PLAN": "{{ results.plan }}"}},
+        ],
+        "report": "plan={{ results.plan }}",
+    });
+    let id = w.start(spec, json!({"issue": "add"})).await;
+    // Another run at the same time: its events must not pass the filter.
+    let other = w
+        .start(
+            json!({"steps": [{"id": "x", "kind": "command", "argv": ["true"]}]}),
+            json!({}),
+        )
+        .await;
+    let mut sse = w.events(&id).await;
+    let events = follow(&mut sse, &id, run_ended).await;
+    assert_eq!(
+        transitions(&events),
+        vec![
+            t("run_updated", "", "running"),
+            t("step_updated", "plan", "running"),
+            t("step_updated", "plan", "done"),
+            t("step_updated", "tests", "running"),
+            t("step_updated", "tests", "done"),
+            t("run_updated", "", "completed"),
+        ],
+        "{events:?}"
+    );
+    for (kind, data) in &events {
+        if kind == "step_updated" {
+            assert_eq!(data["attempt"], 1, "{data}");
+        }
+    }
+
+    let run = w.run(&id).await;
+    assert_eq!(run["id"], json!(id));
+    assert_eq!(run["name"], "plan-and-test");
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["input"], json!({"issue": "add"}));
+    assert_eq!(run["error"], Value::Null);
+    assert_eq!(run["report"], "plan=the plan: add the numbers", "{run}");
+    assert_eq!(run["spec"]["steps"][1]["id"], "tests");
+    let plan = step(&run, "plan");
+    assert_eq!(plan["kind"], "agent");
+    assert_eq!(plan["status"], "done");
+    assert_eq!(plan["attempt"], 1);
+    assert_eq!(plan["output"], "the plan: add the numbers");
+    let tests = step(&run, "tests");
+    assert_eq!(tests["kind"], "command");
+    assert_eq!(tests["status"], "done");
+    assert_eq!(tests["attempt"], 1);
+    assert_eq!(tests["exit_code"], 0);
+    assert_eq!(
+        tests["output"],
+        "ran after: the plan: add the numbers\n3 passed\n"
+    );
+    assert_eq!(tests["error"], Value::Null);
+    // Timings: each step ran inside the run's lifetime, in order.
+    let ms = |v: &Value| v.as_i64().unwrap_or_else(|| panic!("not a time: {v}"));
+    for s in [plan, tests] {
+        assert!(ms(&s["started_at"]) <= ms(&s["finished_at"]), "{s}");
+        assert!(ms(&s["finished_at"]) <= ms(&run["finished_at"]), "{s}");
+        assert_eq!(s["deadline_at"], Value::Null, "{s}");
+    }
+    assert!(ms(&plan["finished_at"]) <= ms(&tests["started_at"]));
+    assert!(ms(&run["created_at"]) <= ms(&run["updated_at"]));
+    // The artifacts of the run.
+    let dir = w.root.join("data/runs").join(&id);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tests/output.txt")).unwrap(),
+        "ran after: the plan: add the numbers\n3 passed\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tests/stderr.txt")).unwrap(),
+        "warn\n"
+    );
+
+    // The list: both runs, newest first; the status filter and the page.
+    let other_run = {
+        let mut sse = w.events(&other).await;
+        follow(&mut sse, &other, run_ended).await;
+        w.run(&other).await
+    };
+    assert_eq!(other_run["status"], "completed");
+    let (status, page) = w.get("/api/runs").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let ids: Vec<&str> = page["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{page}");
+    assert!(ids.contains(&id.as_str()) && ids.contains(&other.as_str()));
+    assert_eq!(page["next_cursor"], Value::Null);
+    let summary = page["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap();
+    assert_eq!(summary["name"], "plan-and-test");
+    assert_eq!(summary["status"], "completed");
+    let (_, first) = w.get("/api/runs?limit=1").await;
+    assert_eq!(first["runs"].as_array().unwrap().len(), 1, "{first}");
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let (status, second) = w.get(&format!("/api/runs?limit=1&cursor={cursor}")).await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    assert_eq!(second["runs"].as_array().unwrap().len(), 1, "{second}");
+    assert_ne!(first["runs"][0]["id"], second["runs"][0]["id"]);
+    let (_, running) = w.get("/api/runs?status=running").await;
+    assert_eq!(running["runs"], json!([]), "{running}");
+    let (_, completed) = w.get("/api/runs?status=completed").await;
+    assert_eq!(completed["runs"].as_array().unwrap().len(), 2);
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_switch_runs_one_branch_and_skips_the_other_branch_not_taken() {
+    let w = world().await;
+    let spec = json!({
+        "steps": [
+            {"id": "check", "kind": "command", "argv": ["echo", "green"]},
+            {"id": "route", "kind": "switch", "deps": ["check"],
+             "cases": [{"label": "green", "condition": "results[\"check\"].contains(\"green\")", "steps": ["ship"]}],
+             "default": ["fix-it"]},
+            {"id": "ship", "kind": "command", "deps": ["route"], "argv": ["echo", "shipped"]},
+            {"id": "fix-it", "kind": "command", "deps": ["route"], "argv": ["echo", "fixing"]},
+            {"id": "summary", "kind": "command", "deps": ["ship", "fix-it"],
+             "argv": ["echo", "route={{ results.route }}"]},
+        ],
+    });
+    let id = w.start(spec, json!(null)).await;
+    let mut sse = w.events(&id).await;
+    let events = follow(&mut sse, &id, run_ended).await;
+    // The untaken branch is never started: its only event is the skip.
+    let fix_events: Vec<&Value> = events
+        .iter()
+        .filter(|(k, d)| k == "step_updated" && d["step_id"] == "fix-it")
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(fix_events.len(), 1, "{events:?}");
+    assert_eq!(fix_events[0]["status"], "skipped");
+    assert_eq!(fix_events[0]["skip_reason"], "branch_not_taken");
+
+    let run = w.run(&id).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["input"], json!({}));
+    let route = step(&run, "route");
+    assert_eq!(route["status"], "done");
+    assert_eq!(
+        route["switch"],
+        json!({"chosen": "green", "excluded": ["fix-it"]})
+    );
+    assert_eq!(step(&run, "ship")["status"], "done");
+    assert_eq!(step(&run, "ship")["output"], "shipped\n");
+    let fix = step(&run, "fix-it");
+    assert_eq!(fix["status"], "skipped");
+    assert_eq!(fix["skip_reason"], "branch_not_taken");
+    assert_eq!(fix["attempt"], 0);
+    assert_eq!(fix["output"], Value::Null);
+    assert_eq!(step(&run, "summary")["output"], "route=green\n");
+    w.shutdown().await;
+}
+
+/// A gate, then an agent (its output streamed as `agent_output` of the
+/// run), then a command; `cleanup` runs whatever happened (`all_done`).
+fn gated_spec() -> Value {
+    json!({
+        "name": "gated",
+        "steps": [
+            {"id": "build", "kind": "command", "argv": ["echo", "v1"]},
+            {"id": "gate", "kind": "approval", "deps": ["build"],
+             "message": "Ship {{ results.build | trim }} for {{ input.who }}?"},
+            {"id": "plan", "kind": "agent", "deps": ["gate"], "agent": "planner", "model": "plan",
+             "prompt": "Plan the release"},
+            {"id": "ship", "kind": "command", "deps": ["plan"], "argv": ["echo", "shipped"]},
+            {"id": "cleanup", "kind": "command", "deps": ["ship"], "trigger_rule": "all_done",
+             "argv": ["echo", "cleaned"]},
+        ],
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_approval_waits_and_approve_lets_the_run_complete() {
+    let w = world().await;
+    let id = w.start(gated_spec(), json!({"who": "ana"})).await;
+    let mut sse = w.events(&id).await;
+    let waiting = follow(&mut sse, &id, |k, d| {
+        k == "run_updated" && d["status"] == "waiting"
+    })
+    .await;
+    assert_eq!(
+        transitions(&waiting),
+        vec![
+            t("run_updated", "", "running"),
+            t("step_updated", "build", "running"),
+            t("step_updated", "build", "done"),
+            t("step_updated", "gate", "waiting"),
+            t("run_updated", "", "waiting"),
+        ]
+    );
+    let run = w.run(&id).await;
+    assert_eq!(run["status"], "waiting", "{run}");
+    let gate = step(&run, "gate");
+    assert_eq!(gate["status"], "waiting");
+    assert_eq!(gate["message"], "Ship v1 for ana?");
+    assert_eq!(step(&run, "plan")["status"], "pending");
+
+    // A step that is not an approval, and one that is not waiting: 409.
+    for (path, why) in [("build", "done"), ("plan", "not an approval")] {
+        let (status, body) = w
+            .post(&format!("/api/runs/{id}/steps/{path}/approve"), json!({}))
+            .await;
+        assert_eq!(status, StatusCode::CONFLICT, "{why}: {body}");
+        assert_error(&body, "conflict");
+    }
+
+    let (status, gate) = w
+        .post(
+            &format!("/api/runs/{id}/steps/gate/approve"),
+            json!({"by": "ana", "comment": "lgtm"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{gate}");
+    assert_eq!(gate["id"], "gate");
+    assert_eq!(gate["status"], "done");
+    assert_eq!(gate["approval"]["approved"], true);
+    assert_eq!(gate["approval"]["by"], "ana");
+    assert_eq!(gate["approval"]["comment"], "lgtm");
+    assert!(gate["approval"]["at"].is_i64(), "{gate}");
+    // Decided once: approving or rejecting again is a 409.
+    for verb in ["approve", "reject"] {
+        let (status, body) = w
+            .post(
+                &format!("/api/runs/{id}/steps/gate/{verb}"),
+                json!({"by": "bob"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CONFLICT, "{verb}: {body}");
+        assert_error(&body, "conflict");
+        assert_eq!(body["error"]["status"], "done", "{body}");
+    }
+
+    let rest = follow(&mut sse, &id, run_ended).await;
+    // The agent's text reached the run's stream, live, tagged with its step.
+    assert!(
+        rest.iter().any(|(k, d)| k == "agent_output"
+            && d["step_id"] == "plan"
+            && d["kind"] == "text"
+            && d["text"].as_str().is_some_and(|t| t.contains("the plan"))),
+        "{rest:?}"
+    );
+    let stored = transitions(&rest);
+    assert_eq!(stored.first(), Some(&t("step_updated", "gate", "done")));
+    assert_eq!(stored.last(), Some(&t("run_updated", "", "completed")));
+    let run = w.run(&id).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    for s in ["plan", "ship", "cleanup"] {
+        assert_eq!(step(&run, s)["status"], "done", "{s}: {run}");
+    }
+    assert_eq!(step(&run, "gate")["approval"]["by"], "ana");
+    // The run ended: its approval cannot be decided again.
+    let (status, _) = w
+        .post(&format!("/api/runs/{id}/steps/gate/reject"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rejection_fails_the_gate_and_the_trigger_rules_decide() {
+    let w = world().await;
+    let id = w.start(gated_spec(), json!({"who": "bob"})).await;
+    let mut sse = w.events(&id).await;
+    follow(&mut sse, &id, |k, d| {
+        k == "step_updated" && d["step_id"] == "gate" && d["status"] == "waiting"
+    })
+    .await;
+    // No body at all: nobody named, no comment.
+    let response = w
+        .client
+        .post(format!("{}/api/runs/{id}/steps/gate/reject", w.url))
+        .send()
+        .await
+        .unwrap();
+    let (status, gate) = json_of(response).await;
+    assert_eq!(status, StatusCode::OK, "{gate}");
+    assert_eq!(gate["status"], "failed");
+    assert_eq!(gate["approval"]["approved"], false);
+    assert_eq!(gate["approval"]["by"], Value::Null);
+    assert_eq!(gate["error"]["rejected"], true, "{gate}");
+    let (status, body) = w
+        .post(&format!("/api/runs/{id}/steps/gate/approve"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+
+    follow(&mut sse, &id, run_ended).await;
+    let run = w.run(&id).await;
+    // plan and ship need all_success: skipped for the failure upstream;
+    // cleanup (all_done) runs, and as the only leaf it settles the run.
+    for s in ["plan", "ship"] {
+        assert_eq!(step(&run, s)["status"], "skipped", "{s}: {run}");
+        assert_eq!(step(&run, s)["skip_reason"], "upstream_failed", "{s}");
+    }
+    assert_eq!(step(&run, "cleanup")["status"], "done");
+    assert_eq!(step(&run, "cleanup")["output"], "cleaned\n");
+    assert_eq!(run["status"], "completed", "{run}");
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn unknown_runs_and_steps_are_404_on_every_route_that_takes_them() {
+    let w = world().await;
+    let missing = "0123456789abcdef0123456789abcdef";
+    let routes: Vec<(Method, String)> = vec![
+        (Method::GET, format!("/api/runs/{missing}")),
+        (Method::POST, format!("/api/runs/{missing}/cancel")),
+        (
+            Method::POST,
+            format!("/api/runs/{missing}/steps/gate/approve"),
+        ),
+        (
+            Method::POST,
+            format!("/api/runs/{missing}/steps/gate/reject"),
+        ),
+        (Method::GET, "/api/runs/not-a-run-id".to_owned()),
+    ];
+    for (method, path) in routes {
+        let (status, body) = w.call(method.clone(), &path, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}: {body}");
+        assert_error(&body, "not_found_id");
+        assert_eq!(body["error"]["what"], "run", "{body}");
+    }
+    let id = w.start(gated_spec(), json!({"who": "x"})).await;
+    for verb in ["approve", "reject"] {
+        let (status, body) = w
+            .post(
+                &format!("/api/runs/{id}/steps/no-such-step/{verb}"),
+                json!({}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{verb}: {body}");
+        assert_error(&body, "not_found_id");
+        assert_eq!(body["error"]["what"], "step", "{body}");
+        assert_eq!(body["error"]["run_id"], json!(id), "{body}");
+    }
+    // Bad bodies of approve/reject are 400s.
+    for body in [json!({"who": "me"}), json!({"by": 7}), json!([1])] {
+        let (status, answer) = w
+            .post(&format!("/api/runs/{id}/steps/gate/approve"), body.clone())
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {answer}");
+        assert_error(&answer, "invalid_input");
+    }
+    let (status, _) = w.post(&format!("/api/runs/{id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    w.shutdown().await;
+}
+
+/// Whether a process of group `pgid` still exists (`kill -0 -PGID`; dash's
+/// builtin takes no `--`).
+fn group_alive(pgid: i32) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("kill -0 -{pgid} 2>/dev/null")])
+        .status()
+        .unwrap()
+        .success()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancel_kills_a_hung_commands_process_group_and_cancels_the_rest() {
+    let w = world().await;
+    let pids = w.root.join("work/pids");
+    let spec = json!({
+        "steps": [
+            {"id": "hang", "kind": "command",
+             "shell": format!("sleep 600 & echo $$ $! > {}.tmp; mv {}.tmp {}; wait",
+                              pids.display(), pids.display(), pids.display())},
+            {"id": "after", "kind": "command", "deps": ["hang"], "argv": ["echo", "never"]},
+            {"id": "other", "kind": "approval"},
+        ],
+    });
+    let id = w.start(spec, json!({})).await;
+    let mut sse = w.events(&id).await;
+    follow(&mut sse, &id, |k, d| {
+        k == "step_updated" && d["step_id"] == "hang" && d["status"] == "running"
+    })
+    .await;
+    // The shell wrote its pid and its child's once both run.
+    let text = loop {
+        if let Ok(text) = std::fs::read_to_string(&pids) {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let numbers: Vec<i32> = text
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let (shell, sleeper) = (numbers[0], numbers[1]);
+    // The command is its own process group, the shell its leader.
+    assert!(group_alive(shell), "group {shell} is not running");
+
+    let (status, run) = w.post(&format!("/api/runs/{id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{run}");
+    assert_eq!(run["status"], "cancelled", "{run}");
+    // The driver stops the hung step and cancels the ones that never ran
+    // (the waiting approval included).
+    let settled = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    follow(&mut sse, &id, |k, d| {
+        if k == "step_updated" && d["status"] == "cancelled" {
+            settled
+                .lock()
+                .unwrap()
+                .insert(d["step_id"].as_str().unwrap().to_owned());
+        }
+        settled.lock().unwrap().len() == 3
+    })
+    .await;
+    let run = w.run(&id).await;
+    assert_eq!(run["status"], "cancelled", "{run}");
+    for s in ["hang", "after", "other"] {
+        assert_eq!(step(&run, s)["status"], "cancelled", "{s}: {run}");
+    }
+    assert_eq!(step(&run, "hang")["attempt"], 1);
+    assert_eq!(step(&run, "after")["attempt"], 0);
+    // Nothing of the command's group is left: the shell and its sleep.
+    // (Bounded wait: the kill is asynchronous to the events.)
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while group_alive(shell) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the process group {shell} survived the cancel"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !Command::new("kill")
+            .args(["-0", &sleeper.to_string()])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success(),
+        "the sleep {sleeper} survived the cancel"
+    );
+    // A second cancel: the run already ended.
+    let (status, body) = w.post(&format!("/api/runs/{id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_error(&body, "conflict");
+    w.shutdown().await;
+}
+
+/// `(first path, [(path, message fragment)] every problem must include)`.
+type Expect = (&'static str, Vec<(&'static str, &'static str)>);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bad_requests_and_specs_are_400s_with_every_problem_and_create_nothing() {
+    let w = world().await;
+    let cmd = |id: &str| json!({"id": id, "kind": "command", "argv": ["true"]});
+    let specs: Vec<(&str, Value, Expect)> = vec![
+        (
+            "an unknown field",
+            json!({"steps": [{"id": "a", "kind": "command", "argv": ["true"], "colour": "red"}]}),
+            ("steps[0].colour", vec![("steps[0].colour", "colour")]),
+        ),
+        (
+            "a cycle",
+            json!({"steps": [
+                {"id": "a", "kind": "command", "argv": ["true"], "deps": ["b"]},
+                {"id": "b", "kind": "command", "argv": ["true"], "deps": ["a"]},
+            ]}),
+            ("steps", vec![("steps", "cycle")]),
+        ),
+        (
+            "an unknown dependency",
+            json!({"steps": [cmd("a"), {"id": "b", "kind": "command", "argv": ["true"], "deps": ["a", "ghost"]}]}),
+            ("steps[1].deps[1]", vec![("steps[1].deps[1]", "ghost")]),
+        ),
+        (
+            "a bad CEL condition",
+            json!({"steps": [{"id": "a", "kind": "command", "argv": ["true"], "when": "results[ == "}]}),
+            ("steps[0].when", vec![("steps[0].when", "")]),
+        ),
+        (
+            "a bad template",
+            json!({"steps": [{"id": "a", "kind": "agent", "agent": "planner", "prompt": "{{ input.x "}]}),
+            ("steps[0].prompt", vec![("steps[0].prompt", "")]),
+        ),
+        (
+            "a duplicate id",
+            json!({"steps": [cmd("a"), cmd("a")]}),
+            ("steps[1].id", vec![("steps[1].id", "duplicate")]),
+        ),
+        (
+            "several problems at once",
+            json!({"steps": [
+                {"id": "a", "kind": "command", "argv": ["true"], "deps": ["ghost"]},
+                {"id": "b", "kind": "command", "shell": "echo {{ nope", "when": "&&"},
+            ]}),
+            (
+                // The compiler's order: each step's conditions and
+                // templates, then the cross-step rules.
+                "steps[1].when",
+                vec![
+                    ("steps[0].deps[0]", "ghost"),
+                    ("steps[1].when", ""),
+                    ("steps[1].shell", ""),
+                ],
+            ),
+        ),
+        (
+            "an unknown agent",
+            json!({"steps": [{"id": "a", "kind": "agent", "agent": "ghost", "prompt": "p"}]}),
+            ("steps[0].agent", vec![("steps[0].agent", "ghost")]),
+        ),
+        (
+            "a code step (no callable over HTTP)",
+            json!({"steps": [{"id": "a", "kind": "code"}]}),
+            ("steps[0]", vec![("steps[0]", "callable")]),
+        ),
+        (
+            "no steps",
+            json!({"steps": []}),
+            ("steps", vec![("steps", "")]),
+        ),
+        ("a spec that is not an object", json!([1]), (".", vec![])),
+    ];
+    for (what, spec, (path, expected)) in specs {
+        let (status, body) = w
+            .post("/api/runs", json!({"spec": spec, "input": {}}))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{what}: {body}");
+        assert_error(&body, "invalid_input");
+        assert_eq!(body["error"]["path"], path, "{what}: {body}");
+        let problems = body["error"]["problems"].as_array();
+        for (at, fragment) in expected {
+            let found = problems
+                .into_iter()
+                .flatten()
+                .any(|p| p["path"] == at && p["message"].as_str().unwrap().contains(fragment));
+            assert!(found, "{what}: no problem at {at} ({fragment}): {body}");
+            assert!(
+                body["error"]["message"].as_str().unwrap().contains(at),
+                "{what}: the message does not name {at}: {body}"
+            );
+        }
+    }
+    let ok = json!({"steps": [cmd("a")]});
+    let requests: Vec<(&str, Value, &str)> = vec![
+        (
+            "both flow and spec",
+            json!({"flow": "hello", "spec": ok}),
+            "spec",
+        ),
+        ("neither flow nor spec", json!({"input": {}}), "flow"),
+        ("an empty body", json!({}), "flow"),
+        (
+            "null flow and spec",
+            json!({"flow": null, "spec": null}),
+            "flow",
+        ),
+        ("an unknown flow", json!({"flow": "nope"}), "flow"),
+        ("a flow that is not a name", json!({"flow": 7}), "flow"),
+        (
+            "an input that is not an object",
+            json!({"spec": ok, "input": [1]}),
+            "input",
+        ),
+        (
+            "an input that is text",
+            json!({"flow": "hello", "input": "x"}),
+            "input",
+        ),
+        (
+            "an unknown key",
+            json!({"flow": "hello", "colour": "red"}),
+            "colour",
+        ),
+        ("not an object", json!([1, 2]), "."),
+    ];
+    for (what, request, path) in requests {
+        let (status, body) = w.post("/api/runs", request).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{what}: {body}");
+        assert_error(&body, "invalid_input");
+        assert_eq!(body["error"]["path"], path, "{what}: {body}");
+    }
+    for (content_type, text) in [("application/json", "{not json"), ("text/plain", "{}")] {
+        let response = w
+            .client
+            .post(format!("{}/api/runs", w.url))
+            .header("content-type", content_type)
+            .body(text)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{text}: {body}");
+        assert_error(&body, "invalid_input");
+    }
+    for query in [
+        "status=sleeping",
+        "limit=0",
+        "limit=501",
+        "limit=many",
+        "cursor=bogus",
+        "colour=red",
+    ] {
+        let (status, body) = w.get(&format!("/api/runs?{query}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
+        assert_error(&body, "invalid_input");
+    }
+
+    // Nothing was created: no run, no event, no artifact directory.
+    let (_, page) = w.get("/api/runs").await;
+    assert_eq!(page, json!({"runs": [], "next_cursor": null}));
+    let events = w.state.store().events_after(0, 10_000).await.unwrap();
+    assert!(events.is_empty(), "{events:?}");
+    let runs_dir = w.root.join("data/runs");
+    assert_eq!(std::fs::read_dir(&runs_dir).unwrap().count(), 0);
+
+    // The registered flow by name, with its input.
+    let (status, created) = w
+        .post(
+            "/api/runs",
+            json!({"flow": "hello", "input": {"who": "ana"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let id = created["run_id"].as_str().unwrap().to_owned();
+    let mut sse = w.events(&id).await;
+    follow(&mut sse, &id, run_ended).await;
+    let run = w.run(&id).await;
+    assert_eq!(run["name"], "hello");
+    assert_eq!(step(&run, "say")["output"], "hello ana\n");
+    let (status, flows) = w.get("/api/flows").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(flows["flows"].as_array().unwrap().len(), 1, "{flows}");
+    assert_eq!(flows["flows"][0]["name"], "hello");
+    assert_eq!(
+        flows["flows"][0]["steps"][0]["argv"],
+        json!(["echo", "hello {{ input.who }}"])
+    );
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn with_a_token_every_run_route_wants_it() {
+    let w = world_with(Config {
+        token: Some("tok-r".into()),
+        ..Config::default()
+    })
+    .await;
+    let id = "0123456789abcdef0123456789abcdef";
+    let routes: Vec<(Method, String)> = coderig_server::route_list()
+        .into_iter()
+        .filter(|(_, p)| p.starts_with("/api/runs") || *p == "/api/flows")
+        .map(|(m, p)| (m, p.replace("{id}", id).replace("{step}", "gate")))
+        .collect();
+    assert_eq!(routes.len(), 7, "{routes:?}");
+    for (method, path) in &routes {
+        for auth in [None, Some("Bearer wrong")] {
+            let mut request = w
+                .client
+                .request(method.clone(), format!("{}{path}", w.url))
+                .json(&json!({"flow": "hello"}));
+            if let Some(auth) = auth {
+                request = request.header("authorization", auth);
+            }
+            let (status, body) = json_of(request.send().await.unwrap()).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path}: {body}");
+            assert_error(&body, "unauthorized");
+        }
+    }
+    // Nothing got through: no run was created.
+    let (status, page) = w.get("/api/runs").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["runs"], json!([]));
+    // With it, the same requests reach the engine.
+    let (status, created) = w
+        .post("/api/runs", json!({"flow": "hello", "input": {"who": "x"}}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let run = created["run_id"].as_str().unwrap().to_owned();
+    let mut sse = w.events(&run).await;
+    follow(&mut sse, &run, run_ended).await;
+    assert_eq!(w.run(&run).await["status"], "completed");
+    w.shutdown().await;
+}
+
+/// A server without a flow engine (library use of `app` over a bare
+/// state) answers the flow and run routes 503 `unavailable`.
+#[tokio::test]
+async fn without_an_engine_the_run_routes_are_unavailable() {
+    let url = common::spawn_server(Config::default()).await;
+    let client = reqwest::Client::new();
+    let id = "0123456789abcdef0123456789abcdef";
+    for (method, path) in coderig_server::route_list()
+        .into_iter()
+        .filter(|(_, p)| p.starts_with("/api/runs") || *p == "/api/flows")
+    {
+        let body = if path == "/api/runs" {
+            json!({"flow": "hello"})
+        } else {
+            json!({})
+        };
+        let path = path.replace("{id}", id).replace("{step}", "gate");
+        let response = client
+            .request(method.clone(), format!("{url}{path}"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json_of(response).await;
+        assert_eq!(
+            status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{method} {path}: {body}"
+        );
+        assert_error(&body, "unavailable");
+    }
+}
+
+// --- `coderig serve --flows DIR`, the real binary ---------------------------
+
+/// Kills the server when dropped, so a failing assertion cannot leak it.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_coderig"));
+    command
+        .arg("serve")
+        .args(["--port", "0"])
+        .args(["--data-dir", dir.join("data").to_str().unwrap()])
+        .args(["--project-root", dir.to_str().unwrap()])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CODERIG_HOST")
+        .env_remove("CODERIG_PORT")
+        .env_remove("CODERIG_CONFIG")
+        .env_remove("CODERIG_DATA_DIR")
+        .env_remove("CODERIG_TOKEN")
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+async fn serve(dir: &Path, args: &[&str]) -> Server {
+    let mut child = serve_command(dir, args).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        line
+    })
+    .await
+    .unwrap();
+    let Some(url) = line.trim().strip_prefix("coderig listening on ") else {
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        let _ = child.kill();
+        panic!("serve did not start ({line:?}): {stderr}");
+    };
+    Server {
+        url: url.to_owned(),
+        child,
+    }
+}
+
+/// Runs `coderig serve ARGS` expecting it to refuse to start: its exit
+/// code and stderr.
+fn refused(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = serve_command(dir, args).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("listening"),
+        "it started"
+    );
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn serve_flows_dir_registers_every_spec_by_name() {
+    common::install_crypto();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(tmp.path()).unwrap();
+    let flows = dir.join("flows");
+    std::fs::create_dir_all(&flows).unwrap();
+    // No `name`: the file's stem names it.
+    std::fs::write(
+        flows.join("greet.yaml"),
+        "steps:\n  - id: say\n    kind: command\n    argv: [echo, 'hi {{ input.who }}']\n",
+    )
+    .unwrap();
+    std::fs::write(
+        flows.join("second.json"),
+        r#"{"name": "deploy", "steps": [{"id": "gate", "kind": "approval", "message": "go?"}]}"#,
+    )
+    .unwrap();
+    std::fs::write(flows.join("notes.txt"), "not a flow").unwrap();
+    let server = serve(&dir, &["--flows", flows.to_str().unwrap()]).await;
+    let client = reqwest::Client::new();
+    let (status, listed) = json_of(
+        client
+            .get(format!("{}/api/flows", server.url))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    let names: Vec<&str> = listed["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["deploy", "greet"], "{listed}");
+    // The canonical form: what an inline spec may send back.
+    assert_eq!(
+        listed["flows"][1]["steps"][0]["trigger_rule"],
+        "all_success"
+    );
+    assert_eq!(listed["flows"][0]["steps"][0]["message"], "go?");
+
+    let post = |body: Value| {
+        let client = client.clone();
+        let url = format!("{}/api/runs", server.url);
+        async move { json_of(client.post(url).json(&body).send().await.unwrap()).await }
+    };
+    let (status, created) = post(json!({"flow": "greet", "input": {"who": "ana"}})).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let id = created["run_id"].as_str().unwrap().to_owned();
+    let mut sse = SseClient::open(
+        &format!("{}/api/events?run_id={id}&after=0", server.url),
+        &[],
+    )
+    .await;
+    follow(&mut sse, &id, run_ended).await;
+    let (_, run) = json_of(
+        client
+            .get(format!("{}/api/runs/{id}", server.url))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["name"], "greet");
+    assert_eq!(step(&run, "say")["output"], "hi ana\n");
+    // A listed spec posted back inline runs too.
+    let (status, created) = post(json!({"spec": listed["flows"][1]})).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let (status, body) = post(json!({"flow": "nope"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["path"], "flow");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"greet\""),
+        "the known names are listed: {body}"
+    );
+}
+
+#[test]
+fn serve_refuses_a_flows_dir_with_a_bad_spec_naming_the_file_and_its_problems() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(tmp.path()).unwrap();
+    let cases: Vec<(&str, &str, Vec<&str>)> = vec![
+        (
+            "cycle.yaml",
+            "steps:\n  - {id: a, kind: command, argv: [x], deps: [b]}\n  - {id: b, kind: command, argv: [x], deps: [a]}\n",
+            vec!["cycle.yaml", "`steps`", "cycle"],
+        ),
+        (
+            "typo.yml",
+            "steps:\n  - {id: a, kind: command, argv: [x], colour: red}\n",
+            vec!["typo.yml", "`steps[0].colour`"],
+        ),
+        (
+            "bad.json",
+            "{\"steps\": [{\"id\": \"a\", \"kind\": \"command\", \"shell\": \"echo {{ x\", \"when\": \"((\"}]}",
+            vec!["bad.json", "`steps[0].shell`", "`steps[0].when`"],
+        ),
+        (
+            "not json.json",
+            "{steps",
+            vec!["not json.json", "not valid JSON"],
+        ),
+        (
+            "bad name!.yaml",
+            "steps:\n  - {id: a, kind: command, argv: [x]}\n",
+            vec!["bad name!.yaml", "give it a `name`"],
+        ),
+    ];
+    for (file, text, needles) in cases {
+        let flows = dir.join(format!("flows-{}", file.replace(['.', ' ', '!'], "-")));
+        std::fs::create_dir_all(&flows).unwrap();
+        std::fs::write(
+            flows.join("good.yaml"),
+            "steps: [{id: a, kind: approval}]\n",
+        )
+        .unwrap();
+        std::fs::write(flows.join(file), text).unwrap();
+        let (code, stderr) = refused(&dir, &["--flows", flows.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{file}: {stderr}");
+        assert!(stderr.contains("invalid_input"), "{file}: {stderr}");
+        for needle in needles {
+            assert!(stderr.contains(needle), "{file}: no {needle:?} in {stderr}");
+        }
+    }
+    // Two files of one name.
+    let flows = dir.join("flows-twice");
+    std::fs::create_dir_all(&flows).unwrap();
+    std::fs::write(
+        flows.join("a.yaml"),
+        "name: same\nsteps: [{id: a, kind: approval}]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        flows.join("b.json"),
+        r#"{"name": "same", "steps": [{"id": "a", "kind": "approval"}]}"#,
+    )
+    .unwrap();
+    let (code, stderr) = refused(&dir, &["--flows", flows.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("a.yaml") && stderr.contains("b.json") && stderr.contains("\"same\""),
+        "{stderr}"
+    );
+    // A directory that does not exist.
+    let (code, stderr) = refused(&dir, &["--flows", dir.join("nowhere").to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("nowhere"), "{stderr}");
+    // Nothing was opened: no store in the data dir.
+    assert!(!dir.join("data/coderig.db").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigterm_stops_the_running_steps_of_serve() {
+    common::install_crypto();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(tmp.path()).unwrap();
+    let mut server = serve(&dir, &[]).await;
+    let client = reqwest::Client::new();
+    let pid_file = dir.join("pid");
+    let spec = json!({"steps": [{"id": "hang", "kind": "command",
+        "shell": format!("echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 600", pid_file.display())}]});
+    let (status, created) = json_of(
+        client
+            .post(format!("{}/api/runs", server.url))
+            .json(&json!({"spec": spec}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let pgid: i32 = loop {
+        if let Ok(text) = std::fs::read_to_string(&pid_file) {
+            break text.trim().parse().unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(group_alive(pgid));
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let status = tokio::task::spawn_blocking(move || {
+        let status = server.child.wait().unwrap();
+        (status, server)
+    })
+    .await
+    .unwrap()
+    .0;
+    assert!(status.success(), "serve exited with {status:?}");
+    // The engine stopped the step before the server exited.
+    assert!(!group_alive(pgid), "the command's group outlived serve");
+}
+
+/// The FlowSpec schema of `POST /api/runs` reads durations exactly as the
+/// decoder does: a string matches its pattern if and only if the decoder
+/// takes it (within the 100-year range), for a step's `timeout` (more than
+/// zero) and a retry's `initial` (zero allowed).
+#[test]
+fn the_spec_schema_reads_durations_as_the_decoder_does() {
+    let doc = coderig_server::openapi::document();
+    let spec = &doc["components"]["schemas"]["FlowSpec"];
+    let variants = spec["properties"]["steps"]["items"]["oneOf"]
+        .as_array()
+        .unwrap();
+    let command = variants
+        .iter()
+        .find(|v| v["title"] == "command (argv)")
+        .unwrap();
+    let pattern_of = |schema: &Value| -> regex::Regex {
+        let string = schema["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["type"] == "string")
+            .unwrap();
+        regex::Regex::new(string["pattern"].as_str().unwrap()).unwrap()
+    };
+    let timeout = pattern_of(&command["properties"]["timeout"]);
+    let initial = pattern_of(&command["properties"]["retry"]["properties"]["initial"]);
+    let texts = [
+        "1",
+        "10",
+        "10s",
+        "0.5s",
+        ".5",
+        "1.",
+        " 5 m ",
+        "5MS",
+        "5Sec",
+        "2hrs",
+        "3 mins",
+        "20m",
+        "500ms",
+        "1h",
+        "0",
+        "0s",
+        "0.0",
+        "00.000ms",
+        "",
+        " ",
+        "5x",
+        "1.2.3",
+        "-1",
+        "1e3",
+        "5 s s",
+        "abc",
+        "10sec",
+        "\u{a0}7s",
+        "7s\u{2003}",
+        "s",
+        ".",
+        "5 h r",
+    ];
+    for text in texts {
+        let step = |retry: Value, timeout: Value| json!({"steps": [{"id": "a", "kind": "command", "argv": ["true"], "timeout": timeout, "retry": retry}]});
+        let decoded = coderig::flow::FlowSpec::from_json(&step(json!(null), json!(text))).is_ok();
+        assert_eq!(timeout.is_match(text), decoded, "timeout {text:?}");
+        let decoded = coderig::flow::FlowSpec::from_json(&step(
+            json!({"initial": text, "max": "3.2e9"}),
+            json!(null),
+        ));
+        // `max` above is no duration: only `initial`'s own problem counts.
+        let initial_ok = match decoded {
+            Ok(_) => true,
+            Err(e) => !e.details()["problems"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["path"] == "steps[0].retry.initial"),
+        };
+        assert_eq!(initial.is_match(text), initial_ok, "retry.initial {text:?}");
+    }
+}
