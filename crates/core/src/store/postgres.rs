@@ -90,11 +90,28 @@ pub struct PostgresStore {
 }
 
 /// True for errors after which the whole transaction may simply run again:
-/// deadlock detected (40P01), serialization failure (40001).
+/// deadlock detected (40P01), serialization failure (40001), and a write
+/// refused as inside a read-only transaction (25006).
+///
+/// 25006: sqlx 0.8.6 is not cancel-safe in `begin` on PostgreSQL
+/// (transact-rs/sqlx#4393): a read whose future is dropped while its
+/// `BEGIN … READ ONLY` is in flight (a `select!` dropping
+/// `EventSubscription::next` during a catch-up read does) returns the
+/// connection to the pool inside that read-only transaction. The next
+/// write there gets "already a transaction in progress", then 25006 on its
+/// first write statement; dropping its failed transaction queues the
+/// `ROLLBACK` that ends the stale one, so the connection is healthy again
+/// and running the transaction again succeeds. Our own write transactions
+/// are never read-only, so nothing was written. Seen in the flow_engine
+/// bench (10,000-step runs): drivers failed and their runs stalled until
+/// lease rescue.
 fn is_retryable(e: &TxError) -> bool {
     match e {
         TxError::Sql(sqlx::Error::Database(db)) => {
-            matches!(db.code().as_deref(), Some("40P01") | Some("40001"))
+            matches!(
+                db.code().as_deref(),
+                Some("40P01") | Some("40001") | Some("25006")
+            )
         }
         _ => false,
     }

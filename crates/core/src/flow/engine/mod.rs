@@ -64,7 +64,7 @@ mod worker;
 pub use view::{RunFilter, RunPage, RunSummary, RunView, StepView};
 
 use crate::agent::Registry;
-use crate::bus::EventBus;
+use crate::bus::{BusEvent, EventBus};
 use crate::error::Error;
 use crate::event::{Event, RunStatus, RunUpdated, StepUpdated};
 use crate::flow::runspec::{CompiledFlow, FlowSpec, StepAction};
@@ -650,9 +650,18 @@ impl Engine {
 
     /// Waits until the run ended (or `timeout` passed) and returns it as
     /// it stands then.
+    ///
+    /// The run is read again when its `run_updated` arrives (every change
+    /// of a run's status comes with one, and the bus delivers every stored
+    /// event, other servers' too), and besides every 10 s (every second
+    /// once the bus is closed) as a safety net — never per step event: a
+    /// read is the whole run, so reading it per `step_updated` made waiting
+    /// on an n-step run O(n²) and starved its driver
+    /// (`benches/RESULTS-flow.md`).
     pub async fn wait(&self, id: &str, timeout: Option<Duration>) -> Result<RunView, Error> {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let mut sub = self.inner.bus.subscribe();
+        let mut bus_open = true;
         loop {
             let view = self.run(id).await?;
             if !matches!(view.status, RunStatus::Running | RunStatus::Waiting) {
@@ -664,10 +673,26 @@ impl Engine {
                     None => std::future::pending().await,
                 }
             };
+            let fallback = Duration::from_secs(if bus_open { 10 } else { 1 });
+            let ours = async {
+                while bus_open {
+                    match sub.next().await {
+                        Some(BusEvent::Stored(e)) => {
+                            if matches!(&e.event, Event::RunUpdated(r) if r.run_id == id) {
+                                return;
+                            }
+                        }
+                        Some(_) => {}
+                        // A closed bus: the periodic read is left.
+                        None => bus_open = false,
+                    }
+                }
+                std::future::pending().await
+            };
             tokio::select! {
-                _ = sub.next() => {}
-                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                _ = until => return self.run(id).await,
+                () = ours => {}
+                () = tokio::time::sleep(fallback) => {}
+                () = until => return self.run(id).await,
             }
         }
     }
