@@ -45,7 +45,9 @@ use coderig::bus::EventBus;
 use coderig::event::RunStatus;
 use coderig::flow::engine::{code_fn, CodeStep, CodeSteps, Engine, EngineConfig, NewRun};
 use coderig::flow::{ready_steps, FlowSpec, SchedulerState, StepStatus};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -382,8 +384,11 @@ fn bench(c: &mut Criterion) {
     let big_code = noop_steps(&big);
 
     let mut group = c.benchmark_group("flow_10k");
+    // One run per sample: a run takes seconds (criterion says it cannot
+    // fit 10 samples in the 1 s asked for, and runs 1 + 10 runs).
     group
         .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
         .warm_up_time(Duration::from_millis(1))
         .measurement_time(Duration::from_secs(1))
         .throughput(Throughput::Elements(big.len() as u64));

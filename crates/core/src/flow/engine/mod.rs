@@ -655,8 +655,9 @@ impl Engine {
     /// of a run's status comes with one, and the bus delivers every stored
     /// event, other servers' too), and besides every 10 s (every second
     /// once the bus is closed) as a safety net — never per step event: a
-    /// read is the whole run, so reading it per `step_updated` made waiting
-    /// on an n-step run O(n²) and starved its driver
+    /// read is the whole run (n step rows decoded), and a read per
+    /// `step_updated` (up to 2n of them, O(n²)) kept a waiter reading back
+    /// to back for the run's whole life, taking the CPU its driver needed
     /// (`benches/RESULTS-flow.md`).
     pub async fn wait(&self, id: &str, timeout: Option<Duration>) -> Result<RunView, Error> {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
