@@ -19,8 +19,9 @@
 //! [`names`] (the names of every enum that crosses a face). The runtime's
 //! backends sit behind features: `store` (`sqlite`, `postgres`) and
 //! `workspace` (the git implementation under `git`).
-// `deny`, not `forbid`: one audited block (agent/process.rs, `die_with_parent`)
-// asks the kernel to kill an agent when the server dies; nothing else may.
+// `deny`, not `forbid`: audited blocks only — agent/process.rs
+// (`die_with_parent`) and sandbox/{child,kernel,confine}.rs (the system calls
+// between fork and exec that confine a process).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -36,6 +37,7 @@ pub mod flow;
 pub mod json;
 pub mod model;
 pub mod names;
+pub mod sandbox;
 pub mod store;
 pub mod task;
 pub mod workspace;

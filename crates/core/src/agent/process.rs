@@ -30,11 +30,13 @@
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use crate::sandbox::Confinement;
 use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Command;
@@ -55,6 +57,10 @@ pub struct ProcessSpec {
     pub env: BTreeMap<String, String>,
     /// Inherited variables removed before `env` is applied.
     pub env_remove: Vec<String>,
+    /// The sandbox the program starts in (`None`: unconfined). Applied in
+    /// the child before `exec`, after the process group and the parent-death
+    /// signal; its private temp dir becomes `TMPDIR`.
+    pub sandbox: Option<Arc<Confinement>>,
 }
 
 /// How long a process may run and how much of its output is kept.
@@ -247,6 +253,9 @@ async fn run<L: FnMut(&str) -> bool, B: FnMut(&[u8])>(
     }
     cmd.envs(&spec.env);
     die_with_parent(&mut cmd);
+    if let Some(sandbox) = &spec.sandbox {
+        sandbox.install(&mut cmd);
+    }
     let mut child = cmd.spawn().map_err(|e| {
         io::Error::new(
             e.kind(),

@@ -293,6 +293,7 @@ async fn run_command(
         cwd: Some(cwd.to_path_buf()),
         env: Default::default(),
         env_remove: SCRUBBED_ENV.iter().map(|s| (*s).to_owned()).collect(),
+        sandbox: None,
     };
     let limits = Limits {
         timeout: Some(timeout),

@@ -170,6 +170,7 @@ pub async fn run_command(
         cwd: Some(request.cwd.clone()),
         env: request.env,
         env_remove: Vec::new(),
+        sandbox: None,
     };
     let limits = Limits {
         timeout: request.timeout,

@@ -253,6 +253,7 @@ pub fn build_command(config: &CliConfig, turn: &Turn) -> Result<ProcessSpec, Age
         cwd: workdir.map(Path::to_path_buf),
         env,
         env_remove: Vec::new(),
+        sandbox: None,
     })
 }
 
