@@ -34,7 +34,12 @@ fn scene() -> Scene {
     let work = root.path().join("work");
     let outside = root.path().join("outside");
     let home = root.path().join("home");
-    for dir in [&work, &outside, &home.join(".ssh"), &home.join(".config/gcloud")] {
+    for dir in [
+        &work,
+        &outside,
+        &home.join(".ssh"),
+        &home.join(".config/gcloud"),
+    ] {
         std::fs::create_dir_all(dir).unwrap();
     }
     std::fs::write(outside.join("victim"), VICTIM).unwrap();
@@ -133,20 +138,44 @@ async fn writes_out_of_the_workdir_are_refused_every_way() {
     script += &attempt("rename-out", &format!("mv ./mine '{o}/moved'"));
     script += &attempt("rename-in", &format!("mv '{o}/victim' ./stolen"));
     script += &attempt("hardlink-out", &format!("ln ./created '{o}/link'"));
-    script += &attempt("hardlink-in", &format!("ln '{o}/victim' ./hard && echo pwned >> ./hard"));
-    script += &attempt("symlink-out", &format!("ln -s '{o}/victim' ./sym && echo pwned > ./sym"));
-    script += &attempt("proc-root", &format!("echo pwned > /proc/self/root'{o}/victim'"));
+    script += &attempt(
+        "hardlink-in",
+        &format!("ln '{o}/victim' ./hard && echo pwned >> ./hard"),
+    );
+    script += &attempt(
+        "symlink-out",
+        &format!("ln -s '{o}/victim' ./sym && echo pwned > ./sym"),
+    );
+    script += &attempt(
+        "proc-root",
+        &format!("echo pwned > /proc/self/root'{o}/victim'"),
+    );
     script += &attempt("mkdir", &format!("mkdir '{o}/dir'"));
     script += &attempt("chmod", &format!("chmod 777 '{o}/victim'"));
     script += &attempt("tmp", "echo t > \"$TMPDIR/t\" && test -s \"$TMPDIR/t\"");
     script += &attempt("system-tmp", "echo t > /tmp/coderig-sandbox-escape-$$");
-    script += &attempt("home", &format!("echo pwned >> '{}/.bashrc'", s.home.display()));
+    script += &attempt(
+        "home",
+        &format!("echo pwned >> '{}/.bashrc'", s.home.display()),
+    );
     let r = run(&s.policy(), &s.work, &script).await;
     assert_eq!(verdict(&r.out, "inside"), "ok", "{}", r.out);
     assert_eq!(verdict(&r.out, "tmp"), "ok", "{}", r.out);
     for label in [
-        "overwrite", "append", "create", "truncate", "remove", "rename-out", "rename-in",
-        "hardlink-out", "hardlink-in", "symlink-out", "proc-root", "mkdir", "system-tmp", "home",
+        "overwrite",
+        "append",
+        "create",
+        "truncate",
+        "remove",
+        "rename-out",
+        "rename-in",
+        "hardlink-out",
+        "hardlink-in",
+        "symlink-out",
+        "proc-root",
+        "mkdir",
+        "system-tmp",
+        "home",
     ] {
         assert_eq!(verdict(&r.out, label), "refused", "{label}:\n{}", r.out);
     }
@@ -167,7 +196,10 @@ async fn credential_stores_are_unreadable_and_the_rest_readable() {
     script += &attempt("gcloud", &format!("cat '{h}/.config/gcloud/token'"));
     script += &attempt("ssh-copy", &format!("cp '{h}/.ssh/id_ed25519' ./k"));
     script += &attempt("bashrc", &format!("cat '{h}/.bashrc' >/dev/null"));
-    script += &attempt("system", "cat /etc/passwd >/dev/null && ls /usr/bin >/dev/null");
+    script += &attempt(
+        "system",
+        "cat /etc/passwd >/dev/null && ls /usr/bin >/dev/null",
+    );
     script += &attempt("list-home", &format!("ls -a '{h}' >/dev/null"));
     let r = run(&s.policy(), &s.work, &script).await;
     assert!(!r.out.contains("BEGIN OPENSSH"), "{}", r.out);
@@ -182,7 +214,12 @@ async fn credential_stores_are_unreadable_and_the_rest_readable() {
     // Listed as readable, a store is readable again.
     let mut policy = s.policy();
     policy.readable.push(s.home.join(".ssh"));
-    let r = run(&policy, &s.work, &attempt("ssh-key", &format!("cat '{h}/.ssh/id_ed25519' >/dev/null"))).await;
+    let r = run(
+        &policy,
+        &s.work,
+        &attempt("ssh-key", &format!("cat '{h}/.ssh/id_ed25519' >/dev/null")),
+    )
+    .await;
     assert_eq!(verdict(&r.out, "ssh-key"), "ok", "{}", r.out);
 }
 
@@ -210,8 +247,14 @@ async fn the_network_is_denied_but_its_own_loopback_works() {
     let (l, port) = listener();
     let mut script = String::new();
     script += &attempt("host-listener", &format!("{CONNECT} {port}"));
-    script += &attempt("resolve", "python3 -c 'import socket; socket.getaddrinfo(\"example.com\", 80)'");
-    script += &attempt("outside-ip", "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), timeout=3)'");
+    script += &attempt(
+        "resolve",
+        "python3 -c 'import socket; socket.getaddrinfo(\"example.com\", 80)'",
+    );
+    script += &attempt(
+        "outside-ip",
+        "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), timeout=3)'",
+    );
     script += &attempt(
         "own-loopback",
         "python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(); c=socket.create_connection(s.getsockname(), timeout=5)'",
@@ -231,7 +274,9 @@ async fn loopback_ports_reach_only_the_listed_ports() {
     let s = scene();
     let (allowed, allowed_port) = listener();
     let (other, other_port) = listener();
-    let policy = s.policy().with_network(NetworkPolicy::Ports(vec![allowed_port]));
+    let policy = s
+        .policy()
+        .with_network(NetworkPolicy::Ports(vec![allowed_port]));
     let mut script = String::new();
     script += &attempt("allowed", &format!("{CONNECT} {allowed_port}"));
     script += &attempt("other", &format!("{CONNECT} {other_port}"));
@@ -257,7 +302,9 @@ fn processes_with(marker: &str) -> Vec<u32> {
             let _ = f.read_to_end(&mut cmdline);
         }
         let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
         if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
             pids.push(pid);
         }
@@ -308,7 +355,10 @@ async fn daemons_die_with_the_program() {
     // shells whose script names the marker).
     let seen: usize = verdict(&r.out, "daemons").parse().unwrap();
     assert!(seen >= 3, "{}", r.out);
-    assert_eq!(wait_none_with(&marker, Duration::from_secs(5)), Vec::<u32>::new());
+    assert_eq!(
+        wait_none_with(&marker, Duration::from_secs(5)),
+        Vec::<u32>::new()
+    );
 }
 
 /// Runs as a child of this test binary (`SANDBOX_KILL_CHILD` set): starts
@@ -320,16 +370,32 @@ async fn kill9_child_body() {
     };
     let work = tempfile::tempdir().unwrap();
     let policy = SandboxPolicy::new(None).with_writable(work.path());
-    let script = format!("{}echo ready\nexec {}\n", daemons(&marker), sleeper(&marker));
+    let script = format!(
+        "{}echo ready\nexec {}\n",
+        daemons(&marker),
+        sleeper(&marker)
+    );
     let confinement = Confinement::prepare(&policy, SandboxMode::Enforce).unwrap();
-    run_in(confinement, work.path(), &script, Limits::default(), &CancellationToken::new()).await;
+    run_in(
+        confinement,
+        work.path(),
+        &script,
+        Limits::default(),
+        &CancellationToken::new(),
+    )
+    .await;
 }
 
 #[test]
 fn nothing_survives_a_sigkill_of_the_process_that_started_it() {
     let marker = format!("coderig-kill9-{}", std::process::id());
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "kill9_child_body", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "kill9_child_body",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("SANDBOX_KILL_CHILD", &marker)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -338,7 +404,10 @@ fn nothing_survives_a_sigkill_of_the_process_that_started_it() {
     // Four marked processes: three daemons and the program itself.
     let until = Instant::now() + Duration::from_secs(30);
     while processes_with(&marker).len() < 4 {
-        assert!(Instant::now() < until, "the sandboxed daemons never started");
+        assert!(
+            Instant::now() < until,
+            "the sandboxed daemons never started"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     child.kill().unwrap(); // SIGKILL: nobody gets to clean up.
@@ -364,12 +433,22 @@ async fn limits_contain_a_temp_dir_filler_and_a_fork_bomb() {
                   echo \"tmp: $TMPDIR\"";
     let r = run(&policy, &s.work, script).await;
     let size: u64 = verdict(&r.out, "fill").parse().unwrap();
-    assert!(size <= 1 << 20, "the file grew past the limit: {size}\n{}", r.out);
+    assert!(
+        size <= 1 << 20,
+        "the file grew past the limit: {size}\n{}",
+        r.out
+    );
     let alive = processes_with("sleep 5").len();
-    assert!(alive <= 32, "{alive} sleeps ran under a limit of 32 processes");
+    assert!(
+        alive <= 32,
+        "{alive} sleeps ran under a limit of 32 processes"
+    );
     let tmp = PathBuf::from(verdict(&r.out, "tmp"));
     assert!(tmp.starts_with(std::env::temp_dir()), "{}", tmp.display());
-    assert!(!tmp.exists(), "the private temp dir outlived its process tree");
+    assert!(
+        !tmp.exists(),
+        "the private temp dir outlived its process tree"
+    );
 }
 
 #[tokio::test]
@@ -402,7 +481,10 @@ async fn endings_are_the_programs_own() {
     )
     .await;
     assert_eq!(r.exit.ended, Ended::Cancelled);
-    assert_eq!(std::fs::read_to_string(s.work.join("term")).unwrap(), "terminated\n");
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("term")).unwrap(),
+        "terminated\n"
+    );
 }
 
 #[test]

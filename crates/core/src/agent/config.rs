@@ -64,6 +64,10 @@ pub struct RigConfig {
     /// (`[lanes] local = 1`); lanes not named keep the store's default.
     #[serde(default)]
     pub lanes: BTreeMap<Lane, u32>,
+    /// The sandbox every process of this rig starts under (`[sandbox]
+    /// mode = "enforce" | "auto" | "off"`, default `enforce`).
+    #[serde(default)]
+    pub sandbox: crate::sandbox::SandboxConfig,
 }
 
 /// One `[agents.<identity>]` table. Which keys are allowed depends on

@@ -28,9 +28,9 @@
 //! none are left it finds nothing, barring a wrap of the whole pid space in
 //! the microseconds between the reap and the signal.
 
+use crate::sandbox::Confinement;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use crate::sandbox::Confinement;
 use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::process::ExitStatusExt;

@@ -5,6 +5,7 @@ use super::config::{AgentKind, AgentSpec, RigConfig};
 use super::{Agent, AgentError, AgentErrorKind, AgentEvent, ScriptedAgent, Turn, TurnOutcome};
 use crate::arena::Lane;
 use crate::error::{Error, ErrorKind};
+use crate::sandbox::SandboxMode;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -118,6 +119,7 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(6);
 pub struct Registry {
     entries: BTreeMap<String, AgentEntry>,
     lanes: BTreeMap<Lane, u32>,
+    sandbox: SandboxMode,
     // The parent of every turn's token: `cancel_all` stops them at once
     // (a binding's interpreter exit, a server's shutdown).
     turns: CancellationToken,
@@ -144,6 +146,7 @@ impl Registry {
         config.validate()?;
         let mut registry = Registry {
             lanes: config.lanes.clone(),
+            sandbox: config.sandbox.mode,
             ..Registry::default()
         };
         for (identity, spec) in &config.agents {
@@ -200,6 +203,19 @@ impl Registry {
         }
     }
 
+    /// The sandbox mode of every process this registry's runtime starts —
+    /// agent turns that set none, the arena's oracle, flow command steps
+    /// (the config's `[sandbox] mode`, `enforce` by default).
+    pub fn sandbox_mode(&self) -> SandboxMode {
+        self.sandbox
+    }
+
+    /// Sets [`Registry::sandbox_mode`].
+    pub fn set_sandbox_mode(&mut self, mode: SandboxMode) -> &mut Self {
+        self.sandbox = mode;
+        self
+    }
+
     /// Lane capacities the config set.
     pub fn lanes(&self) -> &BTreeMap<Lane, u32> {
         &self.lanes
@@ -237,6 +253,7 @@ impl Registry {
         let entry = self.get(identity)?;
         turn.timeout = turn.timeout.or(entry.timeout);
         turn.idle_timeout = turn.idle_timeout.or(entry.idle_timeout);
+        turn.sandbox = turn.sandbox.or(Some(self.sandbox));
         let agent = entry.agent.clone();
         let (tx, rx) = mpsc::channel(256);
         let cancel = self.turns.child_token();

@@ -57,6 +57,9 @@ pub struct Turn {
     pub idle_timeout: Option<Duration>,
     /// Environment variables added for this turn (over the agent's own).
     pub env: BTreeMap<String, String>,
+    /// The sandbox mode of the turn's processes (`None`: the registry's,
+    /// `enforce` by default). `Access::Full` turns are never confined.
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
 }
 
 impl Turn {
@@ -71,6 +74,7 @@ impl Turn {
             timeout: None,
             idle_timeout: None,
             env: BTreeMap::new(),
+            sandbox: None,
         }
     }
 
@@ -278,6 +282,9 @@ pub struct TurnOutcome {
     /// The CLI's exit code (CLI agents only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The sandbox the turn's process ran under (CLI agents), as enforced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
 }
 
 impl TurnOutcome {

@@ -148,8 +148,9 @@ impl Confinement {
                 (NetworkPolicy::Ports(ports), true) => Some(ports.as_slice()),
                 _ => None,
             };
-            let fd = build_ruleset(&support, &writable, &hidden, &policy.readable, ports)
-                .map_err(|e| Error::unavailable(format!("cannot build the Landlock ruleset: {e}")))?;
+            let fd = build_ruleset(&support, &writable, &hidden, &policy.readable, ports).map_err(
+                |e| Error::unavailable(format!("cannot build the Landlock ruleset: {e}")),
+            )?;
             plan.ruleset_fd = fd.as_raw_fd();
             Some(fd)
         } else {
@@ -313,11 +314,21 @@ fn build_ruleset(
     let mut created = ruleset.create().map_err(e)?;
 
     let (mut full, mut listed) = (Vec::new(), Vec::new());
-    read_grants(Path::new("/"), hidden, &mut list_dir, &mut full, &mut listed);
+    read_grants(
+        Path::new("/"),
+        hidden,
+        &mut list_dir,
+        &mut full,
+        &mut listed,
+    );
     full.extend(readable.iter().filter(|p| p.exists()).cloned());
     let mut grants: Vec<(&Path, landlock::BitFlags<AccessFs>)> = Vec::new();
     grants.extend(full.iter().map(|p| (p.as_path(), read)));
-    grants.extend(listed.iter().map(|p| (p.as_path(), AccessFs::ReadDir.into())));
+    grants.extend(
+        listed
+            .iter()
+            .map(|p| (p.as_path(), AccessFs::ReadDir.into())),
+    );
     grants.extend(writable.iter().map(|p| (p.as_path(), all)));
     grants.extend(DEVICE_FILES.iter().map(|p| (Path::new(p), file)));
     grants.extend(DEVICE_DIRS.iter().map(|p| (Path::new(p), all)));
@@ -366,7 +377,13 @@ mod tests {
                     ("/home/.config", false),
                 ],
             ),
-            ("/home/.config", &[("/home/.config/gcloud", false), ("/home/.config/nvim", false)]),
+            (
+                "/home/.config",
+                &[
+                    ("/home/.config/gcloud", false),
+                    ("/home/.config/nvim", false),
+                ],
+            ),
         ];
         let mut list = |dir: &Path| -> Vec<(PathBuf, bool)> {
             tree.iter()
@@ -380,7 +397,11 @@ mod tests {
         ];
         let (mut full, mut listed) = (Vec::new(), Vec::new());
         read_grants(Path::new("/"), &hidden, &mut list, &mut full, &mut listed);
-        let s = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+        let s = |v: &[PathBuf]| {
+            v.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(s(&full), ["/usr", "/home/.bashrc", "/home/.config/nvim"]);
         assert_eq!(s(&listed), ["/", "/home", "/home/.config"]);
 

@@ -124,7 +124,8 @@ fn probe_userns() -> Result<(), String> {
         why.push_str(": /proc/sys/user/max_user_namespaces is 0");
     } else if read("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
         why.push_str(": set kernel.unprivileged_userns_clone=1");
-    } else if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1") {
+    } else if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1")
+    {
         why.push_str(": AppArmor restricts them (kernel.apparmor_restrict_unprivileged_userns=1)");
     }
     Err(why)

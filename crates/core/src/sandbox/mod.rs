@@ -33,8 +33,8 @@
 mod policy;
 
 pub use policy::{
-    Enforcer, NetworkPolicy, ResourceLimits, SandboxMode, SandboxOverrides, SandboxPolicy,
-    SandboxReport, CREDENTIAL_STORES,
+    Enforcer, NetworkPolicy, ResourceLimits, SandboxConfig, SandboxMode, SandboxOverrides,
+    SandboxPolicy, SandboxReport, CREDENTIAL_STORES,
 };
 
 #[cfg(all(feature = "runtime", target_os = "linux"))]

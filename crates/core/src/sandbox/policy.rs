@@ -126,7 +126,8 @@ impl Serialize for NetworkPolicy {
 impl<'de> Deserialize<'de> for NetworkPolicy {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        s.parse().map_err(|e: Error| serde::de::Error::custom(e.message()))
+        s.parse()
+            .map_err(|e: Error| serde::de::Error::custom(e.message()))
     }
 }
 
@@ -348,6 +349,17 @@ impl SandboxOverrides {
     }
 }
 
+/// The `[sandbox]` table of `coderig.toml` (and a Rig's `sandbox`
+/// configuration in the faces): the mode every process coderig starts runs
+/// under, unless a use states its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// `enforce` (default), `auto` or `off`.
+    #[serde(default)]
+    pub mode: SandboxMode,
+}
+
 /// How a part of a policy was enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -418,7 +430,9 @@ impl SandboxReport {
             _ => "filesystem unconfined".into(),
         };
         let net = match self.network_enforced_by {
-            Enforcer::None if self.network != "allow" => format!("network {} (not enforced)", self.network),
+            Enforcer::None if self.network != "allow" => {
+                format!("network {} (not enforced)", self.network)
+            }
             Enforcer::None => "network allow".into(),
             Enforcer::Landlock => format!("network {} (landlock)", self.network),
             Enforcer::Namespace => format!("network {} (namespace)", self.network),
@@ -445,7 +459,10 @@ mod tests {
             ("allow", Some(NetworkPolicy::Allow)),
             ("deny", Some(NetworkPolicy::Deny)),
             ("loopback:8080", Some(NetworkPolicy::Ports(vec![8080]))),
-            ("loopback:9000, 80,9000", Some(NetworkPolicy::Ports(vec![80, 9000]))),
+            (
+                "loopback:9000, 80,9000",
+                Some(NetworkPolicy::Ports(vec![80, 9000])),
+            ),
             ("loopback:", None),
             ("loopback:0", None),
             ("loopback:70000", None),
@@ -504,7 +521,10 @@ mod tests {
             serde_json::json!({"limits": {"cpu": 1}}),
             serde_json::json!({"mode": "strict"}),
         ] {
-            assert!(serde_json::from_value::<SandboxOverrides>(bad.clone()).is_err(), "{bad}");
+            assert!(
+                serde_json::from_value::<SandboxOverrides>(bad.clone()).is_err(),
+                "{bad}"
+            );
         }
     }
 
@@ -521,7 +541,8 @@ mod tests {
             ("/".into(), Some("outside the project roots")),
         ];
         for (path, want) in cases {
-            let got = SandboxPolicy::validate_paths(&[path.clone()], "sandbox.writable", Some(&roots));
+            let got =
+                SandboxPolicy::validate_paths(&[path.clone()], "sandbox.writable", Some(&roots));
             match want {
                 None => got.unwrap(),
                 Some(text) => {
