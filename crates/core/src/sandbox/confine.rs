@@ -402,7 +402,7 @@ mod tests {
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(s(&full), ["/usr", "/home/.bashrc", "/home/.config/nvim"]);
+        assert_eq!(s(&full), ["/home/.bashrc", "/home/.config/nvim", "/usr"]);
         assert_eq!(s(&listed), ["/", "/home", "/home/.config"]);
 
         // Nothing hidden: one rule for the whole tree.
