@@ -44,6 +44,8 @@ enum Command {
     Run(cmd::run::Args),
     /// Ratings of the contestants over completed battles, per battle type.
     Leaderboard(cmd::leaderboard::Args),
+    /// Run one command under a sandbox policy and report what was enforced.
+    Sandbox(cmd::sandbox::Args),
 }
 
 fn main() -> ExitCode {
@@ -57,5 +59,6 @@ fn main() -> ExitCode {
         Command::Battle(args) => cmd::battle::run(args, &cli.rig),
         Command::Run(args) => cmd::run::run(args, &cli.rig),
         Command::Leaderboard(args) => cmd::leaderboard::run(args, &cli.rig),
+        Command::Sandbox(args) => cmd::sandbox::run(args, &cli.rig),
     }
 }

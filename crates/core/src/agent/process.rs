@@ -254,7 +254,7 @@ async fn run<L: FnMut(&str) -> bool, B: FnMut(&[u8])>(
     cmd.envs(&spec.env);
     die_with_parent(&mut cmd);
     if let Some(sandbox) = &spec.sandbox {
-        sandbox.install(&mut cmd);
+        sandbox.apply(cmd.as_std_mut());
     }
     let mut child = cmd.spawn().map_err(|e| {
         io::Error::new(

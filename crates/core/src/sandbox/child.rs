@@ -53,6 +53,8 @@ pub(super) struct ChildPlan {
     pub rlimits: [Option<u64>; 4],
     /// The Landlock ruleset to restrict to (-1: none).
     pub ruleset_fd: libc::c_int,
+    /// The pid of the process that spawns (0: unknown).
+    pub parent: libc::pid_t,
 }
 
 impl ChildPlan {
@@ -70,6 +72,7 @@ impl ChildPlan {
             isolate: false,
             rlimits: [None; 4],
             ruleset_fd: -1,
+            parent: 0,
         };
         plan.uid_map_len = write_map(&mut plan.uid_map, uid);
         plan.gid_map_len = write_map(&mut plan.gid_map, gid);
@@ -115,6 +118,15 @@ pub(super) fn enter(plan: &ChildPlan) -> io::Result<()> {
         loopback_up()?;
     }
     if plan.isolate {
+        // The scaffolding dies with its spawner, whoever spawned it (the
+        // runner sets this too); if the spawner is already gone, stop here.
+        // SAFETY: prctl and getppid are async-signal-safe.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if plan.parent != 0 && libc::getppid() != plan.parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+        }
         fork_init()?;
     }
     confine(plan)

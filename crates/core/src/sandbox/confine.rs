@@ -11,6 +11,7 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 /// Landlock ABI below which writes cannot be confined: ABI 2 adds
@@ -199,16 +200,24 @@ impl Confinement {
         self.tmp.as_ref().map(|t| t.path())
     }
 
-    /// Sets `TMPDIR` (and `TMP`, `TEMP`) to the private temp dir and
-    /// installs the child's confinement, to run after every other
-    /// `pre_exec` step.
-    pub(crate) fn install(&self, cmd: &mut tokio::process::Command) {
+    /// Applies the confinement to a command the caller spawns: sets
+    /// `TMPDIR` (and `TMP`, `TEMP`) to the private temp dir and adds a
+    /// `pre_exec` step that confines the child (after the caller's own
+    /// steps). Keep `self` alive until the process has exited: dropping it
+    /// removes the temp dir. With processes isolated, the program runs as
+    /// pid 2 of its own PID namespace under a small init; the child the
+    /// caller gets is the scaffolding that mirrors the program's exit code
+    /// or signal, and that dies (taking the tree with it) when the thread
+    /// that spawned it dies. [`crate::agent::process::run_process`] does
+    /// this for every process coderig runs.
+    pub fn apply(&self, cmd: &mut std::process::Command) {
         if let Some(tmp) = self.tmp_dir() {
             for var in ["TMPDIR", "TMP", "TEMP"] {
                 cmd.env(var, tmp);
             }
         }
-        if let Some(plan) = self.plan {
+        if let Some(mut plan) = self.plan {
+            plan.parent = std::process::id() as libc::pid_t;
             #[allow(unsafe_code)]
             // SAFETY: `child::enter` makes only async-signal-safe calls on
             // the plain data of `plan` (see its module docs); the ruleset

@@ -47,5 +47,6 @@ impl Confinement {
         None
     }
 
-    pub(crate) fn install(&self, _cmd: &mut tokio::process::Command) {}
+    /// Nothing to apply here.
+    pub fn apply(&self, _cmd: &mut std::process::Command) {}
 }

@@ -16,6 +16,7 @@ pub mod hashline;
 pub mod leaderboard;
 pub mod rig;
 pub mod run;
+pub mod sandbox;
 pub mod serve;
 pub mod table;
 pub mod turn;
