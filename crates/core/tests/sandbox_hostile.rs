@@ -507,3 +507,24 @@ fn the_report_says_what_is_enforced() {
     assert_eq!(off.report().mode, SandboxMode::Off);
     assert!(off.tmp_dir().is_none());
 }
+
+#[tokio::test]
+async fn read_roots_narrow_what_is_readable() {
+    let s = scene();
+    std::fs::write(s.outside.join("notes"), "private").unwrap();
+    let mut policy = s.policy();
+    // The toolchain's directories stay readable so `sh` and `cat` run.
+    policy.read_roots = ["/usr", "/bin", "/lib", "/lib64", "/etc"]
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.exists())
+        .collect();
+    policy.read_roots.push(s.work.clone());
+    let mut script = String::new();
+    script += &attempt("outside", &format!("cat '{}/notes'", s.outside.display()));
+    script += &attempt("inside", "cat ./mine >/dev/null");
+    let r = run(&policy, &s.work, &script).await;
+    assert_eq!(verdict(&r.out, "outside"), "refused", "{}", r.out);
+    assert_eq!(verdict(&r.out, "inside"), "ok", "{}", r.out);
+    assert!(!r.out.contains("private"));
+}

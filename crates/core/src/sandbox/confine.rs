@@ -149,9 +149,9 @@ impl Confinement {
                 (NetworkPolicy::Ports(ports), true) => Some(ports.as_slice()),
                 _ => None,
             };
-            let fd = build_ruleset(&support, &writable, &hidden, &policy.readable, ports).map_err(
-                |e| Error::unavailable(format!("cannot build the Landlock ruleset: {e}")),
-            )?;
+            let fd = build_ruleset(&support, policy, &writable, &hidden, ports).map_err(|e| {
+                Error::unavailable(format!("cannot build the Landlock ruleset: {e}"))
+            })?;
             plan.ruleset_fd = fd.as_raw_fd();
             Some(fd)
         } else {
@@ -296,9 +296,9 @@ fn list_dir(dir: &Path) -> Vec<(PathBuf, bool)> {
 
 fn build_ruleset(
     support: &KernelSupport,
+    policy: &SandboxPolicy,
     writable: &[PathBuf],
     hidden: &[PathBuf],
-    readable: &[PathBuf],
     ports: Option<&[u16]>,
 ) -> Result<OwnedFd, String> {
     let abi = ABI::from(support.landlock_abi as i32);
@@ -323,14 +323,16 @@ fn build_ruleset(
     let mut created = ruleset.create().map_err(e)?;
 
     let (mut full, mut listed) = (Vec::new(), Vec::new());
-    read_grants(
-        Path::new("/"),
-        hidden,
-        &mut list_dir,
-        &mut full,
-        &mut listed,
-    );
-    full.extend(readable.iter().filter(|p| p.exists()).cloned());
+    for root in &policy.read_roots {
+        read_grants(
+            &real_path(root),
+            hidden,
+            &mut list_dir,
+            &mut full,
+            &mut listed,
+        );
+    }
+    full.extend(policy.readable.iter().filter(|p| p.exists()).cloned());
     let mut grants: Vec<(&Path, landlock::BitFlags<AccessFs>)> = Vec::new();
     grants.extend(full.iter().map(|p| (p.as_path(), read)));
     grants.extend(

@@ -191,6 +191,9 @@ pub struct SandboxPolicy {
     /// Directories (or files) the process may create, change and remove
     /// files in, besides its private temporary directory. Absolute.
     pub writable: Vec<PathBuf>,
+    /// The roots everything readable lies under (default `/`: the whole
+    /// filesystem). Programs run from outside them cannot be executed.
+    pub read_roots: Vec<PathBuf>,
     /// Paths readable although [`SandboxPolicy::hidden`] would hide them
     /// (e.g. `~/.ssh` for a step that pushes over ssh). Absolute.
     pub readable: Vec<PathBuf>,
@@ -213,6 +216,7 @@ impl SandboxPolicy {
     pub fn new(home: Option<&Path>) -> Self {
         SandboxPolicy {
             writable: Vec::new(),
+            read_roots: vec![PathBuf::from("/")],
             readable: Vec::new(),
             hidden: home
                 .map(|h| CREDENTIAL_STORES.iter().map(|c| h.join(c)).collect())
@@ -358,6 +362,39 @@ pub struct SandboxConfig {
     /// `enforce` (default), `auto` or `off`.
     #[serde(default)]
     pub mode: SandboxMode,
+}
+
+impl SandboxConfig {
+    /// Decodes what a face's `Rig(sandbox=...)` takes: a mode name
+    /// (`"auto"`) or the `[sandbox]` table (`{"mode": "auto"}`); `null` is
+    /// the default. Errors are `invalid_input` at `sandbox` / `sandbox.mode`.
+    pub fn from_json(value: serde_json::Value) -> Result<SandboxConfig, Error> {
+        match value {
+            serde_json::Value::Null => Ok(SandboxConfig::default()),
+            serde_json::Value::String(mode) => Ok(SandboxConfig {
+                mode: mode
+                    .parse()
+                    .map_err(|e: Error| Error::invalid_at("sandbox", e.message()))?,
+            }),
+            serde_json::Value::Object(_) => {
+                let config: SandboxConfig =
+                    serde_path_to_error::deserialize(value).map_err(|e| {
+                        let at = e.path().to_string();
+                        let at = if at == "." {
+                            "sandbox".into()
+                        } else {
+                            format!("sandbox.{at}")
+                        };
+                        Error::invalid_at(&at, e.inner())
+                    })?;
+                Ok(config)
+            }
+            _ => Err(Error::invalid_at(
+                "sandbox",
+                "expected a mode (\"enforce\", \"auto\" or \"off\") or a table {\"mode\": ...}",
+            )),
+        }
+    }
 }
 
 /// How a part of a policy was enforced.
@@ -506,6 +543,31 @@ mod tests {
         assert_eq!(merged.network, NetworkPolicy::Allow);
         assert_eq!(merged.limits.processes, Some(64));
         assert!(merged.hidden.contains(&home.join(".ssh")));
+    }
+
+    #[test]
+    fn a_rigs_sandbox_config_decodes_by_table() {
+        use serde_json::json;
+        let cases = [
+            (json!(null), Ok(SandboxMode::Enforce)),
+            (json!("auto"), Ok(SandboxMode::Auto)),
+            (json!({"mode": "off"}), Ok(SandboxMode::Off)),
+            (json!({}), Ok(SandboxMode::Enforce)),
+            (json!("strict"), Err("sandbox")),
+            (json!({"mode": "strict"}), Err("sandbox.mode")),
+            (json!({"network": "deny"}), Err("sandbox")),
+            (json!(3), Err("sandbox")),
+        ];
+        for (value, want) in cases {
+            match (SandboxConfig::from_json(value.clone()), want) {
+                (Ok(config), Ok(mode)) => assert_eq!(config.mode, mode, "{value}"),
+                (Err(e), Err(path)) => {
+                    assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{value}");
+                    assert_eq!(e.details()["path"], path, "{value}: {}", e.message());
+                }
+                (got, want) => panic!("{value}: got {got:?}, want {want:?}"),
+            }
+        }
     }
 
     #[test]
