@@ -15,6 +15,7 @@ fn cmd(exit_code: Option<i32>, timed_out: bool) -> CommandEvidence {
         duration_ms: 10,
         timed_out,
         output_tail: String::new(),
+        sandbox: None,
     }
 }
 const PASS: Option<(Option<i32>, bool)> = Some((Some(0), false));

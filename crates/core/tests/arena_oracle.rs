@@ -13,6 +13,7 @@ use coderig::arena::oracle::{
     is_cancelled, is_oracle_checkout, run_base, run_oracle, OracleRun, OUTPUT_TAIL_BYTES,
 };
 use coderig::arena::OracleSpec;
+use coderig::sandbox::{Enforcer, NetworkPolicy, SandboxMode, SandboxReport};
 use coderig::workspace::{Base, Patch, RemoveProof, Workspace};
 use coderig::ErrorKind;
 use nix::errno::Errno;
@@ -51,6 +52,7 @@ fn spec(timeout: Duration) -> OracleSpec {
         repro: Some("sh tests/test_add.sh".to_owned()),
         suite: Some("sh tests/run_all.sh".to_owned()),
         timeout,
+        network: NetworkPolicy::Deny,
     }
 }
 
@@ -138,6 +140,36 @@ fn assert_clean(fx: &Fixture) {
     }
 }
 
+/// The report of a command the kernel confined in full: Landlock (ABI 3 or
+/// later) for files, a PID namespace, the network as `network` says (its
+/// own namespace for `deny`), the private temp dir and one checkout
+/// writable, nothing left unenforced.
+fn assert_confined(report: Option<&SandboxReport>, network: &str) {
+    let r = report.expect("the command's evidence records its sandbox");
+    assert_eq!(r.mode, SandboxMode::Enforce, "{r:?}");
+    assert!(r.confined, "{r:?}");
+    assert!(r.landlock_abi.is_some_and(|abi| abi >= 3), "{r:?}");
+    assert_eq!(r.filesystem, Enforcer::Landlock, "{r:?}");
+    assert_eq!(r.processes, Enforcer::Namespace, "{r:?}");
+    assert_eq!(r.network, network, "{r:?}");
+    let by = if network == "deny" {
+        Enforcer::Namespace
+    } else {
+        Enforcer::None
+    };
+    assert_eq!(r.network_enforced_by, by, "{r:?}");
+    assert!(r.unenforced.is_empty(), "{r:?}");
+    // The private temp dir and the checkout, nothing else.
+    assert_eq!(r.writable.len(), 2, "{r:?}");
+    assert!(
+        r.writable[1].ends_with("checkout")
+            && r.writable[1]
+                .to_string_lossy()
+                .contains(coderig::arena::oracle::ORACLE_SLUG_PREFIX),
+        "{r:?}"
+    );
+}
+
 fn passed(e: &Option<CommandEvidence>) -> bool {
     e.as_ref().is_some_and(CommandEvidence::passed)
 }
@@ -197,9 +229,17 @@ async fn a_fixing_patch_passes_repro_and_suite_on_both_backends_and_the_base_fai
         let cancel = CancellationToken::new();
         let spec = spec(Duration::from_secs(60));
 
-        let run = run_oracle(ws.clone(), &fx.repo, &base, Some(&patch), &spec, &cancel)
-            .await
-            .unwrap();
+        let run = run_oracle(
+            ws.clone(),
+            &fx.repo,
+            &base,
+            Some(&patch),
+            &spec,
+            SandboxMode::Enforce,
+            &cancel,
+        )
+        .await
+        .unwrap();
         assert!(run.patch_applied, "{label}: {run:?}");
         assert_eq!(run.apply_error, None);
         assert!(passed(&run.repro), "{label}: {run:?}");
@@ -207,10 +247,21 @@ async fn a_fixing_patch_passes_repro_and_suite_on_both_backends_and_the_base_fai
         let suite = run.suite.as_ref().unwrap();
         assert!(suite.output_tail.contains("test_add ok"), "{suite:?}");
         assert!(suite.output_tail.contains("more ok"), "{suite:?}");
+        // Each command ran in a sandbox of its own, and says so.
+        for record in [&run.repro, &run.suite] {
+            assert_confined(record.as_ref().unwrap().sandbox.as_ref(), "deny");
+        }
 
-        let base_run = run_base(ws.clone(), &fx.repo, &base, &spec, &cancel)
-            .await
-            .unwrap();
+        let base_run = run_base(
+            ws.clone(),
+            &fx.repo,
+            &base,
+            &spec,
+            SandboxMode::Enforce,
+            &cancel,
+        )
+        .await
+        .unwrap();
         assert!(!base_run.patch_applied);
         assert_eq!(base_run.apply_error, None);
         let repro = base_run.repro.as_ref().unwrap();
@@ -240,6 +291,8 @@ async fn a_fixing_patch_passes_repro_and_suite_on_both_backends_and_the_base_fai
     }
 }
 
+/// Unconfined (`off`), so that a command that did run would leave its
+/// marker outside the checkout.
 #[tokio::test]
 async fn a_patch_that_does_not_apply_is_evidence_and_no_command_runs() {
     let (fx, base) = fixture();
@@ -249,6 +302,7 @@ async fn a_patch_that_does_not_apply_is_evidence_and_no_command_runs() {
         repro: Some(format!("touch '{}'", marker.display())),
         suite: Some(format!("touch '{}'", marker.display())),
         timeout: Duration::from_secs(30),
+        network: NetworkPolicy::Deny,
     };
     let before = user_state(&fx.repo);
     let cancel = CancellationToken::new();
@@ -257,9 +311,17 @@ async fn a_patch_that_does_not_apply_is_evidence_and_no_command_runs() {
             .to_vec(),
         Some(base.clone()),
     );
-    let run = run_oracle(ws.clone(), &fx.repo, &base, Some(&stale), &spec, &cancel)
-        .await
-        .unwrap();
+    let run = run_oracle(
+        ws.clone(),
+        &fx.repo,
+        &base,
+        Some(&stale),
+        &spec,
+        SandboxMode::Off,
+        &cancel,
+    )
+    .await
+    .unwrap();
     assert!(!run.patch_applied);
     assert!(
         run.apply_error.as_deref().is_some_and(|e| !e.is_empty()),
@@ -277,6 +339,7 @@ async fn a_patch_that_does_not_apply_is_evidence_and_no_command_runs() {
         &base,
         Some(&elsewhere),
         &spec,
+        SandboxMode::Off,
         &cancel,
     )
     .await
@@ -302,6 +365,7 @@ async fn an_empty_patch_applies_and_the_commands_run() {
         &base,
         Some(&Patch::new(Vec::new(), Some(base.clone()))),
         &spec(Duration::from_secs(30)),
+        SandboxMode::Enforce,
         &CancellationToken::new(),
     )
     .await
@@ -311,6 +375,10 @@ async fn an_empty_patch_applies_and_the_commands_run() {
     assert_clean(&fx);
 }
 
+/// Unconfined (`off`): the command records its pids in a scratch folder
+/// outside the checkout, which a sandbox refuses (and a PID namespace would
+/// number them its own way). The sandboxed timeout, daemons included, is
+/// `the_timeout_and_a_cancel_end_a_sandboxed_tree_daemons_included`.
 #[tokio::test]
 async fn a_hanging_command_times_out_and_its_process_group_dies() {
     let (fx, base) = fixture();
@@ -320,11 +388,20 @@ async fn a_hanging_command_times_out_and_its_process_group_dies() {
         repro: Some(with_grandchild(&pids, "echo hanging; sleep 300")),
         suite: Some("echo suite still runs".to_owned()),
         timeout: Duration::from_secs(1),
+        network: NetworkPolicy::Deny,
     };
     let started = Instant::now();
-    let run = run_oracle(ws, &fx.repo, &base, None, &spec, &CancellationToken::new())
-        .await
-        .unwrap();
+    let run = run_oracle(
+        ws,
+        &fx.repo,
+        &base,
+        None,
+        &spec,
+        SandboxMode::Off,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     assert!(started.elapsed() < Duration::from_secs(60));
     let repro = run.repro.unwrap();
     assert!(repro.timed_out, "{repro:?}");
@@ -359,10 +436,19 @@ async fn the_output_tail_stays_bounded_for_a_megabyte_of_output() {
         // 1 MiB on one line, no newline at all.
         suite: Some("head -c 1048576 /dev/zero | tr '\\0' b".to_owned()),
         timeout: Duration::from_secs(60),
+        network: NetworkPolicy::Deny,
     };
-    let run = run_oracle(ws, &fx.repo, &base, None, &spec, &CancellationToken::new())
-        .await
-        .unwrap();
+    let run = run_oracle(
+        ws,
+        &fx.repo,
+        &base,
+        None,
+        &spec,
+        SandboxMode::Enforce,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     let repro = run.repro.unwrap();
     assert_eq!(repro.exit_code, Some(0));
     assert!(
@@ -391,16 +477,26 @@ async fn stdout_and_stderr_interleave_in_the_order_written() {
         repro: Some("echo one; echo two >&2; echo three; exit 3".to_owned()),
         suite: None,
         timeout: Duration::from_secs(30),
+        network: NetworkPolicy::Deny,
     };
-    let run = run_oracle(ws, &fx.repo, &base, None, &spec, &CancellationToken::new())
-        .await
-        .unwrap();
+    let run = run_oracle(
+        ws,
+        &fx.repo,
+        &base,
+        None,
+        &spec,
+        SandboxMode::Enforce,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     let repro = run.repro.unwrap();
     assert_eq!(repro.exit_code, Some(3));
     assert_eq!(repro.output_tail, "one\ntwo\nthree\n");
     assert_eq!(run.suite, None);
 }
 
+/// Unconfined (`off`), for its pid files outside the checkout (as above).
 #[tokio::test]
 async fn cancel_mid_command_kills_the_group_removes_the_checkout_and_says_cancelled() {
     let (fx, base) = fixture();
@@ -411,6 +507,7 @@ async fn cancel_mid_command_kills_the_group_removes_the_checkout_and_says_cancel
         repro: Some(with_grandchild(&pids, "sleep 300")),
         suite: Some(format!("touch '{}/suite-ran'", pids.display())),
         timeout: Duration::from_secs(300),
+        network: NetworkPolicy::Deny,
     };
     let cancel = CancellationToken::new();
     let task = {
@@ -421,7 +518,9 @@ async fn cancel_mid_command_kills_the_group_removes_the_checkout_and_says_cancel
             spec.clone(),
             cancel.clone(),
         );
-        tokio::spawn(async move { run_oracle(ws, &repo, &base, None, &spec, &cancel).await })
+        tokio::spawn(async move {
+            run_oracle(ws, &repo, &base, None, &spec, SandboxMode::Off, &cancel).await
+        })
     };
     let deadline = Instant::now() + Duration::from_secs(60);
     while !pids.join("gc.pid").exists() {
@@ -441,13 +540,14 @@ async fn cancel_mid_command_kills_the_group_removes_the_checkout_and_says_cancel
     assert_clean(&fx);
 
     // Cancelled before it starts: nothing is made at all.
-    let error = run_base(ws, &fx.repo, &base, &spec, &cancel)
+    let error = run_base(ws, &fx.repo, &base, &spec, SandboxMode::Off, &cancel)
         .await
         .unwrap_err();
     assert!(is_cancelled(&error));
     assert_clean(&fx);
 }
 
+/// Unconfined (`off`), for its pid files outside the checkout (as above).
 #[tokio::test]
 async fn a_dropped_run_still_removes_its_checkout() {
     let (fx, base) = fixture();
@@ -457,9 +557,18 @@ async fn a_dropped_run_still_removes_its_checkout() {
         repro: Some(with_grandchild(&pids, "sleep 300")),
         suite: None,
         timeout: Duration::from_secs(300),
+        network: NetworkPolicy::Deny,
     };
     let cancel = CancellationToken::new();
-    let run = run_oracle(ws.clone(), &fx.repo, &base, None, &spec, &cancel);
+    let run = run_oracle(
+        ws.clone(),
+        &fx.repo,
+        &base,
+        None,
+        &spec,
+        SandboxMode::Off,
+        &cancel,
+    );
     let pid_file = pids.join("gc.pid");
     let dropped = tokio::time::timeout(Duration::from_secs(60), async {
         tokio::pin!(run);
@@ -526,21 +635,36 @@ async fn a_bad_spec_is_refused_before_anything_is_made() {
     let ws: Arc<dyn Workspace> = Arc::new(fx.workspace());
     let cancel = CancellationToken::new();
     let mut bad = spec(Duration::ZERO);
-    let e = run_base(ws.clone(), &fx.repo, &base, &bad, &cancel)
-        .await
-        .unwrap_err();
+    let e = run_base(
+        ws.clone(),
+        &fx.repo,
+        &base,
+        &bad,
+        SandboxMode::Enforce,
+        &cancel,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     bad.timeout = Duration::from_secs(1);
     bad.suite = Some("  ".to_owned());
-    let e = run_base(ws.clone(), &fx.repo, &base, &bad, &cancel)
-        .await
-        .unwrap_err();
+    let e = run_base(
+        ws.clone(),
+        &fx.repo,
+        &base,
+        &bad,
+        SandboxMode::Enforce,
+        &cancel,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     let e = run_base(
         ws,
         &fx.repo,
         "no-such-ref",
         &spec(Duration::from_secs(1)),
+        SandboxMode::Enforce,
         &cancel,
     )
     .await
@@ -559,9 +683,12 @@ fn evidence_serializes_with_snake_case_fields() {
             duration_ms: 12,
             timed_out: false,
             output_tail: "ok\n".to_owned(),
+            sandbox: None,
         }),
         suite: None,
     };
+    // A record without a sandbox report (as stored before commands were
+    // sandboxed) has no `sandbox` key, and such JSON reads back.
     let json = serde_json::to_value(&run).unwrap();
     assert_eq!(
         json,
@@ -569,4 +696,585 @@ fn evidence_serializes_with_snake_case_fields() {
             "repro": {"exit_code": 0, "duration_ms": 12, "timed_out": false, "output_tail": "ok\n"}})
     );
     assert_eq!(serde_json::from_value::<OracleRun>(json).unwrap(), run);
+
+    // With its report, the record round-trips with it.
+    let mut sandboxed = run.clone();
+    sandboxed.repro.as_mut().unwrap().sandbox = Some(SandboxReport::off());
+    let json = serde_json::to_value(&sandboxed).unwrap();
+    assert_eq!(json["repro"]["sandbox"]["mode"], "off");
+    assert_eq!(json["repro"]["sandbox"]["network"], "allow");
+    assert_eq!(
+        serde_json::from_value::<OracleRun>(json).unwrap(),
+        sandboxed
+    );
+}
+
+// --- the sandbox -------------------------------------------------------------
+
+/// A listener on the host's loopback, owned by the test, that counts the
+/// connections it accepted.
+fn listener() -> (std::net::TcpListener, u16) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+fn connections(l: &std::net::TcpListener) -> usize {
+    let mut n = 0;
+    while l.accept().is_ok() {
+        n += 1;
+    }
+    n
+}
+
+/// The Python interpreter itself (not a version manager's shim, which
+/// looks for its versions under `$HOME`).
+fn python() -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A shell test that tries each escape in `attempts` (`(label, command)`),
+/// prints `label: ok` or `label: refused: <the error>`, and fails when
+/// any was refused.
+fn hostile_test(attempts: &[(&str, String)]) -> String {
+    let mut script = String::from("#!/bin/sh\nstatus=0\n");
+    for (label, command) in attempts {
+        script += &format!("{label}() {{\n    {command}\n}}\n");
+    }
+    let labels: Vec<&str> = attempts.iter().map(|(l, _)| *l).collect();
+    script += &format!(
+        "for t in {}; do\n    if msg=$($t 2>&1); then echo \"$t: ok\"; else echo \"$t: refused: $msg\"; status=1; fi\ndone\nexit $status\n",
+        labels.join(" ")
+    );
+    script
+}
+
+/// The command of a hostile test that connects to `port` on the host's
+/// loopback.
+fn connect(python: &str, port: u16) -> String {
+    format!("'{python}' -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)\"")
+}
+
+/// What `label` came to in the output of [`hostile_test`].
+fn verdict<'a>(out: &'a str, label: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{label}: ")))
+        .unwrap_or_else(|| panic!("no line for {label} in:\n{out}"))
+}
+
+/// A contestant's patch that adds `tests/test_hostile.sh` (and fixes calc).
+fn hostile_patch(ws: &dyn Workspace, fx: &Fixture, base: &str, test: &str) -> Patch {
+    let wt = ws
+        .create(&fx.repo, &Base::Ref(base.to_owned()), &name("hostile"))
+        .unwrap();
+    write(&wt.path, "calc.sh", CALC_FIXED);
+    write(&wt.path, "tests/test_hostile.sh", test);
+    let patch = ws.diff(&wt).unwrap();
+    ws.unlock(&wt).unwrap();
+    ws.remove(&wt, &RemoveProof::Discard).unwrap();
+    patch
+}
+
+/// Every file under `dir` with its bytes (symlinks by their target).
+fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                out.insert(path.clone(), b"<dir>".to_vec());
+                stack.push(path);
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(path, target.to_string_lossy().as_bytes().to_vec());
+            } else {
+                out.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Removes a file an escape might have created, whatever the test's outcome.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+const FAKE_KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY----- coderig fake credential";
+
+/// What the parent of [`hostile_suite_child`] hands it, as JSON in
+/// `CODERIG_ORACLE_HOSTILE`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct HostileScene {
+    port: u16,
+    outside: PathBuf,
+    real_home_file: PathBuf,
+    python: String,
+}
+
+/// Runs as a child of this test binary (`CODERIG_ORACLE_HOSTILE` set, and
+/// `HOME` a fake home with a credential store): the oracle runs a patch
+/// whose suite tries to escape, and the evidence must say it failed.
+#[tokio::test]
+async fn hostile_suite_child() {
+    let Ok(scene) = std::env::var("CODERIG_ORACLE_HOSTILE") else {
+        return;
+    };
+    let scene: HostileScene = serde_json::from_str(&scene).unwrap();
+    let home = coderig::sandbox::home_dir().expect("HOME is set");
+    let test = hostile_test(&[
+        (
+            "home_write",
+            format!(
+                "echo pwned > \"$HOME/coderig-oracle-escape-{}\"",
+                std::process::id()
+            ),
+        ),
+        (
+            "real_home_write",
+            format!("echo pwned > '{}'", scene.real_home_file.display()),
+        ),
+        (
+            "outside_write",
+            format!("echo pwned >> '{}/victim'", scene.outside.display()),
+        ),
+        (
+            "outside_create",
+            format!("echo pwned > '{}/new'", scene.outside.display()),
+        ),
+        ("credential", "cat \"$HOME/.ssh/id_ed25519\"".to_owned()),
+        ("connect", connect(&scene.python, scene.port)),
+        ("checkout_write", "echo mine > ./scratch.txt".to_owned()),
+        (
+            "tmp_write",
+            "echo mine > \"$TMPDIR/scratch.txt\"".to_owned(),
+        ),
+    ]);
+    let (fx, base) = fixture();
+    let ws: Arc<dyn Workspace> = Arc::new(fx.workspace());
+    let patch = hostile_patch(ws.as_ref(), &fx, &base, &test);
+    let spec = OracleSpec {
+        repro: Some("sh tests/test_add.sh".to_owned()),
+        suite: Some("sh tests/test_hostile.sh".to_owned()),
+        timeout: Duration::from_secs(60),
+        network: NetworkPolicy::Deny,
+    };
+    let run = run_oracle(
+        ws,
+        &fx.repo,
+        &base,
+        Some(&patch),
+        &spec,
+        SandboxMode::Enforce,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    assert!(run.patch_applied, "{run:?}");
+    assert!(passed(&run.repro), "{run:?}");
+    let suite = run.suite.as_ref().unwrap();
+    let out = &suite.output_tail;
+    // The suite failed, and its tail says what was refused and why.
+    assert_eq!(suite.exit_code, Some(1), "{suite:?}");
+    assert!(!suite.timed_out);
+    for label in [
+        "home_write",
+        "real_home_write",
+        "outside_write",
+        "outside_create",
+    ] {
+        let v = verdict(out, label);
+        assert!(
+            v.starts_with("refused:") && v.contains("Permission denied"),
+            "{label}: {v}\n{out}"
+        );
+    }
+    let v = verdict(out, "credential");
+    assert!(
+        v.starts_with("refused:") && v.contains("Permission denied"),
+        "{v}"
+    );
+    assert!(
+        !out.contains("BEGIN OPENSSH"),
+        "the credential leaked:\n{out}"
+    );
+    let v = verdict(out, "connect");
+    assert!(
+        v.starts_with("refused:") && out.contains("Connection refused"),
+        "{v}\n{out}"
+    );
+    // What it may write, it writes.
+    assert_eq!(verdict(out, "checkout_write"), "ok", "{out}");
+    assert_eq!(verdict(out, "tmp_write"), "ok", "{out}");
+    let report = suite.sandbox.as_ref();
+    assert_confined(report, "deny");
+    assert!(
+        report.unwrap().hidden.contains(&home.join(".ssh")),
+        "{report:?}"
+    );
+    assert_confined(run.repro.as_ref().unwrap().sandbox.as_ref(), "deny");
+    // Graded: the repro passes, the suite fails.
+    let evidence = run.into_evidence();
+    assert_eq!(
+        tier(&evidence, spec.commands(), None),
+        EvidenceTier::Partial
+    );
+    assert!(!home
+        .join(format!("coderig-oracle-escape-{}", std::process::id()))
+        .exists());
+    assert_clean(&fx);
+}
+
+#[test]
+fn a_hostile_suite_is_contained_and_its_failure_is_the_evidence() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().canonicalize().unwrap();
+    // A fake home with a credential store, for the child's $HOME.
+    let fake_home = root.join("home");
+    std::fs::create_dir_all(fake_home.join(".ssh")).unwrap();
+    std::fs::write(fake_home.join(".ssh/id_ed25519"), FAKE_KEY).unwrap();
+    std::fs::write(fake_home.join(".bashrc"), "# rc\n").unwrap();
+    let outside = root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("victim"), "precious\n").unwrap();
+    // The real home of the user running the tests.
+    let real_home = coderig::sandbox::home_dir().expect("HOME is set");
+    let real_home_file = real_home.join(format!("coderig-oracle-escape-{}", std::process::id()));
+    assert!(!real_home_file.exists(), "{}", real_home_file.display());
+    let _guard = RemoveOnDrop(real_home_file.clone());
+    let (l, port) = listener();
+    let home_before = tree(&fake_home);
+    let outside_before = tree(&outside);
+    let scene = HostileScene {
+        port,
+        outside: outside.clone(),
+        real_home_file: real_home_file.clone(),
+        python: python(),
+    };
+
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "hostile_suite_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(
+            "CODERIG_ORACLE_HOSTILE",
+            serde_json::to_string(&scene).unwrap(),
+        )
+        .env("HOME", &fake_home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the child's checks failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The child ran its test (a filter that matched nothing passes too).
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        !real_home_file.exists(),
+        "the suite wrote into the user's home"
+    );
+    assert_eq!(tree(&fake_home), home_before, "the home changed");
+    assert_eq!(tree(&outside), outside_before, "the outside folder changed");
+    assert_eq!(connections(&l), 0, "the host's listener saw a connection");
+}
+
+#[tokio::test]
+async fn with_network_allow_the_suite_reaches_the_host() {
+    let (fx, base) = fixture();
+    let ws: Arc<dyn Workspace> = Arc::new(fx.workspace());
+    let (l, port) = listener();
+    let test = hostile_test(&[("connect", connect(&python(), port))]);
+    let patch = hostile_patch(ws.as_ref(), &fx, &base, &test);
+    let spec = OracleSpec {
+        repro: None,
+        suite: Some("sh tests/test_hostile.sh".to_owned()),
+        timeout: Duration::from_secs(60),
+        network: NetworkPolicy::Allow,
+    };
+    let run = run_oracle(
+        ws,
+        &fx.repo,
+        &base,
+        Some(&patch),
+        &spec,
+        SandboxMode::Enforce,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let suite = run.suite.unwrap();
+    assert!(suite.passed(), "{suite:?}");
+    assert_eq!(verdict(&suite.output_tail, "connect"), "ok");
+    assert_confined(suite.sandbox.as_ref(), "allow");
+    assert_eq!(connections(&l), 1);
+    assert_clean(&fx);
+}
+
+/// Processes (not zombies) whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+fn wait_none_with(marker: &str, within: Duration) -> Vec<u32> {
+    let until = Instant::now() + within;
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() || Instant::now() > until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Shell lines that leave daemons behind, each a sleeper whose command line
+/// carries `marker`: one `setsid`, one double-forked; each drops a file
+/// `<marker>.<pid>` in the checkout, and once both did, the script prints
+/// `daemons: N` with their count.
+fn daemons(python: &str, marker: &str) -> String {
+    let sleeper = format!(
+        "'{python}' -c 'import os, time; open(\"{marker}.%d\" % os.getpid(), \"w\").close(); time.sleep(600)' {marker}"
+    );
+    format!(
+        "setsid {sleeper} </dev/null >/dev/null 2>&1 &\n\
+         ( ( {sleeper} </dev/null >/dev/null 2>&1 & ) & )\n\
+         for i in $(seq 200); do n=$(ls {marker}.* 2>/dev/null | wc -l); [ \"$n\" -ge 2 ] && break; sleep 0.05; done\n\
+         echo \"daemons: $n\"\n"
+    )
+}
+
+#[tokio::test]
+async fn the_timeout_and_a_cancel_end_a_sandboxed_tree_daemons_included() {
+    let (fx, base) = fixture();
+    let ws: Arc<dyn Workspace> = Arc::new(fx.workspace());
+    let python = python();
+    let marker = format!("coderig-oracle-daemon-{}", std::process::id());
+    // The repro leaves its daemons and exits; the suite leaves its own and
+    // hangs until the timeout.
+    let spec = OracleSpec {
+        repro: Some(daemons(&python, &format!("{marker}-repro"))),
+        suite: Some(format!(
+            "{}sleep 300\n",
+            daemons(&python, &format!("{marker}-suite"))
+        )),
+        timeout: Duration::from_secs(6),
+        network: NetworkPolicy::Deny,
+    };
+    let run = run_oracle(
+        ws.clone(),
+        &fx.repo,
+        &base,
+        None,
+        &spec,
+        SandboxMode::Enforce,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let repro = run.repro.unwrap();
+    assert_eq!(repro.exit_code, Some(0), "{repro:?}");
+    let suite = run.suite.unwrap();
+    assert!(suite.timed_out, "{suite:?}");
+    assert!(suite.output_tail.contains("timed out"), "{suite:?}");
+    for record in [&repro, &suite] {
+        // Both daemons ran.
+        assert_eq!(verdict(&record.output_tail, "daemons"), "2", "{record:?}");
+        assert_confined(record.sandbox.as_ref(), "deny");
+    }
+    assert_eq!(
+        wait_none_with(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new(),
+        "processes of the oracle outlived its commands"
+    );
+    assert_clean(&fx);
+
+    // A cancel mid-suite ends its daemons too.
+    let spec = OracleSpec {
+        repro: None,
+        suite: Some(format!(
+            "{}sleep 300\n",
+            daemons(&python, &format!("{marker}-cancel"))
+        )),
+        timeout: Duration::from_secs(300),
+        network: NetworkPolicy::Deny,
+    };
+    let cancel = CancellationToken::new();
+    let task = {
+        let (ws, repo, base, spec, cancel) = (
+            ws.clone(),
+            fx.repo.clone(),
+            base.clone(),
+            spec.clone(),
+            cancel.clone(),
+        );
+        tokio::spawn(async move {
+            run_oracle(ws, &repo, &base, None, &spec, SandboxMode::Enforce, &cancel).await
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Both sleepers run (and the shell whose script names the marker).
+    while processes_with(&format!("{marker}-cancel")).len() < 3 {
+        assert!(Instant::now() < deadline, "the daemons never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    cancel.cancel();
+    let error = task.await.unwrap().unwrap_err();
+    assert!(is_cancelled(&error), "{error:?}");
+    assert_eq!(
+        wait_none_with(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new(),
+        "processes of a cancelled oracle run survived"
+    );
+    assert_clean(&fx);
+}
+
+/// Runs as a child of this test binary, with `CODERIG_ORACLE_NO_LANDLOCK`
+/// and `CODERIG_SANDBOX_PRETEND_MISSING=landlock` set: a kernel without
+/// Landlock, as the sandbox sees it.
+#[tokio::test]
+async fn no_landlock_child() {
+    if std::env::var_os("CODERIG_ORACLE_NO_LANDLOCK").is_none() {
+        return;
+    }
+    let (fx, base) = fixture();
+    let ws: Arc<dyn Workspace> = Arc::new(fx.workspace());
+    let marker = fx.scratch("marker").join("ran");
+    let spec = OracleSpec {
+        repro: Some(format!("touch '{}'", marker.display())),
+        suite: Some("true".to_owned()),
+        timeout: Duration::from_secs(30),
+        network: NetworkPolicy::Deny,
+    };
+    let cancel = CancellationToken::new();
+    // enforce: refused, before the command starts, the checkout removed.
+    for patch in [None, Some(Patch::new(Vec::new(), Some(base.clone())))] {
+        let e = run_oracle(
+            ws.clone(),
+            &fx.repo,
+            &base,
+            patch.as_ref(),
+            &spec,
+            SandboxMode::Enforce,
+            &cancel,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unavailable, "{e:?}");
+        assert!(
+            e.message()
+                .starts_with("the oracle's repro command cannot run sandboxed: ")
+                && e.message().contains("Landlock"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.details()["command"], "repro");
+        assert!(
+            e.details()["missing"]
+                .as_str()
+                .is_some_and(|m| m.contains("filesystem not confined")),
+            "{e:?}"
+        );
+        assert!(!marker.exists(), "the command ran although refused");
+        assert_clean(&fx);
+    }
+    let e = run_base(
+        ws.clone(),
+        &fx.repo,
+        &base,
+        &spec,
+        SandboxMode::Enforce,
+        &cancel,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unavailable, "{e:?}");
+
+    // auto: runs with what the kernel can do, and the report says what not.
+    let run = run_oracle(
+        ws.clone(),
+        &fx.repo,
+        &base,
+        None,
+        &spec,
+        SandboxMode::Auto,
+        &cancel,
+    )
+    .await
+    .unwrap();
+    let repro = run.repro.unwrap();
+    assert!(repro.passed(), "{repro:?}");
+    let r = repro.sandbox.unwrap();
+    assert_eq!(r.mode, SandboxMode::Auto);
+    assert!(!r.confined, "{r:?}");
+    assert_eq!((r.landlock_abi, r.filesystem), (None, Enforcer::None));
+    assert!(
+        r.unenforced
+            .iter()
+            .any(|u| u.contains("filesystem not confined")),
+        "{r:?}"
+    );
+    assert_eq!(r.network_enforced_by, Enforcer::Namespace);
+    assert_eq!(r.processes, Enforcer::Namespace);
+    // Unconfined files: the marker outside the checkout was written.
+    assert!(marker.exists());
+    assert_clean(&fx);
+}
+
+#[test]
+fn under_enforce_a_kernel_without_landlock_is_a_refusal_and_auto_runs() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "no_landlock_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("CODERIG_ORACLE_NO_LANDLOCK", "1")
+        .env("CODERIG_SANDBOX_PRETEND_MISSING", "landlock")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child's checks failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("1 passed"), "{stdout}");
 }

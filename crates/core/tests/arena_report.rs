@@ -15,6 +15,7 @@ fn cmd(exit_code: Option<i32>, duration_ms: u64, tail: &str) -> CommandEvidence 
         duration_ms,
         timed_out: false,
         output_tail: tail.into(),
+        sandbox: None,
     }
 }
 
@@ -92,6 +93,7 @@ fn coding_battle() -> BattleReport {
             duration_ms: 300_000,
             timed_out: true,
             output_tail: "tests | hung".into(),
+            sandbox: None,
         }),
         patch_applied: true,
         error: None,
@@ -486,7 +488,8 @@ fn the_manifest_has_every_field_of_the_design() {
         json!({"id": "b-1", "battle_type": "coding", "prompt": "Fix the failing test in calc.py",
                "project": "/repo", "base": "HEAD", "status": "completed", "error": null,
                "contestant_timeout_ms": 1_200_000, "keep_worktrees": false,
-               "oracle": {"repro": "pytest -q tests/test_calc.py", "suite": "pytest -q", "timeout_ms": 300_000}})
+               "oracle": {"repro": "pytest -q tests/test_calc.py", "suite": "pytest -q", "timeout_ms": 300_000,
+                          "network": "deny"}})
     );
     assert_eq!(
         m["contestants"][2],
@@ -506,8 +509,8 @@ fn the_manifest_has_every_field_of_the_design() {
     assert_eq!(
         m["evidence"]["contestants"]["c1"],
         json!({"patch_applied": true, "error": null, "tier": "full",
-               "repro": {"exit_code": 0, "duration_ms": 1200, "timed_out": false, "passed": true, "output_tail": "1 passed"},
-               "suite": {"exit_code": 0, "duration_ms": 3400, "timed_out": false, "passed": true, "output_tail": "10 passed"}})
+               "repro": {"exit_code": 0, "duration_ms": 1200, "timed_out": false, "passed": true, "output_tail": "1 passed", "sandbox": null},
+               "suite": {"exit_code": 0, "duration_ms": 3400, "timed_out": false, "passed": true, "output_tail": "10 passed", "sandbox": null}})
     );
     assert_eq!(m["evidence"]["contestants"]["c2"]["tier"], "partial");
     assert_eq!(m["evidence"]["contestants"]["c2"]["suite"]["passed"], false);

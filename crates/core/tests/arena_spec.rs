@@ -2,6 +2,7 @@
 
 use coderig::arena::spec::{DEFAULT_CONTESTANT_TIMEOUT, DEFAULT_ORACLE_TIMEOUT};
 use coderig::arena::{AgentRef, Base, BattleSpec, BattleType, OracleCommands, OracleSpec};
+use coderig::sandbox::NetworkPolicy;
 use coderig::ErrorKind;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -56,6 +57,7 @@ fn the_design_example_decodes() {
                 repro: Some("python3 -m pytest -q tests/test_calc.py".into()),
                 suite: Some("python3 -m pytest -q".into()),
                 timeout: Duration::from_secs(300),
+                network: NetworkPolicy::Deny,
             }),
             contestant_timeout: Duration::from_secs(1200),
             keep_worktrees: false,
@@ -147,6 +149,34 @@ fn one(path: &str, message: &str) -> Problems {
 }
 
 #[test]
+fn the_oracle_network_is_deny_unless_given() {
+    let network = |value: Value| {
+        let spec = with(
+            design_example(),
+            "oracle",
+            json!({"suite": "make test", "network": value}),
+        );
+        BattleSpec::from_json(&spec).unwrap().oracle.unwrap().network
+    };
+    let cases: &[(Value, NetworkPolicy)] = &[
+        (json!(null), NetworkPolicy::Deny),
+        (json!("deny"), NetworkPolicy::Deny),
+        (json!("allow"), NetworkPolicy::Allow),
+        (
+            json!("loopback:9000, 80"),
+            NetworkPolicy::Ports(vec![80, 9000]),
+        ),
+    ];
+    for (value, want) in cases {
+        assert_eq!(&network(value.clone()), want, "{value}");
+    }
+    // Not given at all: deny, and the canonical form says so.
+    let spec = BattleSpec::from_json(&design_example()).unwrap();
+    assert_eq!(spec.oracle.as_ref().unwrap().network, NetworkPolicy::Deny);
+    assert_eq!(spec.to_json()["oracle"]["network"], "deny");
+}
+
+#[test]
 fn each_problem_has_its_path() {
     let pair = |i: &str, m: &str| json!({"identity": i, "model": m});
     let cases: Vec<(&str, Value, Problems)> = vec![
@@ -186,11 +216,17 @@ fn each_problem_has_its_path() {
         ("oracle with neither command", with(design_example(), "oracle", json!({"timeout": "5m"})),
          one("oracle", "needs `repro`, `suite` or both")),
         ("oracle unknown field", with(design_example(), "oracle", json!({"suite": "x", "tests": "y"})),
-         one("oracle.tests", "unknown field `tests`, expected one of `repro`, `suite`, `timeout`")),
+         one("oracle.tests", "unknown field `tests`, expected one of `repro`, `suite`, `timeout`, `network`")),
+        ("oracle network", with(design_example(), "oracle", json!({"suite": "x", "network": "sometimes"})),
+         one("oracle.network", "unknown network policy `sometimes`: use allow, deny, or loopback:PORT[,PORT...] (e.g. loopback:8080)")),
+        ("oracle network port zero", with(design_example(), "oracle", json!({"suite": "x", "network": "loopback:0"})),
+         one("oracle.network", "unknown network policy `loopback:0`: use allow, deny, or loopback:PORT[,PORT...] (e.g. loopback:8080)")),
+        ("oracle network of a wrong type", with(design_example(), "oracle", json!({"suite": "x", "network": false})),
+         one("oracle.network", "expected a string (\"deny\", \"allow\" or \"loopback:PORT\"), got a boolean")),
         ("oracle timeout", with(design_example(), "oracle", json!({"suite": "x", "timeout": "5 parsecs"})),
          one("oracle.timeout", "bad duration \"5 parsecs\": expected a number of seconds or a number with a unit (\"500ms\", \"90s\", \"20m\", \"2h\")")),
         ("oracle not an object", with(design_example(), "oracle", json!("pytest")),
-         one("oracle", "expected an object {repro?, suite?, timeout?}, got a string")),
+         one("oracle", "expected an object {repro?, suite?, timeout?, network?}, got a string")),
         ("zero timeout", with(design_example(), "contestant_timeout", json!("0s")),
          one("contestant_timeout", "must be more than zero")),
         ("negative timeout", with(design_example(), "contestant_timeout", json!(-1)),
@@ -280,7 +316,13 @@ proptest! {
         names in prop::collection::btree_set(name(), 2..=6),
         judge in name(),
         snapshot in any::<bool>(),
-        oracle in prop::option::of((prop::option::of("[a-z ]{0,5}x"), prop::option::of("[a-z ]{0,5}y"), 1u64..100_000)),
+        oracle in prop::option::of((prop::option::of("[a-z ]{0,5}x"), prop::option::of("[a-z ]{0,5}y"), 1u64..100_000,
+            prop_oneof![Just(NetworkPolicy::Deny), Just(NetworkPolicy::Allow),
+                        prop::collection::vec(1u16.., 1..4).prop_map(|mut ports| {
+                            ports.sort_unstable();
+                            ports.dedup();
+                            NetworkPolicy::Ports(ports)
+                        })])),
         timeout_ms in 1u64..10_000_000,
         keep in any::<bool>(),
     ) {
@@ -292,7 +334,7 @@ proptest! {
             base: if coding && snapshot { Base::Snapshot } else { Base::Ref("HEAD".into()) },
             contestants: names.iter().map(|n| agent(n, "m")).collect(),
             judge: agent(&judge, "j"),
-            oracle: oracle.map(|(repro, suite, ms)| OracleSpec { repro, suite, timeout: Duration::from_millis(ms) }),
+            oracle: oracle.map(|(repro, suite, ms, network)| OracleSpec { repro, suite, timeout: Duration::from_millis(ms), network }),
             contestant_timeout: Duration::from_millis(timeout_ms),
             keep_worktrees: keep,
         };

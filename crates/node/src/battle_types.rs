@@ -38,6 +38,10 @@ pub struct OracleSpec {
     /// Each command's timeout (seconds or `'5m'`).
     #[napi(ts_type = "number | string | null")]
     pub timeout: Option<String>,
+    /// What the commands may reach: `'deny'` (the default: no network),
+    /// `'allow'`, or `'loopback:PORT[,PORT...]'`.
+    #[napi(ts_type = "string | null")]
+    pub network: Option<String>,
 }
 
 /// What `rig.startBattle(spec)` takes: DESIGN's `BattleSpec`, snake_case
@@ -87,6 +91,11 @@ pub struct CommandEvidence {
     /// The end of its combined stdout and stderr.
     #[napi(js_name = "output_tail")]
     pub output_tail: String,
+    /// The sandbox it ran in, as enforced (absent in records made before
+    /// oracle commands were sandboxed); `SandboxReport` is declared with
+    /// the turn types ([`crate::rig_types`]).
+    #[napi(ts_type = "SandboxReport")]
+    pub sandbox: Option<String>,
 }
 
 /// What the oracle recorded for one contestant.

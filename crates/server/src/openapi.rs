@@ -338,6 +338,22 @@ error_type!(
     RefOr::T(Schema::Object(utoipa::openapi::schema::Object::new()))
 );
 
+/// The JSON Schema of an oracle's `network`: exactly what the core's
+/// `NetworkPolicy` parser takes — `allow`, `deny`, or `loopback:` and a
+/// comma-separated list of ports 1–65535, each with an optional `+` and
+/// leading zeros and surrounded by optional whitespace (the characters
+/// Rust's `str::trim` removes; ECMA regex semantics, where `$` is the end
+/// of the text). A flow command step's `sandbox.network` takes the same.
+fn network_schema() -> Value {
+    const WS: &str = "[\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*";
+    const PORT: &str =
+        "\\+?0*([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])";
+    let item = format!("{WS}{PORT}{WS}");
+    json!({"type": "string",
+           "pattern": format!("^(allow|deny|loopback:{item}(,{item})*)$"),
+           "description": "What the oracle's commands may reach: \"deny\" (the default: a network namespace of their own, the host's listeners unreachable), \"allow\", or \"loopback:PORT[,PORT...]\" (TCP to those ports only)."})
+}
+
 /// The JSON Schema of a battle spec (DESIGN "arena runtime"): one variant
 /// per battle type, so what only one type takes is stated.
 fn battle_spec_schema() -> Value {
@@ -376,7 +392,8 @@ fn battle_spec_schema() -> Value {
         {"type": "object", "additionalProperties": false,
          "properties": {"repro": optional(text("Fails on the base, passes once the task is done.")),
                         "suite": optional(text("The project's test suite.")),
-                        "timeout": duration("Each command's timeout (default 10 min).")}},
+                        "timeout": duration("Each command's timeout (default 10 min)."),
+                        "network": optional(network_schema())}},
         {"anyOf": [given("repro"), given("suite")]},
     ]});
     let mut coding = common.clone();

@@ -390,6 +390,21 @@ fn bad_usage_exits_2_and_creates_no_battle() {
             "oracle",
         ),
         (
+            "a bad oracle network",
+            base(
+                &["fixer:good", "fixer:wrong"],
+                &[
+                    "--project",
+                    &project,
+                    "--suite",
+                    "true",
+                    "--oracle-network",
+                    "sometimes",
+                ],
+            ),
+            "oracle.network",
+        ),
+        (
             "a missing project",
             base(
                 &["fixer:good", "fixer:wrong"],

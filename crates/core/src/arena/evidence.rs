@@ -63,6 +63,13 @@ pub struct CommandEvidence {
     pub timed_out: bool,
     /// The end of its combined stdout and stderr.
     pub output_tail: String,
+    /// The sandbox the command ran in, as the kernel enforced it (its
+    /// writable paths, network, Landlock ABI, what `auto` could not
+    /// enforce). `None` in records made before commands were sandboxed:
+    /// a missing field decodes as `None`, and `None` is not serialized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
 }
 
 impl CommandEvidence {

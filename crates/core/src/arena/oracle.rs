@@ -37,6 +37,34 @@
 //! even when the repro fails, so both are evidence). Neither runs when the
 //! patch does not apply.
 //!
+//! # The sandbox
+//!
+//! Each command runs in a sandbox of its own ([`oracle_policy`], prepared
+//! with [`Confinement::prepare`] under the mode the caller passes — the
+//! registry's `[sandbox] mode` in the arena runner):
+//!
+//! - **writes** only inside the fresh checkout and the command's private
+//!   temporary directory (`TMPDIR`, removed after the command); the user's
+//!   home, the project's own tree and everything else are read-only;
+//! - **credential stores** under `$HOME` ([`crate::sandbox::CREDENTIAL_STORES`])
+//!   unreadable;
+//! - **network** as the spec's [`OracleSpec::network`] says: `deny` by
+//!   default (a network namespace of its own: the host's listeners,
+//!   loopback included, unreachable), `allow` to opt in;
+//! - **processes** in a PID namespace of their own, so the timeout (or a
+//!   cancel, or the leader's exit) ends the whole tree, a `setsid` daemon
+//!   included.
+//!
+//! What was enforced is recorded with the command's evidence
+//! ([`CommandEvidence::sandbox`]: the policy, the Landlock ABI, what `auto`
+//! left out). Under `enforce`, a kernel that cannot confine the command is a
+//! refusal: the run ends with an `unavailable` error (details `missing`:
+//! what the kernel lacks, `command`: `repro` or `suite`) before the
+//! command starts, and the checkout is removed, as for any other oracle
+//! error; the arena records it as the contestant's (or the base run's)
+//! oracle error. `off` runs the commands unconfined and says so in the
+//! report.
+//!
 //! # Output tail
 //!
 //! [`CommandEvidence::output_tail`] is the last [`OUTPUT_TAIL_BYTES`] of the
@@ -49,6 +77,7 @@ use super::evidence::{BaseRun, CommandEvidence, Evidence};
 use super::spec::OracleSpec;
 use crate::agent::process::{run_process, Ended, Limits, ProcessSpec, Tail};
 use crate::error::Error;
+use crate::sandbox::{home_dir, Confinement, SandboxMode, SandboxPolicy};
 use crate::workspace::{Base, Patch, RemoveProof, Workspace, Worktree, WorktreeName};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -143,6 +172,16 @@ fn cancelled() -> Error {
     Error::conflict("the oracle run was cancelled").with_detail("cancelled", true)
 }
 
+/// The sandbox policy of an oracle command run in `checkout`: the strict
+/// base of [`SandboxPolicy::new`] for this process's home (`$HOME`: its
+/// credential stores hidden, nothing writable but the private temp dir),
+/// plus `checkout` writable and the spec's network.
+pub fn oracle_policy(checkout: &Path, spec: &OracleSpec) -> SandboxPolicy {
+    SandboxPolicy::new(home_dir().as_deref())
+        .with_writable(checkout)
+        .with_network(spec.network.clone())
+}
+
 /// The base run: [`run_oracle`] without a patch, once per battle (a repro
 /// that already passes on the base is reported, not trusted).
 pub async fn run_base(
@@ -150,9 +189,10 @@ pub async fn run_base(
     project: &Path,
     base_commit: &str,
     spec: &OracleSpec,
+    sandbox: SandboxMode,
     cancel: &CancellationToken,
 ) -> Result<OracleRun, Error> {
-    run_oracle(workspace, project, base_commit, None, spec, cancel).await
+    run_oracle(workspace, project, base_commit, None, spec, sandbox, cancel).await
 }
 
 /// Makes a fresh checkout of `base_commit` of the repository `project`,
@@ -164,9 +204,14 @@ pub async fn run_base(
 /// a patch taken against another commit) is evidence, not an error:
 /// `patch_applied: false` with `apply_error`, no command run.
 ///
+/// Each command runs sandboxed under `sandbox` (see the module docs); its
+/// evidence carries the report of what was enforced.
+///
 /// Errors: `invalid_input` for a bad spec (a zero timeout, an empty
 /// command) or a bad project or base (as [`Workspace::create`] refuses
-/// them); `unavailable` when `sh` cannot be started; `io` and the like
+/// them); `unavailable` when `sh` cannot be started, or when `sandbox` is
+/// `enforce` and the kernel cannot confine the command (details `missing`
+/// and `command`; the command does not start); `io` and the like
 /// when the checkout cannot be made or removed (a removal that fails
 /// carries the checkout's path in the detail `checkout`; sweep retries it);
 /// the cancelled error ([`is_cancelled`], kind `conflict`) when `cancel`
@@ -178,6 +223,7 @@ pub async fn run_oracle(
     base_commit: &str,
     patch: Option<&Patch>,
     spec: &OracleSpec,
+    sandbox: SandboxMode,
     cancel: &CancellationToken,
 ) -> Result<OracleRun, Error> {
     check_spec(spec)?;
@@ -205,11 +251,20 @@ pub async fn run_oracle(
                 }
             }
         }
-        if let Some(command) = &spec.repro {
-            run.repro = Some(run_command(command, &worktree.path, spec.timeout, cancel).await?);
-        }
-        if let Some(command) = &spec.suite {
-            run.suite = Some(run_command(command, &worktree.path, spec.timeout, cancel).await?);
+        for (name, command, slot) in [
+            ("repro", &spec.repro, &mut run.repro),
+            ("suite", &spec.suite, &mut run.suite),
+        ] {
+            if let Some(command) = command {
+                let policy = oracle_policy(&worktree.path, spec);
+                let what = Run {
+                    name,
+                    command,
+                    cwd: &worktree.path,
+                    timeout: spec.timeout,
+                };
+                *slot = Some(run_command(what, &policy, sandbox, cancel).await?);
+            }
         }
         Ok(run)
     }
@@ -278,22 +333,59 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         .map_err(|e| Error::internal(format!("an oracle workspace call panicked: {e}")))
 }
 
-async fn run_command(
-    command: &str,
-    cwd: &Path,
+/// One command to run: its name in the spec (`repro`, `suite`), the shell
+/// text, the checkout and the timeout.
+struct Run<'a> {
+    name: &'a str,
+    command: &'a str,
+    cwd: &'a Path,
     timeout: Duration,
+}
+
+/// The sandbox of one command, or the refusal that ends the oracle run.
+fn confine(run: &Run<'_>, policy: &SandboxPolicy, mode: SandboxMode) -> Result<Confinement, Error> {
+    Confinement::prepare(policy, mode).map_err(|e| {
+        let refused = Error::new(
+            e.kind(),
+            format!(
+                "the oracle's {} command cannot run sandboxed: {}",
+                run.name,
+                e.message()
+            ),
+        );
+        e.details()
+            .iter()
+            .fold(refused, |error, (key, value)| {
+                error.with_detail(key, value.clone())
+            })
+            .with_detail("command", run.name)
+    })
+}
+
+async fn run_command(
+    run: Run<'_>,
+    policy: &SandboxPolicy,
+    mode: SandboxMode,
     cancel: &CancellationToken,
 ) -> Result<CommandEvidence, Error> {
     if cancel.is_cancelled() {
         return Err(cancelled());
     }
+    let Run {
+        command,
+        cwd,
+        timeout,
+        ..
+    } = run;
+    let confinement = Arc::new(confine(&run, policy, mode)?);
+    let report = confinement.report().clone();
     let process = ProcessSpec {
         program: PathBuf::from("sh"),
         args: vec!["-c".to_owned(), format!("exec 2>&1\n{command}")],
         cwd: Some(cwd.to_path_buf()),
         env: Default::default(),
         env_remove: SCRUBBED_ENV.iter().map(|s| (*s).to_owned()).collect(),
-        sandbox: None,
+        sandbox: Some(confinement),
     };
     let limits = Limits {
         timeout: Some(timeout),
@@ -345,6 +437,7 @@ async fn run_command(
         duration_ms,
         timed_out,
         output_tail: tail.into_string(),
+        sandbox: Some(report),
     })
 }
 

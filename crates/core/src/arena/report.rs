@@ -109,6 +109,7 @@ fn command_json(c: &CommandEvidence) -> Value {
         "timed_out": c.timed_out,
         "passed": c.passed(),
         "output_tail": c.output_tail,
+        "sandbox": c.sandbox,
     })
 }
 
@@ -117,11 +118,16 @@ fn command_json(c: &CommandEvidence) -> Value {
 /// and the timestamps. Every key is always present (`null` when unknown);
 /// maps by contestant id are sorted by id. `analysis` adds the decision's
 /// reason, tier and pairwise wins under `analysis` (`null` without one).
+/// Each command's record carries the sandbox it ran in (`sandbox`: the
+/// enforced policy as [`crate::sandbox::SandboxReport`] serializes it,
+/// `null` for records made before commands were sandboxed); the oracle's
+/// configuration its `network`.
 pub fn manifest_json(battle: &BattleReport, analysis: Option<&AnalysisReport>) -> Value {
     let spec = &battle.spec;
-    let oracle = spec.oracle.as_ref().map(
-        |o| json!({"repro": o.repro, "suite": o.suite, "timeout_ms": o.timeout.as_millis() as u64}),
-    );
+    let oracle = spec.oracle.as_ref().map(|o| {
+        json!({"repro": o.repro, "suite": o.suite, "timeout_ms": o.timeout.as_millis() as u64,
+               "network": o.network.name()})
+    });
     let mut lanes = Map::new();
     let mut benchmarks = Map::new();
     let mut evidence = Map::new();
@@ -263,8 +269,9 @@ pub fn contestant_benchmark_line(c: &ContestantReport) -> String {
 }
 
 /// A contestant's `result.md`: who, outcome, benchmark, usage, the
-/// evidence table with the tails of the commands' output (coding battles
-/// with an oracle), and the answer.
+/// evidence table with the sandbox each command ran in (one line of
+/// [`crate::sandbox::SandboxReport::summary`], when recorded) and the tails
+/// of the commands' output (coding battles with an oracle), and the answer.
 pub fn result_md(battle: &BattleReport, c: &ContestantReport) -> String {
     let mut md = format!(
         "# {}/{}\n\n- Battle: {} ({})\n- Status: {}\n- Lane: {}\n- Benchmark: {}\n",
@@ -309,6 +316,14 @@ pub fn result_md(battle: &BattleReport, c: &ContestantReport) -> String {
                 md.push_str(&format!("\nTier: **{}**\n", c.tier.as_str()));
                 if let Some(error) = &e.error {
                     md.push_str(&format!("\nOracle error: {}\n", cell(error)));
+                }
+                for (name, record) in [("repro", &e.repro), ("suite", &e.suite)] {
+                    if let Some(report) = record.as_ref().and_then(|r| r.sandbox.as_ref()) {
+                        md.push_str(&format!(
+                            "\nSandbox of the {name}: {}\n",
+                            cell(&report.summary())
+                        ));
+                    }
                 }
                 for (name, record) in [("repro", &e.repro), ("suite", &e.suite)] {
                     if let Some(r) = record.as_ref().filter(|r| !r.output_tail.is_empty()) {

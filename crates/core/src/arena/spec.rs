@@ -24,8 +24,11 @@
 //! - `contestants` are 2 to 6 `{identity, model}` pairs, both non-blank,
 //!   no pair twice and no two pairs with the same results folder
 //!   ([`super::contestant_dir`]); `judge` is one such pair, required;
-//! - `oracle` has `repro`, `suite` or both (non-blank shell commands) and a
-//!   `timeout` (default [`DEFAULT_ORACLE_TIMEOUT`]); `qa` battles have no
+//! - `oracle` has `repro`, `suite` or both (non-blank shell commands), a
+//!   `timeout` (default [`DEFAULT_ORACLE_TIMEOUT`]) and a `network`
+//!   (`"deny"` by default, `"allow"`, or `"loopback:PORT[,PORT...]"`, as
+//!   [`NetworkPolicy`] parses it: what the sandboxed commands may reach);
+//!   `qa` battles have no
 //!   patch, so `base` and `oracle` are refused there (`keep_worktrees` is
 //!   accepted and means nothing);
 //! - durations are seconds (a number) or strings such as `"90s"`, `"20m"`
@@ -42,6 +45,7 @@ use super::paths::contestant_dir;
 use crate::error::Error;
 use crate::json::describe;
 use crate::json::problems::{join, Problems};
+use crate::sandbox::NetworkPolicy;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -97,6 +101,10 @@ pub struct OracleSpec {
     pub suite: Option<String>,
     /// Each command's timeout.
     pub timeout: Duration,
+    /// What the commands may reach over the network: `deny` (the default:
+    /// a network namespace of their own, the host's listeners included
+    /// unreachable), `allow`, or loopback ports.
+    pub network: NetworkPolicy,
 }
 
 impl OracleSpec {
@@ -323,7 +331,7 @@ impl BattleSpec {
                 None
             }
             Some(Value::Object(o)) => {
-                p.unknown_keys(o, "oracle", &["repro", "suite", "timeout"]);
+                p.unknown_keys(o, "oracle", &["repro", "suite", "timeout", "network"]);
                 let repro = p.text(o.get("repro"), "oracle.repro");
                 let suite = p.text(o.get("suite"), "oracle.suite");
                 let given = |k: &str| o.get(k).is_some_and(|v| !v.is_null());
@@ -332,17 +340,35 @@ impl BattleSpec {
                 }
                 let timeout =
                     p.duration(o.get("timeout"), "oracle.timeout", DEFAULT_ORACLE_TIMEOUT);
+                let network = match o.get("network").filter(|v| !v.is_null()) {
+                    None => NetworkPolicy::Deny,
+                    Some(Value::String(s)) => s.parse().unwrap_or_else(|e: Error| {
+                        p.add("oracle.network", e.message());
+                        NetworkPolicy::Deny
+                    }),
+                    Some(other) => {
+                        p.add(
+                            "oracle.network",
+                            format!(
+                                "expected a string (\"deny\", \"allow\" or \"loopback:PORT\"), got {}",
+                                describe(other)
+                            ),
+                        );
+                        NetworkPolicy::Deny
+                    }
+                };
                 Some(OracleSpec {
                     repro,
                     suite,
                     timeout,
+                    network,
                 })
             }
             Some(other) => {
                 p.add(
                     "oracle",
                     format!(
-                        "expected an object {{repro?, suite?, timeout?}}, got {}",
+                        "expected an object {{repro?, suite?, timeout?, network?}}, got {}",
                         describe(other)
                     ),
                 );
@@ -406,6 +432,7 @@ impl BattleSpec {
                 "repro": o.repro,
                 "suite": o.suite,
                 "timeout": o.timeout.as_secs_f64(),
+                "network": o.network.name(),
             })),
             "contestant_timeout": self.contestant_timeout.as_secs_f64(),
             "keep_worktrees": self.keep_worktrees,

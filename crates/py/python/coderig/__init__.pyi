@@ -347,6 +347,7 @@ class _Oracle(TypedDict, total=False):
     repro: str
     suite: str
     timeout: _Duration
+    network: str  # "deny" (default: no network), "allow", or "loopback:PORT[,PORT...]"
 
 class _BattleSpec(TypedDict, total=False):
     """DESIGN's BattleSpec JSON (start_battle's keyword arguments, or its one dict):
@@ -363,11 +364,32 @@ class _BattleSpec(TypedDict, total=False):
     contestant_timeout: _Duration
     keep_worktrees: bool
 
+class _SandboxLimits(TypedDict, total=False):
+    open_files: int
+    processes: int
+    file_size: int
+    address_space: int
+
+class _SandboxReport(TypedDict):
+    """What the kernel enforced on a process tree (the core's SandboxReport)."""
+    mode: Literal["enforce", "auto", "off"]
+    confined: bool
+    landlock_abi: Optional[int]
+    filesystem: Literal["landlock", "namespace", "none"]
+    writable: list[str]
+    hidden: list[str]
+    network: str
+    network_enforced_by: Literal["landlock", "namespace", "none"]
+    processes: Literal["landlock", "namespace", "none"]
+    limits: _SandboxLimits
+    unenforced: list[str]
+
 class _CommandEvidence(TypedDict):
     exit_code: Optional[int]
     duration_ms: int
     timed_out: bool
     output_tail: str
+    sandbox: NotRequired[_SandboxReport]
 
 class _Evidence(TypedDict):
     repro: Optional[_CommandEvidence]

@@ -107,6 +107,10 @@ struct RunArgs {
     /// Each oracle command's time limit (`90s`, `5m`, seconds).
     #[arg(long, value_name = "D")]
     oracle_timeout: Option<String>,
+    /// What the oracle's commands may reach over the network: `deny` (the
+    /// default), `allow`, or `loopback:PORT[,PORT...]`.
+    #[arg(long, value_name = "deny|allow|loopback:PORTS")]
+    oracle_network: Option<String>,
     /// Each contestant's time limit (default 20m).
     #[arg(long, value_name = "D")]
     timeout: Option<String>,
@@ -271,12 +275,17 @@ fn spec_json(
     if let Some(base) = &args.base {
         spec["base"] = json!(base);
     }
-    if args.repro.is_some() || args.suite.is_some() || args.oracle_timeout.is_some() {
+    if args.repro.is_some()
+        || args.suite.is_some()
+        || args.oracle_timeout.is_some()
+        || args.oracle_network.is_some()
+    {
         let mut oracle = serde_json::Map::new();
         for (key, value) in [
             ("repro", &args.repro),
             ("suite", &args.suite),
             ("timeout", &args.oracle_timeout),
+            ("network", &args.oracle_network),
         ] {
             if let Some(value) = value {
                 oracle.insert(key.into(), json!(value));
@@ -1183,6 +1192,7 @@ mod tests {
             duration_ms: 1,
             timed_out,
             output_tail: String::new(),
+            sandbox: None,
         };
         assert_eq!(exit_cell(None), "-");
         assert_eq!(exit_cell(Some(&run(Some(0), false))), "0");

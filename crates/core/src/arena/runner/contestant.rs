@@ -329,6 +329,7 @@ async fn finish(
                         base,
                         Some(p),
                         oracle,
+                        inner.registry.sandbox_mode(),
                         &held.cancel,
                     )
                     .await

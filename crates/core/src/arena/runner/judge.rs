@@ -164,6 +164,7 @@ pub(crate) async fn run_analysis(inner: &Arc<Inner>, held: &Held) -> Result<(), 
                 std::path::Path::new(project),
                 base,
                 oracle,
+                inner.registry.sandbox_mode(),
                 &held.cancel,
             )
             .await

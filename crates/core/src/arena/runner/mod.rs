@@ -25,8 +25,11 @@
 //!    `contestant_timeout`, forwarding its output as live `agent_output`.
 //!    Whatever the outcome it archives `diff.patch` and `result.md`,
 //!    removes the worktree (unless `keep_worktrees`), runs the oracle on a
-//!    fresh checkout of the base with the patch, and completes the task
-//!    with the benchmark and evidence (`contestant_updated`).
+//!    fresh checkout of the base with the patch — sandboxed under the
+//!    registry's [`Registry::sandbox_mode`] (see [`crate::arena::oracle`];
+//!    a refusal under `enforce` is the contestant's oracle error) — and
+//!    completes the task with the benchmark and evidence
+//!    (`contestant_updated`).
 //! 3. When every contestant settled the battle goes `judging`; a judge
 //!    task runs the oracle on the base once, digests and pairwise judging
 //!    in both orders where the evidence does not decide, writes
