@@ -1,14 +1,20 @@
 //! The CLI agents against the real, pinned CLIs (`scripts/install-agents.sh`
 //! installs them; `CODERIG_AGENT_BIN` names its `.bin` dir) and a scripted
-//! model server on loopback. Per preset: two write turns with `edit` access
-//! (a file tool, the shell), two `read_only` turns asked for the same
-//! writes, and a turn whose provider fails.
+//! model server on loopback, every turn in coderig's sandbox (mode
+//! `enforce`). Per preset: two write turns with `edit` access (a file tool,
+//! the shell), two `read_only` turns asked for the same writes, a turn
+//! whose provider fails, and a `read_only` and an `edit` turn asked to
+//! write with the shell to an absolute path under the home directory,
+//! outside the work dir (for opencode also at `read_only` with every
+//! permission reopened by its config): the file never appears and the turn
+//! reports who refused it.
 //!
 //! Without `CODERIG_AGENT_BIN` the test says it is SKIPPED and passes, unless
 //! `CODERIG_REQUIRE_AGENTS=1`, which makes it fail instead (CI sets it).
 
 #![cfg(unix)]
 
+use coderig::agent::cli::OPENCODE_PERMISSIONS;
 use coderig::agent::AgentError;
 use coderig::agent::{
     Access, Agent, AgentErrorKind, AgentEvent, CliAgent, CliConfig, CliPreset, Turn, TurnOutcome,
@@ -164,14 +170,17 @@ fn config(preset: CliPreset, bin: &Path, sb: &Sandbox, base: &str) -> CliConfig 
                 .map(|m| format!(r#""{m}":{{"name":"{m}","tool_call":true}}"#))
                 .collect::<Vec<_>>()
                 .join(",");
+            // The base URL comes from the environment (opencode's `{env:…}`),
+            // where the sandbox finds the model server's port.
             let json = format!(
                 r#"{{"$schema":"https://opencode.ai/config.json",
  "provider":{{"local":{{"npm":"@ai-sdk/openai-compatible","name":"Local scripted",
-   "options":{{"baseURL":"{base}/v1","apiKey":"dummy"}},"models":{{{models}}}}}}},
+   "options":{{"baseURL":"{{env:LOCAL_BASE_URL}}","apiKey":"dummy"}},"models":{{{models}}}}}}},
  "model":"local/{MODEL}","small_model":"local/{MODEL}","autoupdate":false,"share":"disabled"}}"#
             );
             std::fs::write(sb.home.join("opencode.json"), json).unwrap();
             env.insert("OPENCODE_CONFIG", h("opencode.json"));
+            env.insert("LOCAL_BASE_URL", format!("{base}/v1"));
             for v in [
                 "OPENCODE_DISABLE_AUTOUPDATE",
                 "OPENCODE_DISABLE_MODELS_FETCH",
@@ -270,6 +279,11 @@ async fn write_turn(
     if outcome.usage.output == 0 {
         return Err(format!("no output tokens counted: {:?}", outcome.usage));
     }
+    // The write happened inside the sandbox: confined, the work dir writable.
+    match &outcome.sandbox {
+        Some(r) if r.confined && r.writable.contains(&sb.work) => {}
+        other => return Err(format!("sandbox {other:?}")),
+    }
     let tools: Vec<&str> = events
         .iter()
         .filter_map(|e| match e {
@@ -329,11 +343,103 @@ async fn error_turn(preset: CliPreset, bin: &Path, base: &str) -> Result<String,
     }
 }
 
+/// Who refuses a write outside the work dir, as observed with the pinned
+/// CLIs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// The CLI offers the model no shell and no write tool (its own
+    /// `read_only` flags), so no tool call happens.
+    Cli,
+    /// The shell command runs and the kernel refuses the write: its tool
+    /// result says `Permission denied`.
+    Kernel,
+}
+
+/// A turn asked to write, with the shell, to an absolute path under the
+/// (isolated) home directory, outside the work dir: the file does not
+/// appear, the turn reports the refusal, and its outcome records the
+/// sandbox — writable state dirs and tmp (and the work dir at `edit`), the
+/// model server's loopback port.
+async fn outside_turn(
+    preset: CliPreset,
+    bin: &Path,
+    base: &str,
+    access: Access,
+    open_permissions: bool,
+) -> Result<String, String> {
+    let sb = sandbox();
+    let target = sb.home.join(format!("outside-{preset}.txt"));
+    let mut c = config(preset, bin, &sb, base);
+    if open_permissions {
+        // The user's config opens every permission, read_only or not: the
+        // kernel still refuses.
+        c.env.insert(
+            "OPENCODE_PERMISSION".into(),
+            OPENCODE_PERMISSIONS[2].1.to_string(),
+        );
+    }
+    let agent = CliAgent::new(c);
+    let prompt = format!("Create {} containing hi using the shell", target.display());
+    let turn = Turn::new(prompt)
+        .model(model_for(preset, MODEL))
+        .workdir(&sb.work)
+        .access(access);
+    let (result, events) = run(&agent, turn).await;
+    if target.exists() {
+        return Err(format!("{} was written: {events:?}", target.display()));
+    }
+    let outcome = result.map_err(|e| format!("{e:?}"))?;
+    if outcome.final_text.trim() != "done" {
+        return Err(format!("final text {:?}", outcome.final_text));
+    }
+    let report = outcome.sandbox.ok_or("the outcome records no sandbox")?;
+    let port = base.rsplit(':').next().unwrap_or_default();
+    let writable_work = report.writable.iter().any(|w| w == &sb.work);
+    if !report.confined
+        || !report.network.starts_with("loopback:")
+        || !report.network.split([':', ',']).any(|p| p == port)
+        || writable_work != (access == Access::Edit)
+        || report.writable.contains(&sb.home)
+    {
+        return Err(format!("sandbox {report:?}"));
+    }
+    let calls = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::ToolCall { .. }))
+        .count();
+    let denied = events.iter().find_map(|e| match e {
+        AgentEvent::ToolResult { ok, output, .. } if output.contains("Permission denied") => {
+            Some(*ok)
+        }
+        _ => None,
+    });
+    let want = match (preset, access) {
+        (CliPreset::Codex, _) | (_, Access::Edit) => Refusal::Kernel,
+        (CliPreset::Opencode, _) if open_permissions => Refusal::Kernel,
+        _ => Refusal::Cli,
+    };
+    match (want, calls, denied) {
+        (Refusal::Cli, 0, None) => Ok(format!(
+            "no file; refused by the CLI (no shell at {access}); {}",
+            report.summary()
+        )),
+        // opencode reports a command that ran and failed as a completed
+        // tool call; the others as a failed one.
+        (Refusal::Kernel, 1, Some(ok)) if ok == (preset == CliPreset::Opencode) => Ok(format!(
+            "no file; refused by the kernel (Permission denied); {}",
+            report.summary()
+        )),
+        _ => Err(format!(
+            "expected a refusal by the {want:?}, got {calls} tool calls: {events:?}"
+        )),
+    }
+}
+
 type Outcomes = Vec<(String, Result<String, String>)>;
 
 async fn preset_turns(preset: CliPreset, bin: PathBuf, base: String) -> Outcomes {
     let (bin, base) = (bin.as_path(), base.as_str());
-    vec![
+    let mut turns = vec![
         (
             format!("{preset} edit (file tool)"),
             write_turn(preset, bin, base, WRITE).await,
@@ -354,7 +460,25 @@ async fn preset_turns(preset: CliPreset, bin: PathBuf, base: String) -> Outcomes
             format!("{preset} provider error"),
             error_turn(preset, bin, base).await,
         ),
-    ]
+        (
+            format!("{preset} read_only (shell, outside the work dir)"),
+            outside_turn(preset, bin, base, Access::ReadOnly, false).await,
+        ),
+        (
+            format!("{preset} edit (shell, outside the work dir)"),
+            outside_turn(preset, bin, base, Access::Edit, false).await,
+        ),
+    ];
+    if preset == CliPreset::Opencode {
+        // Only opencode's permissions can be reopened by the agent's config
+        // (its env wins over the preset's); claude's and qwen's read_only
+        // flags cannot be undone by appended ones.
+        turns.push((
+            format!("{preset} read_only, every permission opened by its config (shell, outside)"),
+            outside_turn(preset, bin, base, Access::ReadOnly, true).await,
+        ));
+    }
+    turns
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,6 +10,8 @@
 //! env = { ANTHROPIC_BASE_URL = "http://127.0.0.1:9000" }
 //! timeout = "20m"
 //! idle_timeout = "5m"
+//! network = "loopback:9000"        # allow | deny | loopback:PORT[,PORT]; default: derived
+//! state_dirs = ["~/.cache/my-plugin"]  # writable besides the preset's own (custom: its only ones)
 //! [agents.local]
 //! kind = "openai"
 //! base_url = "http://127.0.0.1:8080/v1"
@@ -111,9 +113,25 @@ pub struct AgentSpec {
     #[serde(default)]
     pub format: Option<String>,
     /// cli `custom`: whether its arguments really enforce read-only turns
-    /// (otherwise a `read_only` turn is refused as `unavailable`).
+    /// (otherwise a `read_only` turn is refused as `unavailable` when the
+    /// sandbox does not confine its writes either).
     #[serde(default)]
     pub enforces_read_only: bool,
+    /// cli: directories the CLI writes its own state to, kept writable in
+    /// its sandbox at `read_only` and `edit` (absolute, or `~/…` under the
+    /// turn's `HOME`; created when missing). A `custom` agent's only state
+    /// dirs; added to a preset's own (see
+    /// [`CliPreset::state_paths`]).
+    #[serde(default)]
+    pub state_dirs: Vec<PathBuf>,
+    /// cli: what the sandbox lets the CLI reach at `read_only` and `edit`:
+    /// `allow`, `deny` or `loopback:PORT[,PORT…]`. Default: derived — the
+    /// ports of the loopback URLs (`http://127.0.0.1:P`, `localhost:P`,
+    /// `[::1]:P`) in its `env` values and arguments, else `allow` (a cloud
+    /// agent must reach its provider, and the kernel filters TCP by port,
+    /// not by host).
+    #[serde(default)]
+    pub network: Option<crate::sandbox::NetworkPolicy>,
     /// openai: the base URL, ending in `/v1`.
     #[serde(default)]
     pub base_url: Option<String>,
@@ -141,9 +159,8 @@ pub struct AgentSpec {
 /// `idle_timeout`, `env`, `models`, allowed for all).
 fn key_kind(key: &str) -> Option<AgentKind> {
     match key {
-        "preset" | "command" | "args" | "extra_args" | "format" | "enforces_read_only" => {
-            Some(AgentKind::Cli)
-        }
+        "preset" | "command" | "args" | "extra_args" | "format" | "enforces_read_only"
+        | "state_dirs" | "network" => Some(AgentKind::Cli),
         "base_url" | "api_key" | "api_key_env" | "model" | "headers" => Some(AgentKind::Openai),
         "script" | "scripts" => Some(AgentKind::Scripted),
         _ => None,
@@ -223,6 +240,14 @@ impl RigConfig {
             }
             match spec.kind {
                 AgentKind::Cli => {
+                    for (i, dir) in spec.state_dirs.iter().enumerate() {
+                        let text = dir.to_string_lossy();
+                        if !(dir.is_absolute() || text.starts_with("~/")) {
+                            problems.push(format!(
+                                "{at}.state_dirs[{i}]: {text:?} is relative: give an absolute path or one under ~/"
+                            ));
+                        }
+                    }
                     let presets = CliPreset::NAMES;
                     match spec.preset.as_deref() {
                         None => problems.push(format!(
@@ -295,5 +320,60 @@ impl RigConfig {
         } else {
             Err(Error::invalid_input(problems.join("; ")))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::NetworkPolicy;
+    use serde_json::json;
+
+    fn cli(extra: serde_json::Value) -> Result<RigConfig, Error> {
+        let mut agent = json!({"kind": "cli", "preset": "custom", "command": "sh",
+                               "args": ["{prompt}"], "format": "text"});
+        agent
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        RigConfig::from_json(json!({"agents": {"a": agent}}))
+    }
+
+    #[test]
+    fn state_dirs_and_network_decode_and_validate() {
+        let config =
+            cli(json!({"state_dirs": ["~/.a", "/b"], "network": "loopback:9000"})).unwrap();
+        let spec = &config.agents["a"];
+        assert_eq!(spec.state_dirs, [PathBuf::from("~/.a"), "/b".into()]);
+        assert_eq!(spec.network, Some(NetworkPolicy::Ports(vec![9000])));
+        assert_eq!(cli(json!({})).unwrap().agents["a"].network, None);
+        for (extra, path) in [
+            (json!({"state_dirs": ["rel/dir"]}), "agents.a.state_dirs[0]"),
+            (
+                json!({"state_dirs": ["/ok", "~x"]}),
+                "agents.a.state_dirs[1]",
+            ),
+            (json!({"network": "loopback:"}), "agents.a.network"),
+            (json!({"network": "sometimes"}), "agents.a.network"),
+        ] {
+            let e = cli(extra.clone()).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{extra}");
+            let text = format!("{} {:?}", e.message(), e.details());
+            assert!(text.contains(path), "{extra}: {text}");
+        }
+        // A preset takes them too (added to its own state dirs).
+        let preset = RigConfig::from_json(json!({"agents": {"c": {
+            "kind": "cli", "preset": "codex", "state_dirs": ["~/.x"], "network": "allow"}}}))
+        .unwrap();
+        assert_eq!(preset.agents["c"].network, Some(NetworkPolicy::Allow));
+        // They are CLI keys.
+        let e = RigConfig::from_json(json!({"agents": {"s": {
+            "kind": "scripted", "script": [{"text": "x"}], "network": "deny"}}}))
+        .unwrap_err();
+        assert!(
+            e.message().contains("`network` is a key of kind \"cli\""),
+            "{}",
+            e.message()
+        );
     }
 }

@@ -59,6 +59,8 @@ pub(crate) fn build_cli_agent(
             None => None,
         };
         config.enforces_read_only = spec.enforces_read_only;
+        config.state_dirs = spec.state_dirs.clone();
+        config.network = spec.network.clone();
         if let Some(t) = spec.timeout {
             config.timeout = t;
         }

@@ -4,6 +4,7 @@
 use crate::agent::parse::StreamFormat;
 use crate::agent::process::ProcessSpec;
 use crate::agent::{Access, AgentError, AgentErrorKind, Turn};
+use crate::sandbox::NetworkPolicy;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,9 +31,19 @@ pub struct CliConfig {
     /// format other than its own is a configuration error.
     pub format: Option<StreamFormat>,
     /// `custom` only: the command itself keeps a `read_only` turn from
-    /// writing. Without it a `custom` agent refuses `read_only` turns,
-    /// since nothing here could enforce them.
+    /// writing. Without it a `custom` agent refuses `read_only` turns that
+    /// the sandbox does not confine either (mode `off`, or `auto` on a
+    /// kernel without Landlock), since nothing would enforce them.
     pub enforces_read_only: bool,
+    /// Directories the CLI writes its own state to, kept writable in its
+    /// sandbox at `read_only` and `edit`, besides the preset's own
+    /// ([`CliPreset::state_paths`]; a `custom` agent has only these).
+    /// Absolute, or `~/…` under the turn's `HOME`; created when missing.
+    pub state_dirs: Vec<PathBuf>,
+    /// What the sandbox lets the CLI reach at `read_only` and `edit`
+    /// (`None`: derived from the loopback URLs in its `env` and arguments,
+    /// see `cli::turn_network`).
+    pub network: Option<NetworkPolicy>,
     /// Wall-clock limit of a turn that sets none (default 20 min).
     pub timeout: Duration,
     /// Idle limit of a turn that sets none (default 5 min): no stdout line
@@ -53,6 +64,8 @@ impl CliConfig {
             env: BTreeMap::new(),
             format: None,
             enforces_read_only: false,
+            state_dirs: Vec::new(),
+            network: None,
             timeout: Duration::from_secs(20 * 60),
             idle_timeout: Duration::from_secs(5 * 60),
             kill_grace: Duration::from_secs(5),
@@ -88,15 +101,28 @@ pub const OPENCODE_PERMISSIONS: [(Access, &str); 3] = [
 ];
 
 /// The process that runs `turn` with `config`: program, flags (headless
-/// mode, stream format, model, access), environment and work dir.
+/// mode, stream format, model, access), environment and work dir. The
+/// returned spec has no sandbox: the caller attaches it.
+///
+/// `confined` says whether coderig's sandbox confines the turn's writes
+/// (Landlock enforced). Then codex runs without its own sandbox
+/// (`--sandbox danger-full-access`): its bubblewrap cannot start inside
+/// coderig's (it must write `/proc/self/uid_map`, which the kernel refuses
+/// there), so every shell command would hang; coderig's sandbox confines
+/// those commands instead, at least as tightly. And a `custom` agent may
+/// take `read_only` turns.
 ///
 /// Pure: no lookup on `PATH`, no file system. Errors, all before anything
 /// runs: a relative work dir, bad configuration (`custom` without a
 /// command, `args` or a foreign `format` on a preset, a placeholder without
 /// a value) are [`AgentErrorKind::Spawn`]; a `read_only` turn for a
-/// `custom` agent without `enforces_read_only` is
+/// `custom` agent without `enforces_read_only`, not `confined`, is
 /// [`AgentErrorKind::Unavailable`].
-pub fn build_command(config: &CliConfig, turn: &Turn) -> Result<ProcessSpec, AgentError> {
+pub fn build_command(
+    config: &CliConfig,
+    turn: &Turn,
+    confined: bool,
+) -> Result<ProcessSpec, AgentError> {
     let bad = |msg: String| AgentError::new(AgentErrorKind::Spawn, msg);
     let preset = config.preset;
     if let Some(dir) = &turn.workdir {
@@ -200,6 +226,10 @@ pub fn build_command(config: &CliConfig, turn: &Turn) -> Result<ProcessSpec, Age
                 args.extend([s("-m"), s(m)]);
             }
             match turn.access {
+                Access::ReadOnly | Access::Edit if confined => {
+                    args.extend([s("--sandbox"), s("danger-full-access")]);
+                    args.extend([s("-c"), s("approval_policy=never")]);
+                }
                 Access::ReadOnly | Access::Edit => {
                     let sandbox = if turn.access == Access::Edit {
                         "workspace-write"
@@ -231,11 +261,12 @@ pub fn build_command(config: &CliConfig, turn: &Turn) -> Result<ProcessSpec, Age
             args.push(flag_safe(&with_system(turn)));
         }
         CliPreset::Custom => {
-            if turn.access == Access::ReadOnly && !config.enforces_read_only {
+            if turn.access == Access::ReadOnly && !config.enforces_read_only && !confined {
                 return Err(AgentError::new(
                     AgentErrorKind::Unavailable,
-                    "this custom agent cannot enforce read_only (set enforces_read_only \
-                     when its command does)",
+                    "this custom agent cannot enforce read_only: the sandbox does not confine \
+                     its writes (sandbox mode off, or a kernel without Landlock); set \
+                     enforces_read_only when its command keeps a turn from writing",
                 ));
             }
             let prompt = with_system(turn);
@@ -324,7 +355,7 @@ mod tests {
     }
 
     fn argv(preset: CliPreset, turn: &Turn) -> Vec<String> {
-        let spec = build_command(&CliConfig::new(preset), turn).unwrap();
+        let spec = build_command(&CliConfig::new(preset), turn, false).unwrap();
         let mut v = vec![spec.program.display().to_string()];
         v.extend(spec.args);
         v
@@ -363,6 +394,39 @@ mod tests {
     }
 
     #[test]
+    fn a_confined_codex_leaves_the_sandbox_to_coderig() {
+        // Codex's bubblewrap cannot start inside coderig's sandbox; the
+        // other presets' flags do not depend on it.
+        for access in [Access::ReadOnly, Access::Edit] {
+            let spec =
+                build_command(&CliConfig::new(CliPreset::Codex), &turn(access), true).unwrap();
+            assert_eq!(
+                spec.args,
+                words("exec --json --skip-git-repo-check -C /w -m m1 --sandbox danger-full-access -c approval_policy=never")
+                    .into_iter()
+                    .chain(["fix it".to_string()])
+                    .collect::<Vec<_>>(),
+                "{access}"
+            );
+        }
+        for preset in [CliPreset::Claude, CliPreset::Qwen, CliPreset::Opencode] {
+            for &access in Access::ALL {
+                let config = CliConfig::new(preset);
+                assert_eq!(
+                    build_command(&config, &turn(access), true).unwrap(),
+                    build_command(&config, &turn(access), false).unwrap(),
+                    "{preset} {access}"
+                );
+            }
+        }
+        let full =
+            build_command(&CliConfig::new(CliPreset::Codex), &turn(Access::Full), true).unwrap();
+        assert!(full
+            .args
+            .contains(&"--dangerously-bypass-approvals-and-sandbox".to_string()));
+    }
+
+    #[test]
     fn env_per_preset_and_access() {
         use Access::*;
         use CliPreset::*;
@@ -393,7 +457,7 @@ mod tests {
             (Opencode, Edit, "PWD", Some("/w")),
         ];
         for (preset, access, name, want) in rows {
-            let spec = build_command(&CliConfig::new(*preset), &turn(*access)).unwrap();
+            let spec = build_command(&CliConfig::new(*preset), &turn(*access), false).unwrap();
             assert_eq!(
                 spec.env.get(*name).map(String::as_str),
                 *want,
@@ -419,7 +483,7 @@ mod tests {
         let mut t = Turn::new("-do it").access(Access::Full);
         t.system = Some("be brief".into());
         t.env.insert("A".into(), "turn".into());
-        let spec = build_command(&config, &t).unwrap();
+        let spec = build_command(&config, &t, false).unwrap();
         assert_eq!(spec.program, PathBuf::from("/opt/codex"));
         assert_eq!(
             spec.args,
@@ -442,7 +506,7 @@ mod tests {
         config.extra_args = vec!["--max-turns".into(), "3".into()];
         let mut t = Turn::new("--help").access(Access::Edit);
         t.system = Some("be brief".into());
-        let args = build_command(&config, &t).unwrap().args;
+        let args = build_command(&config, &t, false).unwrap().args;
         assert_eq!(
             args,
             [
@@ -482,7 +546,7 @@ mod tests {
             .model("m")
             .workdir("/w")
             .access(Access::Edit);
-        let spec = build_command(&config, &t).unwrap();
+        let spec = build_command(&config, &t, false).unwrap();
         assert_eq!(
             spec.args,
             [
@@ -496,14 +560,17 @@ mod tests {
         );
         assert_eq!(config.stream_format(), StreamFormat::CodexJson);
 
-        let e = build_command(&config, &t.clone().access(Access::ReadOnly)).unwrap_err();
+        let e = build_command(&config, &t.clone().access(Access::ReadOnly), false).unwrap_err();
         assert_eq!(e.kind, AgentErrorKind::Unavailable);
+        assert!(e.message.contains("sandbox"), "{e:?}");
+        // Confined by the sandbox, a custom agent takes read_only turns.
+        assert!(build_command(&config, &t.clone().access(Access::ReadOnly), true).is_ok());
         config.enforces_read_only = true;
-        assert!(build_command(&config, &t.clone().access(Access::ReadOnly)).is_ok());
+        assert!(build_command(&config, &t.clone().access(Access::ReadOnly), false).is_ok());
 
         let mut no_model = t.clone();
         no_model.model = None;
-        let e = build_command(&config, &no_model).unwrap_err();
+        let e = build_command(&config, &no_model, false).unwrap_err();
         assert_eq!(e.kind, AgentErrorKind::Spawn);
         assert!(e.message.contains("{model}"), "{e:?}");
         assert_eq!(
@@ -528,12 +595,12 @@ mod tests {
             (&wrong_format, &t, "own format"),
             (&own_format, &t.clone().workdir("rel"), "not absolute"),
         ] {
-            let e = build_command(config, turn).unwrap_err();
+            let e = build_command(config, turn, false).unwrap_err();
             assert_eq!(e.kind, AgentErrorKind::Spawn);
             assert!(e.message.contains(part), "{part}: {e:?}");
         }
         custom.command = Some("x".into());
-        assert!(build_command(&custom, &t).is_ok());
-        assert!(build_command(&own_format, &t).is_ok());
+        assert!(build_command(&custom, &t, false).is_ok());
+        assert!(build_command(&own_format, &t, false).is_ok());
     }
 }

@@ -2,19 +2,28 @@
 //! opencode, or any CLI whose stdout one of the parsers reads, run headless
 //! as a process group.
 //!
-//! A turn is three steps, two of them pure:
-//! 1. [`build_command`] (pure) maps the preset, its config and the turn to
+//! A turn is four steps, two of them pure:
+//! 1. The sandbox (`sandbox.rs`): at `read_only` the CLI may write only its
+//!    own state paths and a private `TMPDIR`, whatever its flags say; at
+//!    `edit` also the work dir (in a git worktree, also the worktree's own
+//!    git dir and the repository's object store); `full` is unconfined.
+//!    The network is the agent's `network`, else its model server's
+//!    loopback ports when its `env` or arguments name one, else `allow`.
+//!    Enforced by the kernel under the turn's sandbox mode (default
+//!    `enforce`, which refuses with `unavailable` what it cannot confine);
+//!    the outcome's `sandbox` is what was enforced.
+//! 2. [`build_command`] (pure) maps the preset, its config and the turn to
 //!    a [`ProcessSpec`]: the CLI's headless flags, its stream format, the
 //!    model, and [`Access`](crate::agent::Access) as the CLI's own
 //!    permission flags (table below). A preset that cannot enforce
 //!    `read_only` refuses it with `unavailable` rather than run
 //!    write-capable.
-//! 2. [`run_process`] runs it (own process group, stdin `/dev/null`,
+//! 3. [`run_process`] runs it (own process group, stdin `/dev/null`,
 //!    bounded lines and stderr, timeout and idle timeout, no survivor); each
 //!    stdout line goes through the format's [`StreamParser`] (repeated
 //!    `SessionStarted`s of one session dropped), its events to the caller's
 //!    channel and into an [`OutcomeBuilder`].
-//! 3. The end (pure) maps the process's ending and the events to the
+//! 4. The end (pure) maps the process's ending and the events to the
 //!    outcome or an [`AgentError`] (see `end_turn`'s table): cancel,
 //!    timeout and idle are errors of those kinds; a non-zero exit is the
 //!    agent's reported error (`provider`) or else `exit`; a clean exit with
@@ -25,8 +34,13 @@
 //! | claude | `--permission-mode plan --disallowedTools Bash,Edit,Write,MultiEdit,NotebookEdit` | `--permission-mode acceptEdits --allowedTools Bash` | `--dangerously-skip-permissions`, env `IS_SANDBOX=1` |
 //! | qwen | `--approval-mode plan` | `--allowed-tools run_shell_command … --approval-mode auto-edit` | `--approval-mode yolo` |
 //! | codex | `--sandbox read-only -c approval_policy=never` | `--sandbox workspace-write -c approval_policy=never` | `--dangerously-bypass-approvals-and-sandbox` |
+//! | codex, when coderig's sandbox confines its writes | `--sandbox danger-full-access -c approval_policy=never` | the same | as above |
 //! | opencode | env `OPENCODE_PERMISSION` denying edit, bash, webfetch, external dirs | allowing edit, bash, webfetch | allowing all of those |
-//! | custom | refused unless `enforces_read_only` | as configured | as configured |
+//! | custom | refused unless confined by the sandbox or `enforces_read_only` | as configured | as configured |
+//!
+//! Codex's own sandbox (bubblewrap) cannot start inside coderig's — it
+//! must write `/proc/self/uid_map`, which the kernel refuses there — so a
+//! confined codex leaves the confinement of its commands to coderig.
 //!
 //! Events go to the caller's channel through an unbounded queue, so a slow
 //! reader never stalls the CLI's stdout (which would trip its idle timer);
@@ -35,6 +49,7 @@
 
 mod command;
 mod end;
+mod sandbox;
 
 pub use command::{build_command, CliConfig, CliPreset, OPENCODE_PERMISSIONS};
 
@@ -89,7 +104,9 @@ impl Agent for CliAgent {
             }
             turn.workdir = Some(abs);
         }
-        let spec = build_command(&self.config, &turn)?;
+        let sandbox = sandbox::prepare(&self.config, &turn)?;
+        let mut spec = build_command(&self.config, &turn, sandbox.confines_writes())?;
+        spec.sandbox = sandbox.confinement.clone();
         let applied = Applied {
             timeout: turn.timeout.unwrap_or(self.config.timeout),
             idle_timeout: turn.idle_timeout.unwrap_or(self.config.idle_timeout),
@@ -100,7 +117,7 @@ impl Agent for CliAgent {
             kill_grace: self.config.kill_grace,
             ..Limits::default()
         };
-        run_cli(
+        let mut outcome = run_cli(
             &spec,
             &limits,
             applied,
@@ -108,7 +125,9 @@ impl Agent for CliAgent {
             events,
             cancel,
         )
-        .await
+        .await?;
+        outcome.sandbox = Some(sandbox.report);
+        Ok(outcome)
     }
 }
 
