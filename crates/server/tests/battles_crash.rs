@@ -219,7 +219,11 @@ async fn a_server_killed_mid_battle_leaves_no_agent_and_its_restart_finishes_the
     // that records its pid (the group leader's). Its first run becomes a
     // long `sleep` (exec: the leader itself, so only PR_SET_PDEATHSIG can
     // end it early: an orphan would outlive every check below); a rescued
-    // run sleeps briefly, fixes the file and ends.
+    // run sleeps briefly, fixes the file and ends. The sandbox is off: this
+    // test follows the agents' own pids and records them outside their
+    // worktrees, which a sandboxed agent can do neither of (its pids are
+    // those of its PID namespace, its writes stay in its worktree); what
+    // survives a SIGKILL under the sandbox is tested in sandbox_hostile.rs.
     let script = format!(
         "echo $$ >> {pids}; if [ -e {root}/ran-{{model}} ]; then sleep 1; echo fixed > calc.txt; echo done; \
          else touch {root}/ran-{{model}}; exec sleep 120; fi",
@@ -238,6 +242,9 @@ format = "text"
 [agents.judge]
 kind = "scripted"
 script = [ {{ text = "Both fixed it.\nWINNER: sh/a" }} ]
+
+[sandbox]
+mode = "off"
 "#
     );
     std::fs::write(root.join("coderig.toml"), config).unwrap();
