@@ -36,6 +36,8 @@ pub const LISTS: &[(&str, &[&str])] = &[
     ("stream_format", crate::agent::parse::StreamFormat::NAMES),
     ("cli_preset", crate::agent::CliPreset::NAMES),
     ("access", crate::agent::Access::NAMES),
+    ("sandbox_mode", crate::sandbox::SandboxMode::NAMES),
+    ("sandbox_enforcer", crate::sandbox::Enforcer::NAMES),
     ("agent_kind", crate::agent::config::AgentKind::NAMES),
     ("agent_error_kind", crate::agent::AgentErrorKind::NAMES),
     ("agent_event_type", crate::agent::AgentEvent::TYPE_NAMES),

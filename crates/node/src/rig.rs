@@ -64,6 +64,7 @@ struct RigArgs {
     config: Option<String>,
     agents: Option<Value>,
     project_roots: Option<Vec<String>>,
+    sandbox: Option<Value>,
 }
 
 /// The options of `rig.agents`, decoded (`AgentsOptions`).
@@ -201,8 +202,12 @@ impl Rig {
     ) -> napi::Result<Self> {
         js(&env, || {
             let args: RigArgs = decode_named("options", options_json(&env, options)?)?;
-            let (registry, config) =
+            let (mut registry, config) =
                 Registry::open(args.config.as_deref().map(Path::new), args.agents)?;
+            if let Some(sandbox) = args.sandbox {
+                registry
+                    .set_sandbox_mode(coderig::sandbox::SandboxConfig::from_json(sandbox)?.mode);
+            }
             let runtime = Arc::new(Runtime::new(
                 registry.clone(),
                 args.data_dir.as_deref(),

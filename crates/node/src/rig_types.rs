@@ -34,6 +34,12 @@ pub struct RigOptions {
     /// keys, as in the file; not with `config`).
     #[napi(ts_type = "Record<string, AgentSpec> | null")]
     pub agents: Option<String>,
+    /// The mode every process the rig starts runs under: `'enforce'`
+    /// (default: refuse what the kernel cannot confine), `'auto'` or
+    /// `'off'`, or the `[sandbox]` table (`{mode: 'auto'}`); it replaces
+    /// the config file's.
+    #[napi(ts_type = "'enforce' | 'auto' | 'off' | { mode?: 'enforce' | 'auto' | 'off' } | null")]
+    pub sandbox: Option<String>,
 }
 
 /// One entry of `coderig.toml`'s `[agents]` table, as `new Rig({agents})`
@@ -77,6 +83,14 @@ pub struct AgentSpec {
     /// cli `custom`: its arguments really keep a read-only turn from writing.
     #[napi(ts_type = "boolean | null")]
     pub enforces_read_only: Option<String>,
+    /// cli: extra directories the CLI keeps state in, writable inside its
+    /// sandbox (absolute or `~/...`; each preset declares its own).
+    #[napi(ts_type = "string[] | null")]
+    pub state_dirs: Option<String>,
+    /// cli: the network of its sandbox (`allow`, `deny`, `loopback:PORT`;
+    /// default: the loopback ports of its model-server URLs, else `allow`).
+    #[napi(ts_type = "string | null")]
+    pub network: Option<String>,
     /// openai: the base URL, ending in `/v1`.
     #[napi(ts_type = "string | null")]
     pub base_url: Option<String>,
@@ -213,6 +227,48 @@ pub struct TurnOutcome {
     /// The CLI's exit code (CLI agents).
     #[napi(js_name = "exit_code")]
     pub exit_code: Option<i32>,
+    /// The sandbox the CLI ran under, as enforced (CLI agents).
+    pub sandbox: Option<SandboxReport>,
+}
+
+/// What was enforced on a process tree (the core's
+/// `coderig::sandbox::SandboxReport`): recorded with every CLI turn,
+/// command step attempt and oracle run.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct SandboxReport {
+    /// The mode it ran under.
+    #[napi(ts_type = "'enforce' | 'auto' | 'off'")]
+    pub mode: String,
+    /// Whether every part of the policy was enforced by the kernel.
+    pub confined: bool,
+    /// The Landlock ABI the kernel offered, when Landlock was used.
+    #[napi(js_name = "landlock_abi")]
+    pub landlock_abi: Option<u32>,
+    /// How writes (and reads of hidden paths) were confined.
+    #[napi(ts_type = "'landlock' | 'namespace' | 'none'")]
+    pub filesystem: String,
+    /// The writable paths, the private temp dir included.
+    pub writable: Vec<String>,
+    /// The hidden paths that exist (credential stores).
+    pub hidden: Vec<String>,
+    /// `allow`, `deny` or `loopback:PORT,...`.
+    pub network: String,
+    /// How the network policy was enforced.
+    #[napi(
+        js_name = "network_enforced_by",
+        ts_type = "'landlock' | 'namespace' | 'none'"
+    )]
+    pub network_enforced_by: String,
+    /// How the process tree is kept from outliving its use.
+    #[napi(ts_type = "'landlock' | 'namespace' | 'none'")]
+    pub processes: String,
+    /// The limits applied (absent ones are inherited).
+    #[napi(
+        ts_type = "{ open_files?: number, processes?: number, file_size?: number, address_space?: number }"
+    )]
+    pub limits: String,
+    /// What `auto` could not enforce, each with why.
+    pub unenforced: Vec<String>,
 }
 
 /// The `details` of the error `turn.wait()` rejects with when the turn

@@ -14,7 +14,7 @@ const names = coderig.names()
 const KEYS = [
   'tier', 'match_kind', 'violation_kind', 'trigger_rule', 'step_kind', 'skip_reason', 'step_status',
   'resume_action', 'failure_kind', 'step_outcome', 'flow_error', 'task_state', 'battle_type', 'lane',
-  'contestant_status', 'contestant_action', 'evidence_tier', 'winner_source', 'verdict', 'stream_format', 'cli_preset', 'access', 'agent_kind', 'agent_error_kind', 'agent_event_type',
+  'contestant_status', 'contestant_action', 'evidence_tier', 'winner_source', 'verdict', 'stream_format', 'cli_preset', 'access', 'sandbox_mode', 'sandbox_enforcer', 'agent_kind', 'agent_error_kind', 'agent_event_type',
   'error_class', 'error_kind', 'error_code',
 ]
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -335,9 +335,11 @@ describe('exit', () => {
     const workdir = process.argv[1]
     const rig = new Rig({ agents: { hang: {
       kind: 'cli', preset: 'custom', command: 'sh',
-      args: ['-c', 'sleep 300 & echo $! > {workdir}/pid; wait'],
+      // Sandboxed, the sleeper runs in a PID namespace of its own: it
+      // records its pid as the host sees it (the host's /proc/self/stat).
+      args: ['-c', '(read p _ < /proc/self/stat; echo $p > {workdir}/pid; exec sleep 300) & wait'],
       format: 'text', enforces_read_only: true } } })
-    rig.runTurn('hang', null, 'p', { workdir })
+    rig.runTurn('hang', null, 'p', { workdir, access: 'edit' })
     const poll = () => {
       if (existsSync(workdir + '/pid') && readFileSync(workdir + '/pid', 'utf8').trim()) {
         console.log('running')
@@ -368,4 +370,40 @@ describe('exit', () => {
       assert.ok(gone(pid), `the agent's child ${pid} outlived Node`)
     })
   }
+})
+
+describe('sandbox', () => {
+  /** A custom CLI agent (plain `sh`) that writes inside its workdir and outside it. */
+  const escaper = (outside) => ({
+    kind: 'cli', preset: 'custom', command: 'sh', format: 'text', enforces_read_only: true,
+    args: ['-c', `echo in > ./inside; if echo out > '${outside}/escaped' 2>/dev/null; then echo escaped; else echo refused; fi`],
+  })
+
+  test('the mode is decoded by the core', () => {
+    for (const good of ['enforce', 'auto', 'off', { mode: 'auto' }, {}, null]) new Rig({ agents: {}, sandbox: good })
+    for (const [bad, path] of [['strict', 'sandbox'], [{ mode: 'never' }, 'sandbox.mode'], [{ network: 'deny' }, 'sandbox.network'], [3, 'sandbox']]) {
+      const error = throwsCode(() => new Rig({ agents: {}, sandbox: bad }), 'INVALID_INPUT')
+      assert.equal(error.details.path, path, error.message)
+    }
+  })
+
+  test('a CLI turn runs sandboxed and reports what was enforced; off is explicit', async () => {
+    const dir = tmp()
+    const work = join(dir, 'work')
+    const outside = join(dir, 'outside')
+    mkdirSync(work)
+    mkdirSync(outside)
+    let outcome = await new Rig({ agents: { esc: escaper(outside) } }).runTurn('esc', null, 'p', { workdir: work, access: 'edit' }).wait()
+    assert.equal(outcome.final_text.trim(), 'refused')
+    assert.equal(readFileSync(join(work, 'inside'), 'utf8'), 'in\n')
+    assert.ok(!existsSync(join(outside, 'escaped')))
+    assert.equal(outcome.sandbox.mode, 'enforce')
+    assert.equal(outcome.sandbox.confined, true)
+    assert.ok(outcome.sandbox.landlock_abi >= 3)
+
+    outcome = await new Rig({ agents: { esc: escaper(outside) }, sandbox: 'off' }).runTurn('esc', null, 'p', { workdir: work, access: 'edit' }).wait()
+    assert.equal(outcome.final_text.trim(), 'escaped')
+    assert.equal(outcome.sandbox.mode, 'off')
+    assert.ok(existsSync(join(outside, 'escaped')))
+  })
 })

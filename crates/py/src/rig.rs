@@ -267,9 +267,12 @@ impl Rig {
     /// it is opened by the first battle call, not here. `project_roots`:
     /// coding battles' projects must lie under one of these directories
     /// (each must exist: else `InvalidInputError` at `project_roots[i]`);
-    /// none given: any path.
+    /// none given: any path. `sandbox`: the mode every process the rig
+    /// starts runs under — `"enforce"` (default: refuse what the kernel
+    /// cannot confine), `"auto"` or `"off"` — or the `[sandbox]` table as a
+    /// dict (`{"mode": "auto"}`); it replaces the config file's.
     #[new]
-    #[pyo3(signature = (data_dir=None, db=None, config=None, agents=None, project_roots=None))]
+    #[pyo3(signature = (data_dir=None, db=None, config=None, agents=None, project_roots=None, sandbox=None))]
     fn new(
         py: Python<'_>,
         data_dir: Option<&Bound<'_, PyAny>>,
@@ -277,6 +280,7 @@ impl Rig {
         config: Option<&Bound<'_, PyAny>>,
         agents: Option<&Bound<'_, PyAny>>,
         project_roots: Option<&Bound<'_, PyAny>>,
+        sandbox: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let data_dir = path_arg(data_dir, "data_dir")?;
         let project_roots = self::project_roots(project_roots)?;
@@ -293,10 +297,20 @@ impl Rig {
             Some(agents) => Some(to_json(agents, "agents")?),
             None => None,
         };
+        let sandbox = match sandbox.filter(|v| !v.is_none()) {
+            Some(sandbox) => Some(
+                coderig::sandbox::SandboxConfig::from_json(to_json(sandbox, "sandbox")?)
+                    .map_err(to_py_err)?,
+            ),
+            None => None,
+        };
         // Registry::open may read a file: the GIL is released.
-        let (registry, config) = py
+        let (mut registry, config) = py
             .detach(|| Registry::open(config.as_deref(), agents))
             .map_err(to_py_err)?;
+        if let Some(sandbox) = sandbox {
+            registry.set_sandbox_mode(sandbox.mode);
+        }
         let registry = Arc::new(registry);
         let mut live = live();
         live.retain(|r| Arc::strong_count(r) > 1 || r.running_turns() > 0);

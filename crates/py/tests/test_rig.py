@@ -359,9 +359,11 @@ EXIT_WHILE_RUNNING = textwrap.dedent("""
     workdir = sys.argv[1]
     rig = coderig.Rig(agents={"hang": {
         "kind": "cli", "preset": "custom", "command": "sh",
-        "args": ["-c", "sleep 300 & echo $! > {workdir}/pid; wait"],
+        # Sandboxed, the sleeper runs in a PID namespace of its own: it
+        # records its pid as the host sees it (the host's /proc/self/stat).
+        "args": ["-c", "(read p _ < /proc/self/stat; echo $p > {workdir}/pid; exec sleep 300) & wait"],
         "format": "text", "enforces_read_only": True}})
-    turn = rig.run_turn("hang", None, "p", workdir=workdir)
+    turn = rig.run_turn("hang", None, "p", workdir=workdir, access="edit")
     {drop}
     pid = os.path.join(workdir, "pid")
     for _ in range(500):
@@ -399,3 +401,43 @@ def test_interpreter_exit_cancels_running_turns_and_their_processes_end(drop, tm
     assert time.monotonic() - started < 10
     pid = int((work / "pid").read_text())
     assert _gone(pid), f"the agent's child {pid} outlived the interpreter"
+
+
+def _escaper(outside: Path) -> dict:
+    """A custom CLI agent (plain `sh`) that writes inside its workdir and
+    outside it, then prints what happened."""
+    script = (f"echo in > ./inside; "
+              f"if echo out > '{outside}/escaped' 2>/dev/null; then echo escaped; else echo refused; fi")
+    return {"kind": "cli", "preset": "custom", "command": "sh", "args": ["-c", script],
+            "format": "text", "enforces_read_only": True}
+
+
+def test_sandbox_config_is_decoded_by_the_core(tmp_path):
+    for good in ("enforce", "auto", "off", {"mode": "auto"}, {}, None):
+        coderig.Rig(agents={}, sandbox=good)
+    for bad, path in (("strict", "sandbox"), ({"mode": "never"}, "sandbox.mode"),
+                      ({"network": "deny"}, "sandbox.network"), (3, "sandbox")):
+        with pytest.raises(coderig.InvalidInputError) as raised:
+            coderig.Rig(agents={}, sandbox=bad)
+        assert raised.value.details["path"] == path, raised.value.message
+
+
+def test_a_cli_turn_runs_sandboxed_and_reports_it(tmp_path):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    rig = coderig.Rig(agents={"esc": _escaper(outside)})
+    outcome = rig.run_turn("esc", None, "p", workdir=work, access="edit").wait()
+    assert outcome["final_text"].strip() == "refused"
+    assert (work / "inside").read_text() == "in\n"
+    assert not (outside / "escaped").exists()
+    report = outcome["sandbox"]
+    assert report["mode"] == "enforce" and report["confined"] is True
+    assert report["landlock_abi"] >= 3
+
+    # Mode off, said explicitly: the same agent writes where it likes.
+    rig = coderig.Rig(agents={"esc": _escaper(outside)}, sandbox="off")
+    outcome = rig.run_turn("esc", None, "p", workdir=work, access="edit").wait()
+    assert outcome["final_text"].strip() == "escaped"
+    assert outcome["sandbox"]["mode"] == "off"
+    assert (outside / "escaped").exists()

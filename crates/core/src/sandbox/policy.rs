@@ -26,6 +26,9 @@ impl SandboxMode {
     /// Every mode, in declaration order.
     pub const ALL: [SandboxMode; 3] = [SandboxMode::Enforce, SandboxMode::Auto, SandboxMode::Off];
 
+    /// Every name, in declaration order (`names::LISTS`' `sandbox_mode`).
+    pub const NAMES: &'static [&'static str] = &["enforce", "auto", "off"];
+
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -410,6 +413,23 @@ pub enum Enforcer {
     None,
 }
 
+impl Enforcer {
+    /// Every variant, in declaration order.
+    pub const ALL: [Enforcer; 3] = [Enforcer::Landlock, Enforcer::Namespace, Enforcer::None];
+
+    /// Every name, in declaration order (`names::LISTS`' `sandbox_enforcer`).
+    pub const NAMES: &'static [&'static str] = &["landlock", "namespace", "none"];
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Enforcer::Landlock => "landlock",
+            Enforcer::Namespace => "namespace",
+            Enforcer::None => "none",
+        }
+    }
+}
+
 /// What was actually enforced on a process tree: recorded with every turn,
 /// command step attempt and oracle run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -520,6 +540,14 @@ mod tests {
     fn modes_round_trip() {
         for mode in SandboxMode::ALL {
             assert_eq!(mode.as_str().parse::<SandboxMode>().unwrap(), mode);
+            assert_eq!(serde_json::to_value(mode).unwrap(), mode.as_str());
+        }
+        let names: Vec<_> = SandboxMode::ALL.iter().map(|m| m.as_str()).collect();
+        assert_eq!(names, SandboxMode::NAMES);
+        let names: Vec<_> = Enforcer::ALL.iter().map(|e| e.as_str()).collect();
+        assert_eq!(names, Enforcer::NAMES);
+        for e in Enforcer::ALL {
+            assert_eq!(serde_json::to_value(e).unwrap(), e.as_str());
         }
         let e = "strict".parse::<SandboxMode>().unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::InvalidInput);
@@ -555,7 +583,7 @@ mod tests {
             (json!({}), Ok(SandboxMode::Enforce)),
             (json!("strict"), Err("sandbox")),
             (json!({"mode": "strict"}), Err("sandbox.mode")),
-            (json!({"network": "deny"}), Err("sandbox")),
+            (json!({"network": "deny"}), Err("sandbox.network")),
             (json!(3), Err("sandbox")),
         ];
         for (value, want) in cases {
@@ -603,8 +631,11 @@ mod tests {
             ("/".into(), Some("outside the project roots")),
         ];
         for (path, want) in cases {
-            let got =
-                SandboxPolicy::validate_paths(&[path.clone()], "sandbox.writable", Some(&roots));
+            let got = SandboxPolicy::validate_paths(
+                std::slice::from_ref(&path),
+                "sandbox.writable",
+                Some(&roots),
+            );
             match want {
                 None => got.unwrap(),
                 Some(text) => {

@@ -87,6 +87,8 @@ _ViolationKind = Literal["truncation", "dropped_imports", "marker_leak", "confli
 _StreamFormat = Literal["claude-stream-json", "codex-json", "opencode-json", "text"]
 _CliPreset = Literal["claude", "qwen", "codex", "opencode", "custom"]
 _Access = Literal["read_only", "edit", "full"]
+_SandboxMode = Literal["enforce", "auto", "off"]
+_SandboxEnforcer = Literal["landlock", "namespace", "none"]
 _AgentKind = Literal["cli", "openai", "scripted"]
 _AgentErrorKind = Literal["spawn", "timeout", "idle", "cancelled", "protocol", "provider", "exit", "unavailable"]
 _AgentEventType = Literal["session_started", "text_delta", "reasoning_delta", "tool_call", "tool_result", "usage", "finished", "error"]
@@ -265,6 +267,8 @@ class _AgentSpec(TypedDict, total=False):
     extra_args: Sequence[str]
     format: _StreamFormat
     enforces_read_only: bool
+    state_dirs: Sequence[str]
+    network: str
     base_url: str
     api_key: str
     api_key_env: str
@@ -293,6 +297,7 @@ class _TurnOutcome(TypedDict):
     generation_ms: NotRequired[int]
     stop_reason: NotRequired[str]
     exit_code: NotRequired[int]
+    sandbox: NotRequired[_SandboxReport]
 
 class _AgentInfo(TypedDict):
     """The core's AgentInfo."""
@@ -372,15 +377,15 @@ class _SandboxLimits(TypedDict, total=False):
 
 class _SandboxReport(TypedDict):
     """What the kernel enforced on a process tree (the core's SandboxReport)."""
-    mode: Literal["enforce", "auto", "off"]
+    mode: _SandboxMode
     confined: bool
     landlock_abi: Optional[int]
-    filesystem: Literal["landlock", "namespace", "none"]
+    filesystem: _SandboxEnforcer
     writable: list[str]
     hidden: list[str]
     network: str
-    network_enforced_by: Literal["landlock", "namespace", "none"]
-    processes: Literal["landlock", "namespace", "none"]
+    network_enforced_by: _SandboxEnforcer
+    processes: _SandboxEnforcer
     limits: _SandboxLimits
     unenforced: list[str]
 
@@ -669,6 +674,7 @@ class Rig:
         config: Optional[_StrPath] = None,
         agents: Optional[Mapping[str, _AgentSpec]] = None,
         project_roots: Optional[Iterable[_StrPath]] = None,
+        sandbox: Union[_SandboxMode, Mapping[str, _SandboxMode], None] = None,
     ) -> None: ...
     @property
     def project_roots(self) -> List[pathlib.Path]:
