@@ -7,6 +7,8 @@
 //! - `landlock_only`: the policy prepared (temp dir, Landlock ruleset with
 //!   the credential stores split out of the read grants) and applied, with
 //!   the network allowed and no process isolation: no namespace.
+//! - `no_netns`: Landlock and the user + PID namespace with its init, the
+//!   network allowed (no network namespace): what a cloud agent's turn pays.
 //! - `full`: the default policy of a command step or oracle run — Landlock,
 //!   a user + PID + network namespace with its own loopback up, the init
 //!   that takes the tree with it, capabilities dropped.
@@ -53,13 +55,17 @@ fn bench(c: &mut Criterion) {
     let work = tempfile::tempdir().unwrap();
     let home = home_dir();
     let full = SandboxPolicy::new(home.as_deref()).with_writable(work.path());
-    let mut landlock_only = full.clone().with_network(NetworkPolicy::Allow);
+    let no_netns = full.clone().with_network(NetworkPolicy::Allow);
+    let mut landlock_only = no_netns.clone();
     landlock_only.isolate_processes = false;
 
     let mut group = c.benchmark_group("spawn_true");
     group.bench_function("plain", |b| b.iter(|| spawn_true(&rt, None, work.path())));
     group.bench_function("landlock_only", |b| {
         b.iter(|| spawn_true(&rt, Some(&landlock_only), work.path()))
+    });
+    group.bench_function("no_netns", |b| {
+        b.iter(|| spawn_true(&rt, Some(&no_netns), work.path()))
     });
     group.bench_function("full", |b| {
         b.iter(|| spawn_true(&rt, Some(&full), work.path()))

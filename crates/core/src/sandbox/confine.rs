@@ -3,6 +3,7 @@
 //! child follows before `exec`.
 
 use super::child::{self, ChildPlan};
+use super::grants::{self, ReadGrants};
 use super::kernel::{self, KernelSupport};
 use super::policy::{Enforcer, NetworkPolicy, SandboxMode, SandboxPolicy, SandboxReport};
 use crate::error::Error;
@@ -10,7 +11,7 @@ use landlock::{
     Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd, Ruleset,
     RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
@@ -143,13 +144,17 @@ impl Confinement {
         let l = policy.limits;
         plan.rlimits = [l.open_files, l.processes, l.file_size, l.address_space];
 
-        let hidden = effective_hidden(policy);
-        let ruleset = if landlock_ok {
+        let grants = if landlock_ok {
+            Some(grants::read_grants(policy))
+        } else {
+            None
+        };
+        let ruleset = if let Some(grants) = &grants {
             let ports = match (&policy.network, ports_ok) {
                 (NetworkPolicy::Ports(ports), true) => Some(ports.as_slice()),
                 _ => None,
             };
-            let fd = build_ruleset(&support, policy, &writable, &hidden, ports).map_err(|e| {
+            let fd = build_ruleset(&support, grants, &writable, ports).map_err(|e| {
                 Error::unavailable(format!("cannot build the Landlock ruleset: {e}"))
             })?;
             plan.ruleset_fd = fd.as_raw_fd();
@@ -167,7 +172,10 @@ impl Confinement {
                 Enforcer::None
             },
             writable,
-            hidden: hidden.into_iter().filter(|h| h.exists()).collect(),
+            hidden: match &grants {
+                Some(grants) => grants.hidden_existing.clone(),
+                None => Vec::new(),
+            },
             network: policy.network.name(),
             network_enforced_by: match &policy.network {
                 NetworkPolicy::Deny if netns => Enforcer::Namespace,
@@ -229,76 +237,10 @@ impl Confinement {
     }
 }
 
-/// The hidden paths minus those a `readable` entry re-opens, made absolute
-/// through their nearest existing ancestor (so a symlinked home is split
-/// where the files really are).
-fn effective_hidden(policy: &SandboxPolicy) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = policy
-        .hidden
-        .iter()
-        .filter(|h| !policy.readable.iter().any(|r| h.starts_with(r)))
-        .map(|h| real_path(h))
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-fn real_path(path: &Path) -> PathBuf {
-    if let Ok(real) = path.canonicalize() {
-        return real;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) => real_path(parent).join(name),
-        _ => path.to_path_buf(),
-    }
-}
-
-/// The read grants that make everything under `root` readable except the
-/// `hidden` paths: whole subtrees (`full`), and the directories split to
-/// leave a hidden path out, which keep only the right to be listed
-/// (`listed`). Symlinks get no rule: Landlock checks where they lead.
-/// Pure but for `list`, which reads a directory.
-pub(crate) fn read_grants(
-    root: &Path,
-    hidden: &[PathBuf],
-    list: &mut dyn FnMut(&Path) -> Vec<(PathBuf, bool)>,
-    full: &mut Vec<PathBuf>,
-    listed: &mut Vec<PathBuf>,
-) {
-    if hidden.iter().any(|h| h == root) {
-        return;
-    }
-    if !hidden.iter().any(|h| h.starts_with(root)) {
-        full.push(root.to_path_buf());
-        return;
-    }
-    listed.push(root.to_path_buf());
-    for (child, is_symlink) in list(root) {
-        if !is_symlink {
-            read_grants(&child, hidden, list, full, listed);
-        }
-    }
-}
-
-fn list_dir(dir: &Path) -> Vec<(PathBuf, bool)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .map(|e| {
-            let symlink = e.file_type().map(|t| t.is_symlink()).unwrap_or(true);
-            (e.path(), symlink)
-        })
-        .collect()
-}
-
 fn build_ruleset(
     support: &KernelSupport,
-    policy: &SandboxPolicy,
+    grants: &ReadGrants,
     writable: &[PathBuf],
-    hidden: &[PathBuf],
     ports: Option<&[u16]>,
 ) -> Result<OwnedFd, String> {
     let abi = ABI::from(support.landlock_abi as i32);
@@ -322,30 +264,21 @@ fn build_ruleset(
     }
     let mut created = ruleset.create().map_err(e)?;
 
-    let (mut full, mut listed) = (Vec::new(), Vec::new());
-    for root in &policy.read_roots {
-        read_grants(
-            &real_path(root),
-            hidden,
-            &mut list_dir,
-            &mut full,
-            &mut listed,
-        );
+    for (fd, is_dir, grant) in &grants.rules {
+        let access = grant.access(read);
+        let access = if *is_dir { access } else { access & file };
+        created = created
+            .add_rule(PathBeneath::new(fd.as_fd(), access))
+            .map_err(e)?;
     }
-    full.extend(policy.readable.iter().filter(|p| p.exists()).cloned());
-    let mut grants: Vec<(&Path, landlock::BitFlags<AccessFs>)> = Vec::new();
-    grants.extend(full.iter().map(|p| (p.as_path(), read)));
-    grants.extend(
-        listed
-            .iter()
-            .map(|p| (p.as_path(), AccessFs::ReadDir.into())),
-    );
-    grants.extend(writable.iter().map(|p| (p.as_path(), all)));
-    grants.extend(DEVICE_FILES.iter().map(|p| (Path::new(p), file)));
-    grants.extend(DEVICE_DIRS.iter().map(|p| (Path::new(p), all)));
-    for (path, access) in grants {
+    let extra = writable
+        .iter()
+        .map(|p| (p.as_path(), all))
+        .chain(DEVICE_FILES.iter().map(|p| (Path::new(p), file)))
+        .chain(DEVICE_DIRS.iter().map(|p| (Path::new(p), all)));
+    for (path, access) in extra {
         let Ok(fd) = PathFd::new(path) else {
-            // Gone since it was listed, or unreadable to us: no rule.
+            // Gone, or not openable by us: no rule.
             continue;
         };
         let access = if path.is_dir() { access } else { access & file };
@@ -367,68 +300,4 @@ fn build_ruleset(
     }
     let fd: Option<OwnedFd> = created.into();
     fd.ok_or_else(|| "the kernel returned no ruleset".to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn read_grants_split_only_the_ancestors_of_hidden_paths() {
-        // A fake tree: / has home and usr; home has .ssh, .bashrc, a
-        // symlink, and .config with gcloud and nvim.
-        let tree: &[(&str, &[(&str, bool)])] = &[
-            ("/", &[("/home", false), ("/usr", false)]),
-            (
-                "/home",
-                &[
-                    ("/home/.ssh", false),
-                    ("/home/.bashrc", false),
-                    ("/home/keys", true),
-                    ("/home/.config", false),
-                ],
-            ),
-            (
-                "/home/.config",
-                &[
-                    ("/home/.config/gcloud", false),
-                    ("/home/.config/nvim", false),
-                ],
-            ),
-        ];
-        let mut list = |dir: &Path| -> Vec<(PathBuf, bool)> {
-            tree.iter()
-                .find(|(d, _)| Path::new(d) == dir)
-                .map(|(_, kids)| kids.iter().map(|(p, s)| (PathBuf::from(p), *s)).collect())
-                .unwrap_or_default()
-        };
-        let hidden = vec![
-            PathBuf::from("/home/.ssh"),
-            PathBuf::from("/home/.config/gcloud"),
-        ];
-        let (mut full, mut listed) = (Vec::new(), Vec::new());
-        read_grants(Path::new("/"), &hidden, &mut list, &mut full, &mut listed);
-        let s = |v: &[PathBuf]| {
-            v.iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(s(&full), ["/home/.bashrc", "/home/.config/nvim", "/usr"]);
-        assert_eq!(s(&listed), ["/", "/home", "/home/.config"]);
-
-        // Nothing hidden: one rule for the whole tree.
-        let (mut full, mut listed) = (Vec::new(), Vec::new());
-        read_grants(Path::new("/"), &[], &mut list, &mut full, &mut listed);
-        assert_eq!(s(&full), ["/"]);
-        assert!(listed.is_empty());
-    }
-
-    #[test]
-    fn readable_entries_reopen_hidden_paths() {
-        let mut policy = SandboxPolicy::new(Some(Path::new("/nonexistent-home")));
-        policy.readable.push("/nonexistent-home/.ssh".into());
-        let hidden = effective_hidden(&policy);
-        assert!(!hidden.contains(&PathBuf::from("/nonexistent-home/.ssh")));
-        assert!(hidden.contains(&PathBuf::from("/nonexistent-home/.aws")));
-    }
 }

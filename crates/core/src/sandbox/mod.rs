@@ -42,6 +42,8 @@ mod child;
 #[cfg(all(feature = "runtime", target_os = "linux"))]
 mod confine;
 #[cfg(all(feature = "runtime", target_os = "linux"))]
+mod grants;
+#[cfg(all(feature = "runtime", target_os = "linux"))]
 pub mod kernel;
 
 #[cfg(all(feature = "runtime", target_os = "linux"))]
