@@ -283,6 +283,13 @@ pub struct StepUpdated {
     /// Why it failed (the error object of [`crate::Error::to_json`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Value>,
+    /// Present only when the attempt this status ends ran with part of its
+    /// sandbox not enforced (mode `auto` on a kernel that lacks a feature,
+    /// or mode `off`): the report's one-line summary, naming what was not
+    /// enforced and why (`auto: filesystem unconfined, …; not enforced:
+    /// …`). The attempt's full report is in the run's step `attempts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// Whose agent an `agent_output` comes from: a battle's contestant or a

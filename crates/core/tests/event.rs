@@ -77,6 +77,7 @@ fn one_of_each() -> Vec<(Event, serde_json::Value)> {
                 attempt: 1,
                 skip_reason: Some(SkipReason::BranchNotTaken),
                 error: None,
+                sandbox: None,
             }
             .into(),
             json!({"type": "step_updated", "run_id": "r1", "step_id": "angle-web", "status": "skipped",

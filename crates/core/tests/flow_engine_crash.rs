@@ -97,6 +97,12 @@ fn config(data_dir: &Path, worker: &str, tuning: Tuning, run_worker: bool) -> En
     c
 }
 
+/// An engine of these tests. Its commands run with the sandbox `off`: what
+/// is tested here is what survives a SIGKILL of the engine — the orphan
+/// killer finding an attempt's processes by their tag, and the host pids
+/// the commands record. A sandboxed command's tree lives in a PID namespace
+/// that dies with the engine, and its pids are the namespace's
+/// (`sandbox_hostile.rs` and `flow_engine.rs` test that path).
 async fn engine_on(
     store: Arc<dyn Store>,
     data_dir: &Path,
@@ -105,9 +111,11 @@ async fn engine_on(
     run_worker: bool,
 ) -> Engine {
     let bus = EventBus::start(store.clone());
+    let mut registry = Registry::new();
+    registry.set_sandbox_mode(coderig::sandbox::SandboxMode::Off);
     Engine::start(
         store,
-        Registry::new(),
+        registry,
         bus,
         config(data_dir, worker, tuning, run_worker),
     )

@@ -134,6 +134,7 @@ fn the_design_example_decodes_alike_from_yaml_and_json() {
             program: CommandProgram::Shell("python3 -m pytest -q".into()),
             cwd: None,
             env: Default::default(),
+            sandbox: Default::default(),
         })
     );
     assert_eq!(
@@ -248,6 +249,36 @@ fn decode_problems_name_every_path() {
             ],
         ),
         (
+            "sandbox: unknown network mode, unknown keys, relative paths, bad limits and mode",
+            steps(json!([
+                {"id": "a", "kind": "command", "shell": "ls", "sandbox": {"network": "sometimes"}},
+                {"id": "b", "kind": "command", "shell": "ls", "sandbox": {"writeable": ["/tmp"], "limits": {"cpu": 1}}},
+                {"id": "c", "kind": "command", "shell": "ls", "sandbox": {"writable": ["/tmp", "build/out"], "readable": [".ssh", 3]}},
+                {"id": "d", "kind": "command", "shell": "ls", "sandbox": {"mode": "strict", "network": "loopback:0", "limits": {"open_files": 0, "processes": -1, "file_size": 9007199254740992_u64, "address_space": "1G"}}},
+                {"id": "e", "kind": "command", "shell": "ls", "sandbox": {"network": "loopback:8080,", "writable": "/tmp"}},
+                {"id": "f", "kind": "command", "shell": "ls", "sandbox": "deny"},
+                {"id": "g", "kind": "code", "sandbox": {"network": "allow"}},
+            ])),
+            vec![
+                ("steps[0].sandbox.network", "unknown network policy `sometimes`: use allow, deny, or loopback:PORT"),
+                ("steps[1].sandbox.writeable", "unknown field `writeable`, expected one of `mode`, `network`, `writable`, `readable`, `limits`"),
+                ("steps[1].sandbox.limits.cpu", "unknown field `cpu`, expected one of `open_files`, `processes`, `file_size`, `address_space`"),
+                ("steps[2].sandbox.writable[1]", "\"build/out\" is a relative path: give an absolute one"),
+                ("steps[2].sandbox.readable[0]", "\".ssh\" is a relative path"),
+                ("steps[2].sandbox.readable[1]", "expected an absolute path, got a number"),
+                ("steps[3].sandbox.mode", "unknown sandbox mode `strict`: use enforce, auto or off"),
+                ("steps[3].sandbox.network", "unknown network policy `loopback:0`"),
+                ("steps[3].sandbox.limits.open_files", "must be an integer from 1 to 9007199254740991, got 0"),
+                ("steps[3].sandbox.limits.processes", "must be an integer from 1 to 9007199254740991, got -1"),
+                ("steps[3].sandbox.limits.file_size", "must be an integer from 1 to 9007199254740991, got 9007199254740992"),
+                ("steps[3].sandbox.limits.address_space", "expected an integer, got a string"),
+                ("steps[4].sandbox.network", "unknown network policy `loopback:8080,`"),
+                ("steps[4].sandbox.writable", "expected an array of absolute paths, got a string"),
+                ("steps[5].sandbox", "expected an object {mode, network, writable, readable, limits}, got a string"),
+                ("steps[6].sandbox", "only a command step has `sandbox`"),
+            ],
+        ),
+        (
             "switch and do_while shapes",
             steps(json!([
                 {"id": "s", "kind": "switch", "cases": [{"label": "x", "steps": ["a"], "when": "true"}, 3], "default": "a"},
@@ -318,6 +349,71 @@ fn defaults_and_forms_accepted() {
     assert_eq!(spec.steps[3].batch.as_deref(), Some("g"));
     assert_eq!(spec.batch_config.max_concurrent, None);
     assert_eq!(FlowSpec::from_json(&spec.to_json()).unwrap(), spec);
+}
+
+#[test]
+fn a_command_steps_sandbox_decodes_every_field() {
+    use coderig::sandbox::{NetworkPolicy, ResourceLimits, SandboxMode, SandboxOverrides};
+    let spec = FlowSpec::parse(
+        r#"
+steps:
+  - id: fetch
+    kind: command
+    shell: git fetch
+    sandbox:
+      mode: auto
+      network: "loopback: 9000,+80, 0443,9000"
+      writable: [/srv/cache, /tmp/x]
+      readable: [/root/.ssh]
+      limits: {open_files: 256, processes: 64, file_size: 1048576, address_space: 4294967296.0}
+  - {id: plain, kind: command, argv: [ls], sandbox: {network: allow}}
+  - {id: empty, kind: command, argv: [ls], sandbox: {}}
+  - {id: nulls, kind: command, argv: [ls], sandbox: {mode: null, network: null, writable: null, limits: null}}
+  - {id: none, kind: command, argv: [ls], sandbox: null}
+"#,
+    )
+    .unwrap();
+    let sandbox = |i: usize| match &spec.steps[i].action {
+        StepAction::Command(c) => c.sandbox.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        sandbox(0),
+        SandboxOverrides {
+            mode: Some(SandboxMode::Auto),
+            network: Some(NetworkPolicy::Ports(vec![80, 443, 9000])),
+            writable: vec!["/srv/cache".into(), "/tmp/x".into()],
+            readable: vec!["/root/.ssh".into()],
+            limits: ResourceLimits {
+                open_files: Some(256),
+                processes: Some(64),
+                file_size: Some(1 << 20),
+                address_space: Some(1 << 32),
+            },
+        }
+    );
+    assert_eq!(sandbox(1).network, Some(NetworkPolicy::Allow));
+    for i in 2..5 {
+        assert_eq!(sandbox(i), SandboxOverrides::default(), "step {i}");
+    }
+    // The canonical form: the network by its name, ports sorted; nothing
+    // for a sandbox that states nothing.
+    let canonical = spec.to_json();
+    assert_eq!(
+        canonical["steps"][0]["sandbox"],
+        json!({"mode": "auto", "network": "loopback:80,443,9000", "writable": ["/srv/cache", "/tmp/x"],
+               "readable": ["/root/.ssh"],
+               "limits": {"open_files": 256, "processes": 64, "file_size": 1048576, "address_space": 4294967296u64}})
+    );
+    assert_eq!(
+        canonical["steps"][1]["sandbox"],
+        json!({"network": "allow"})
+    );
+    for i in 2..5 {
+        assert!(canonical["steps"][i].get("sandbox").is_none(), "step {i}");
+    }
+    assert_eq!(FlowSpec::from_json(&canonical).unwrap(), spec);
+    spec.compile().unwrap();
 }
 
 #[test]
@@ -793,13 +889,46 @@ fn duration() -> impl Strategy<Value = Duration> {
     ]
 }
 
+/// A command step's `sandbox:` (or null), every field optional: a mode, a
+/// network (ports in any order, repeated, zero-padded: the canonical form
+/// names them sorted), absolute paths, limits.
+fn sandbox_json() -> impl Strategy<Value = Value> {
+    let network = prop_oneof![
+        Just("allow".to_owned()),
+        Just("deny".to_owned()),
+        proptest::collection::vec((1u16..=u16::MAX, 0usize..2), 1..4).prop_map(|ports| {
+            let list: Vec<String> = ports
+                .into_iter()
+                .map(|(p, zeros)| format!("{}{p}", "0".repeat(zeros)))
+                .collect();
+            format!("loopback:{}", list.join(","))
+        }),
+    ];
+    let paths = || proptest::collection::vec("/[a-z]{1,6}(/[a-z.]{1,6}){0,2}", 0..3);
+    let limit = || proptest::option::of(1u64..=(1 << 53) - 1);
+    proptest::option::of(
+        (
+            proptest::option::of(proptest::sample::select(vec!["enforce", "auto", "off"])),
+            proptest::option::of(network),
+            paths(),
+            paths(),
+            (limit(), limit(), limit(), limit()),
+        )
+            .prop_map(|(mode, network, writable, readable, (nofile, nproc, fsize, aspace))| {
+                json!({"mode": mode, "network": network, "writable": writable, "readable": readable,
+                       "limits": {"open_files": nofile, "processes": nproc, "file_size": fsize, "address_space": aspace}})
+            }),
+    )
+    .prop_map(|s| s.unwrap_or(Value::Null))
+}
+
 fn step_json() -> impl Strategy<Value = Value> {
     let kind = prop_oneof![
         (text(), proptest::option::of(text()), prop_oneof![Just("read_only"), Just("edit"), Just("full")], proptest::option::of(text()))
             .prop_map(|(prompt, model, access, workdir)| json!({"kind": "agent", "agent": "claude", "prompt": prompt, "model": model, "access": access, "workdir": workdir})),
-        (proptest::collection::vec(text(), 1..4), proptest::option::of(text()), proptest::collection::btree_map("[A-Z]{1,4}", text(), 0..3))
-            .prop_map(|(argv, cwd, env)| json!({"kind": "command", "argv": argv, "cwd": cwd, "env": env})),
-        text().prop_map(|sh| json!({"kind": "command", "shell": sh})),
+        (proptest::collection::vec(text(), 1..4), proptest::option::of(text()), proptest::collection::btree_map("[A-Z]{1,4}", text(), 0..3), sandbox_json())
+            .prop_map(|(argv, cwd, env, sandbox)| json!({"kind": "command", "argv": argv, "cwd": cwd, "env": env, "sandbox": sandbox})),
+        (text(), sandbox_json()).prop_map(|(sh, sandbox)| json!({"kind": "command", "shell": sh, "sandbox": sandbox})),
         Just(json!({"kind": "code"})),
         proptest::option::of(text()).prop_map(|m| json!({"kind": "approval", "message": m})),
         (proptest::collection::vec((id(), text(), proptest::collection::vec(id(), 0..3)), 0..3), proptest::collection::vec(id(), 0..3))

@@ -548,6 +548,9 @@ steps:
     deps: [quick]
     shell: 'echo $$ > "$PIDFILE.tmp"; mv "$PIDFILE.tmp" "$PIDFILE"; exec sleep 600'
     env: { PIDFILE: "{{ input.pidfile }}" }
+    # Unconfined: the test reads the command's host pid, written outside
+    # its cwd (a sandboxed command's pid is its PID namespace's).
+    sandbox: { mode: "off" }
   - { id: after, kind: command, deps: [hang], argv: ["echo", "after"] }
 "#,
     );

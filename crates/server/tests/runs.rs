@@ -577,9 +577,12 @@ fn group_alive(pgid: i32) -> bool {
 async fn cancel_kills_a_hung_commands_process_group_and_cancels_the_rest() {
     let w = world().await;
     let pids = w.root.join("work/pids");
+    // Sandbox `off`: the test reads the host pids of the command's group,
+    // which a PID namespace would renumber (a sandboxed tree dies with its
+    // namespace: coderig's flow_engine.rs tests that cancel).
     let spec = json!({
         "steps": [
-            {"id": "hang", "kind": "command",
+            {"id": "hang", "kind": "command", "sandbox": {"mode": "off"},
              "shell": format!("sleep 600 & echo $$ $! > {}.tmp; mv {}.tmp {}; wait",
                               pids.display(), pids.display(), pids.display())},
             {"id": "after", "kind": "command", "deps": ["hang"], "argv": ["echo", "never"]},
@@ -1169,7 +1172,9 @@ async fn sigterm_stops_the_running_steps_of_serve() {
     let mut server = serve(&dir, &[]).await;
     let client = reqwest::Client::new();
     let pid_file = dir.join("pid");
-    let spec = json!({"steps": [{"id": "hang", "kind": "command",
+    // Sandbox `off`: the test reads the host pid of the command's group
+    // (see `cancel_kills_a_hung_commands_process_group_and_cancels_the_rest`).
+    let spec = json!({"steps": [{"id": "hang", "kind": "command", "sandbox": {"mode": "off"},
         "shell": format!("echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 600", pid_file.display())}]});
     let (status, created) = json_of(
         client
@@ -1283,5 +1288,60 @@ fn the_spec_schema_reads_durations_as_the_decoder_does() {
                 .any(|p| p["path"] == "steps[0].retry.initial"),
         };
         assert_eq!(initial.is_match(text), initial_ok, "retry.initial {text:?}");
+    }
+}
+
+/// A command step's `sandbox.network` in the FlowSpec schema: a string
+/// matches its pattern if and only if the decoder takes it (the strings a
+/// schema fuzzer tries: case, whitespace, signs, zeros, the port range,
+/// empty items).
+#[test]
+fn the_spec_schema_reads_a_sandbox_network_as_the_decoder_does() {
+    let doc = coderig_server::openapi::document();
+    let variants = doc["components"]["schemas"]["FlowSpec"]["properties"]["steps"]["items"]
+        ["oneOf"]
+        .as_array()
+        .unwrap();
+    for title in ["command (argv)", "command (shell)"] {
+        let command = variants.iter().find(|v| v["title"] == title).unwrap();
+        let network = &command["properties"]["sandbox"]["properties"]["network"];
+        let pattern = regex::Regex::new(network["pattern"].as_str().unwrap()).unwrap();
+        let texts = [
+            "allow",
+            "deny",
+            "loopback:8080",
+            "loopback:1",
+            "loopback:65535",
+            "loopback:65536",
+            "loopback:0",
+            "loopback:00",
+            "loopback:0080",
+            "loopback:+80",
+            "loopback:-80",
+            "loopback:+",
+            "loopback: 80 ,\t443",
+            "loopback:\u{a0}80\u{2003}",
+            "loopback:80,",
+            "loopback:,80",
+            "loopback:80,,443",
+            "loopback:",
+            "loopback",
+            "loopback :80",
+            "loopback:80 443",
+            "loopback:99999",
+            "loopback:6553",
+            "loopback:65529",
+            "Allow",
+            "DENY",
+            " allow",
+            "allow ",
+            "",
+            "open",
+        ];
+        for text in texts {
+            let spec = json!({"steps": [{"id": "a", "kind": "command", "argv": ["true"], "sandbox": {"network": text}}]});
+            let decoded = coderig::flow::FlowSpec::from_json(&spec).is_ok();
+            assert_eq!(pattern.is_match(text), decoded, "{title}: network {text:?}");
+        }
     }
 }

@@ -43,6 +43,13 @@ impl Server {
 
 /// `coderig serve --port 0 ARGS` in `dir`, its environment cleared of the
 /// variables that would change it; waits for `coderig listening on URL`.
+///
+/// Its `./coderig.toml` turns the sandbox off: these tests follow a killed
+/// server's command processes by their host pids and log every step to a
+/// file outside its cwd, which a sandboxed command can do neither of (its
+/// pids are its PID namespace's, its writes stay in its cwd); what
+/// survives a SIGKILL under the sandbox is tested in coderig's
+/// sandbox_hostile.rs.
 async fn serve(dir: &Path, args: &[&str]) -> Server {
     serve_as(dir, args, "").await
 }
@@ -50,6 +57,7 @@ async fn serve(dir: &Path, args: &[&str]) -> Server {
 /// [`serve`] with `RUNS_CRASH_SERVER=name` in its environment, which its
 /// command steps inherit: the log then says which server ran a step.
 async fn serve_as(dir: &Path, args: &[&str], name: &str) -> Server {
+    std::fs::write(dir.join("coderig.toml"), "[sandbox]\nmode = \"off\"\n").unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_coderig"));
     command.env("RUNS_CRASH_SERVER", name);
     command

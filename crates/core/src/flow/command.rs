@@ -17,14 +17,23 @@
 //!   `kill_grace` after the leader's exit, then the step ends without it;
 //! - bounded memory: stdout is read as raw bytes (binary output and a last
 //!   line without a newline are kept as they are) into a ring of the last
-//!   [`CommandRequest::max_stdout`] bytes; stderr into an 8 KiB tail.
+//!   [`CommandRequest::max_stdout`] bytes; stderr into an 8 KiB tail;
+//! - **a sandbox** ([`crate::sandbox`]): by default ([`default_policy`])
+//!   the command may write only in its `cwd` and a private `TMPDIR`, has
+//!   no network but its own loopback, cannot read the credential stores
+//!   under `$HOME`, and its whole process tree lives in a PID namespace
+//!   that dies with it — under mode `enforce`, which refuses to start what
+//!   the kernel cannot confine. [`CommandRequest::sandbox`] widens or
+//!   narrows that; [`CommandOutcome::sandbox`] says what was enforced.
 
 use crate::agent::process::{run_process_bytes, Ended, Limits, ProcessSpec, Tail};
 use crate::error::Error;
+use crate::sandbox::{Confinement, SandboxMode, SandboxOverrides, SandboxPolicy, SandboxReport};
 use nix::errno::Errno;
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -48,8 +57,35 @@ pub enum Program {
     Shell(String),
 }
 
+/// The default policy of a command step running in `cwd`: writable only
+/// `cwd` (and the private `TMPDIR` every confinement adds), network `deny`
+/// (its own loopback up), the credential stores under `$HOME` hidden,
+/// processes isolated ([`SandboxPolicy::new`] plus `cwd`).
+pub fn default_policy(cwd: &Path) -> SandboxPolicy {
+    SandboxPolicy::new(crate::sandbox::home_dir().as_deref()).with_writable(cwd)
+}
+
+/// The sandbox a command starts in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandSandbox {
+    /// `policy` is prepared under `mode` when the command starts
+    /// ([`Confinement::prepare`]): `enforce` refuses with `unavailable`
+    /// what the kernel cannot confine, `auto` runs with what it can and
+    /// lists the rest in the report, `off` confines nothing.
+    Policy {
+        /// What the process may touch.
+        policy: SandboxPolicy,
+        /// How strictly.
+        mode: SandboxMode,
+    },
+    /// A confinement the caller already prepared (its report is the
+    /// outcome's). Keep one per process tree: its private `TMPDIR` is
+    /// removed when the last clone is dropped.
+    Prepared(Arc<Confinement>),
+}
+
 /// One command to run: what, where, with which additions to the
-/// environment, and within which bounds.
+/// environment, in which sandbox, and within which bounds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandRequest {
     /// What runs.
@@ -66,12 +102,16 @@ pub struct CommandRequest {
     pub max_stdout: usize,
     /// Time between SIGTERM and SIGKILL to the group (default 2 s).
     pub kill_grace: Duration,
+    /// The sandbox (default: [`default_policy`] of `cwd` under `enforce`).
+    pub sandbox: CommandSandbox,
 }
 
 impl CommandRequest {
     /// A request with the defaults: no added environment, no timeout,
-    /// [`DEFAULT_MAX_STDOUT`], a 2 s kill grace.
+    /// [`DEFAULT_MAX_STDOUT`], a 2 s kill grace, and the sandbox of
+    /// [`default_policy`] for `cwd` under mode `enforce`.
     pub fn new(program: Program, cwd: PathBuf) -> Self {
+        let policy = default_policy(&cwd);
         CommandRequest {
             program,
             cwd,
@@ -79,7 +119,26 @@ impl CommandRequest {
             timeout: None,
             max_stdout: DEFAULT_MAX_STDOUT,
             kill_grace: DEFAULT_KILL_GRACE,
+            sandbox: CommandSandbox::Policy {
+                policy,
+                mode: SandboxMode::Enforce,
+            },
         }
+    }
+
+    /// The same request with the sandbox a user stated (a flow step's
+    /// `sandbox:`): [`default_policy`] of [`CommandRequest::cwd`] merged
+    /// with `overrides` ([`SandboxPolicy::merge`]: extra writable and
+    /// readable paths added, the network and each limit given replacing
+    /// the default's), under `overrides.mode`, or `mode` when it states
+    /// none. The paths are taken as they are: check them first
+    /// ([`SandboxOverrides::validate`]).
+    pub fn with_sandbox(mut self, overrides: &SandboxOverrides, mode: SandboxMode) -> Self {
+        self.sandbox = CommandSandbox::Policy {
+            policy: default_policy(&self.cwd).merge(overrides),
+            mode: overrides.mode.unwrap_or(mode),
+        };
+        self
     }
 }
 
@@ -105,6 +164,11 @@ pub struct CommandOutcome {
     pub timed_out: bool,
     /// It was killed (or never started) because the token was cancelled.
     pub cancelled: bool,
+    /// What its sandbox enforced, as the kernel applied it (the Landlock
+    /// ABI, the writable paths, the network, what `auto` could not enforce
+    /// and why); `None` only when it never started (a token cancelled
+    /// before the start).
+    pub sandbox: Option<SandboxReport>,
 }
 
 impl CommandOutcome {
@@ -124,9 +188,13 @@ impl CommandOutcome {
 ///
 /// Errors only when the command cannot start: an empty argv, a missing
 /// working directory, or a program that is not found or not executable
-/// are `invalid_input` naming it and saying what to do; other spawn (or
-/// wait) failures are `io`. A command that starts and fails is an `Ok`
-/// outcome whose [`CommandOutcome::success`] is false.
+/// are `invalid_input` naming it and saying what to do; a sandbox that
+/// mode `enforce` cannot confine is `unavailable` naming what the kernel
+/// lacks (details `missing`), and nothing is started; other spawn (or
+/// wait) failures, or a private `TMPDIR` that cannot be made, are `io`. A
+/// command that starts and fails is an `Ok` outcome whose
+/// [`CommandOutcome::success`] is false; the outcome of every command that
+/// started has its [`CommandOutcome::sandbox`].
 pub async fn run_command(
     request: CommandRequest,
     cancel: CancellationToken,
@@ -162,15 +230,21 @@ pub async fn run_command(
             duration_ms: 0,
             timed_out: false,
             cancelled: true,
+            sandbox: None,
         });
     }
+    let confinement = match request.sandbox {
+        CommandSandbox::Policy { policy, mode } => Arc::new(Confinement::prepare(&policy, mode)?),
+        CommandSandbox::Prepared(confinement) => confinement,
+    };
+    let report = confinement.report().clone();
     let spec = ProcessSpec {
         program: PathBuf::from(&program),
         args,
         cwd: Some(request.cwd.clone()),
         env: request.env,
         env_remove: Vec::new(),
-        sandbox: None,
+        sandbox: Some(confinement),
     };
     let limits = Limits {
         timeout: request.timeout,
@@ -193,6 +267,7 @@ pub async fn run_command(
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         timed_out: exit.ended == Ended::Timeout,
         cancelled: exit.ended == Ended::Cancelled,
+        sandbox: Some(report),
     })
 }
 

@@ -5,6 +5,7 @@
 
 use crate::error::Error;
 use crate::flow::{SkipReason, StepStatus};
+use crate::sandbox::SandboxReport;
 use crate::store::Millis;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,14 @@ pub struct AttemptRecord {
     /// Its error, when it did not succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Value>,
+    /// What the sandbox of a command step's attempt enforced, as the
+    /// kernel applied it: mode, whether everything was `confined`, the
+    /// Landlock ABI, writable paths, network, limits, and what `auto`
+    /// could not enforce (`unenforced`, with why). Absent when no process
+    /// started (another kind of step, a refusal, an interrupted attempt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub sandbox: Option<SandboxReport>,
     /// When it started (ms since the epoch).
     pub started_at: Millis,
     /// When it ended.

@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::event::{AgentOutput, Event, OutputKind, OutputSource};
 use crate::flow::command::{run_command, CommandRequest, Program};
 use crate::flow::runspec::CommandProgram;
+use crate::sandbox::{SandboxMode, SandboxOverrides, SandboxReport};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -19,29 +20,34 @@ use tokio_util::sync::CancellationToken;
 /// How an attempt ended.
 #[derive(Debug, Clone)]
 pub(crate) enum ExecResult {
-    /// It succeeded with this output.
+    /// It succeeded with this output. `sandbox`: what a command's sandbox
+    /// enforced.
     Done {
         output: Value,
         exit_code: Option<i32>,
         stderr: Option<String>,
+        sandbox: Option<SandboxReport>,
     },
     /// It failed; `output` is what it produced anyway (a failing command's
-    /// stdout), kept for conditions.
+    /// stdout), kept for conditions; `sandbox` as for `Done` (`None` when
+    /// nothing started, e.g. an `enforce` refusal).
     Failed {
         error: Value,
         output: Option<Value>,
         exit_code: Option<i32>,
         stderr: Option<String>,
+        sandbox: Option<SandboxReport>,
     },
 }
 
 impl ExecResult {
-    fn failed(error: Error) -> Self {
+    pub(crate) fn failed(error: Error) -> Self {
         ExecResult::Failed {
             error: error.to_json(),
             output: None,
             exit_code: None,
             stderr: None,
+            sandbox: None,
         }
     }
 }
@@ -112,6 +118,7 @@ pub(crate) async fn agent(
             output: Value::String(outcome.final_text),
             exit_code: outcome.exit_code,
             stderr: None,
+            sandbox: None,
         },
         Err(e) => ExecResult::failed(Error::from(e)),
     }
@@ -123,15 +130,21 @@ pub(crate) struct CommandCall {
     pub cwd: PathBuf,
     pub env: BTreeMap<String, String>,
     pub timeout: Option<Duration>,
+    /// The step's `sandbox:` (its paths checked when the run started).
+    pub sandbox: SandboxOverrides,
+    /// The mode when the step states none (the registry's).
+    pub mode: SandboxMode,
 }
 
-/// Runs one command: stdout is the output, a non-zero exit fails it.
+/// Runs one command in its sandbox (the default policy of its cwd with the
+/// step's overrides): stdout is the output, a non-zero exit fails it; the
+/// result carries the sandbox's report whenever the command started.
 pub(crate) async fn command(call: CommandCall, cancel: CancellationToken) -> ExecResult {
     let program = match call.program {
         CommandProgram::Argv(argv) => Program::Argv(argv),
         CommandProgram::Shell(s) => Program::Shell(s),
     };
-    let mut request = CommandRequest::new(program, call.cwd);
+    let mut request = CommandRequest::new(program, call.cwd).with_sandbox(&call.sandbox, call.mode);
     request.env = call.env;
     // The driver's persisted deadline is the step's timeout; this one is a
     // backstop for a driver that could not act on it.
@@ -145,6 +158,7 @@ pub(crate) async fn command(call: CommandCall, cancel: CancellationToken) -> Exe
                     output: Value::String(out.stdout),
                     exit_code: out.exit_code,
                     stderr,
+                    sandbox: out.sandbox,
                 }
             } else {
                 let why = match (out.exit_code, out.signal) {
@@ -166,6 +180,7 @@ pub(crate) async fn command(call: CommandCall, cancel: CancellationToken) -> Exe
                     output: Some(Value::String(out.stdout)),
                     exit_code: out.exit_code,
                     stderr,
+                    sandbox: out.sandbox,
                 }
             }
         }
@@ -181,7 +196,7 @@ pub(crate) async fn code(
     let token = cancel.clone();
     tokio::select! {
         r = step.call(ctx, token) => match r {
-            Ok(output) => ExecResult::Done { output, exit_code: None, stderr: None },
+            Ok(output) => ExecResult::Done { output, exit_code: None, stderr: None, sandbox: None },
             Err(e) => ExecResult::failed(e),
         },
         () = cancel.cancelled() => ExecResult::failed(Error::conflict("the code step was cancelled")),

@@ -47,6 +47,18 @@
 //!   the next driver on the host kills what is left of the interrupted
 //!   attempt before it starts the next one.
 //!
+//! - **Sandbox**: a command step runs in the sandbox of
+//!   [`crate::flow::command`] — writable only its `cwd` and a private
+//!   `TMPDIR`, no network but its own loopback — widened or narrowed by
+//!   its `sandbox:`, under its `sandbox.mode` or else the registry's
+//!   ([`Registry::sandbox_mode`]). Its paths are checked by
+//!   [`Engine::start_run`]. What each attempt's sandbox enforced is stored
+//!   with the attempt ([`data::AttemptRecord::sandbox`]); an attempt that
+//!   ran with part of it not enforced (`auto` fell back, or `off`) says so
+//!   in the `step_updated` of its ending too (its `sandbox` summary). An
+//!   `enforce` refusal fails the attempt with `unavailable` before
+//!   anything starts.
+//!
 //! Artifacts go under `<data_dir>/runs/<run_id>/`: per step
 //! `<step_id>/output.txt` (and a command's `stderr.txt`), and the run's
 //! rendered `report.md`.
@@ -336,7 +348,10 @@ impl Engine {
     /// Creates a run (see the [module docs](self)) and returns its id.
     /// `invalid_input` (nothing created) for a bad spec, an unknown flow
     /// name, an input that is not an object, an agent step naming an
-    /// unknown identity, or a code step without a callable.
+    /// unknown identity, a code step without a callable, or a command
+    /// step's `sandbox` naming a path that does not exist, or a writable
+    /// path outside [`EngineConfig::project_roots`] (when there are any),
+    /// each with its path (`steps[2].sandbox.writable[0]`).
     pub async fn start_run(&self, run: NewRun) -> Result<String, Error> {
         let compiled = match &run.flow {
             FlowSource::Named(name) => self.inner.flows.get(name).cloned().ok_or_else(|| {
@@ -372,6 +387,18 @@ impl Engine {
                     "path": format!("steps[{i}].agent"),
                     "message": format!("no agent {:?} is configured (known: {})", a.agent, known.join(", ")),
                 })),
+                StepAction::Command(c) => {
+                    // The sandbox's paths: absolute, existing, writable
+                    // ones under the project roots (when the engine has
+                    // some) — refused here, before anything is written.
+                    let at = format!("steps[{i}].sandbox");
+                    let roots = &self.inner.config.project_roots;
+                    let roots = (!roots.is_empty()).then_some(roots.as_slice());
+                    if let Err(e) = c.sandbox.validate(&at, roots) {
+                        let path = e.details().get("path").cloned().unwrap_or(json!(at));
+                        problems.push(json!({"path": path, "message": e.message()}));
+                    }
+                }
                 StepAction::Code => {
                     code_steps.push(step.id.clone());
                     if !run.code.contains_key(&step.id) {
@@ -630,6 +657,7 @@ impl Engine {
             attempt: d.attempt,
             skip_reason: None,
             error,
+            sandbox: None,
         }))?;
         self.inner
             .store

@@ -6,7 +6,9 @@ use serde_json::{json, Map, Number, Value};
 impl FlowSpec {
     /// The canonical JSON form: absent options omitted, defaults filled in
     /// (`deps`, `trigger_rule`, `retry`, `access`, `max_iterations`,
-    /// `batch_config`), durations in seconds (an integer when whole).
+    /// `batch_config`), durations in seconds (an integer when whole), a
+    /// command's `sandbox` only when it states something (its network by
+    /// name, e.g. `loopback:80,8080`).
     /// [`FlowSpec::from_json`] reads it back as `self`.
     pub fn to_json(&self) -> Value {
         let mut root = Map::new();
@@ -80,6 +82,9 @@ fn step_json(s: &StepSpec) -> Value {
             put(&mut o, "cwd", c.cwd.as_deref());
             if !c.env.is_empty() {
                 o.insert("env".into(), json!(c.env));
+            }
+            if c.sandbox != SandboxOverrides::default() {
+                o.insert("sandbox".into(), json!(c.sandbox));
             }
         }
         StepAction::Code => {}

@@ -10,7 +10,9 @@ use crate::flow::DEFAULT_LOOP_MAX_ITERATIONS;
 use crate::json::describe;
 use crate::json::problems::{join, listed, Problems};
 use crate::names::ParseNameError;
+use crate::sandbox::{NetworkPolicy, ResourceLimits, SandboxMode, SandboxOverrides};
 use serde_json::{Map, Value};
+use std::path::PathBuf;
 use std::str::FromStr;
 
 const TOP_KEYS: &[&str] = &["name", "description", "steps", "report", "batch_config"];
@@ -27,7 +29,7 @@ const COMMON_KEYS: &[&str] = &[
 /// Each kind's own keys; a key belongs to one kind only.
 pub(super) const KIND_KEYS: &[(&str, &[&str])] = &[
     ("agent", &["agent", "model", "prompt", "access", "workdir"]),
-    ("command", &["argv", "shell", "cwd", "env"]),
+    ("command", &["argv", "shell", "cwd", "env", "sandbox"]),
     ("code", &[]),
     ("approval", &["message"]),
     ("switch", &["cases", "default"]),
@@ -37,6 +39,8 @@ const KINDS: &[&str] = &["agent", "command", "code", "approval", "switch", "do_w
 const RETRY_KEYS: &[&str] = &["max_attempts", "initial", "multiplier", "max", "on"];
 const CASE_KEYS: &[&str] = &["label", "condition", "steps"];
 const BATCH_KEYS: &[&str] = &["max_concurrent", "join_rule"];
+pub(super) const SANDBOX_KEYS: &[&str] = &["mode", "network", "writable", "readable", "limits"];
+pub(super) const LIMIT_KEYS: &[&str] = &["open_files", "processes", "file_size", "address_space"];
 const MAX_NAME: usize = 100;
 
 /// Why `id` is no step id, if it is not.
@@ -530,7 +534,98 @@ fn command(p: &mut Problems, o: &Map<String, Value>, at: &str) -> CommandAction 
             format!("expected an object of strings, got {}", describe(other)),
         ),
     }
-    CommandAction { program, cwd, env }
+    let sandbox = match given(o, "sandbox") {
+        None => SandboxOverrides::default(),
+        Some(v) => sandbox(p, v, &join(at, "sandbox")),
+    };
+    CommandAction {
+        program,
+        cwd,
+        env,
+        sandbox,
+    }
+}
+
+/// A command step's `sandbox:`, each problem at its path. Paths must be
+/// absolute here; whether they exist and lie under the project roots is
+/// the engine's check when a run starts (it knows the roots).
+fn sandbox(p: &mut Problems, value: &Value, at: &str) -> SandboxOverrides {
+    let mut out = SandboxOverrides::default();
+    let Some(o) = p.object(value, at, SANDBOX_KEYS) else {
+        return out;
+    };
+    p.unknown_keys(o, at, SANDBOX_KEYS);
+    out.mode = parsed::<SandboxMode>(p, given(o, "mode"), &join(at, "mode"));
+    out.network = parsed::<NetworkPolicy>(p, given(o, "network"), &join(at, "network"));
+    out.writable = absolute_paths(p, given(o, "writable"), &join(at, "writable"));
+    out.readable = absolute_paths(p, given(o, "readable"), &join(at, "readable"));
+    if let Some(v) = given(o, "limits") {
+        let limits_at = join(at, "limits");
+        if let Some(l) = p.object(v, &limits_at, LIMIT_KEYS) {
+            p.unknown_keys(l, &limits_at, LIMIT_KEYS);
+            let mut limit =
+                |key: &str| p.uint(l.get(key), &join(&limits_at, key), 1, MAX_SANDBOX_LIMIT);
+            out.limits = ResourceLimits {
+                open_files: limit("open_files"),
+                processes: limit("processes"),
+                file_size: limit("file_size"),
+                address_space: limit("address_space"),
+            };
+        }
+    }
+    out
+}
+
+/// A string read by `T`'s `FromStr` (the sandbox's mode and network), its
+/// error message at `at`.
+fn parsed<T: FromStr<Err = Error>>(p: &mut Problems, value: Option<&Value>, at: &str) -> Option<T> {
+    match value? {
+        Value::String(s) => match s.parse::<T>() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                p.add(at, e.message());
+                None
+            }
+        },
+        other => {
+            p.add(at, format!("expected a string, got {}", describe(other)));
+            None
+        }
+    }
+}
+
+/// An array of absolute paths.
+fn absolute_paths(p: &mut Problems, value: Option<&Value>, at: &str) -> Vec<PathBuf> {
+    let items = match value {
+        None => return Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            p.add(
+                at,
+                format!(
+                    "expected an array of absolute paths, got {}",
+                    describe(other)
+                ),
+            );
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("{at}[{i}]");
+        match item {
+            Value::String(s) if PathBuf::from(s).is_absolute() => out.push(PathBuf::from(s)),
+            Value::String(s) => p.add(
+                path,
+                format!("{s:?} is a relative path: give an absolute one"),
+            ),
+            other => p.add(
+                path,
+                format!("expected an absolute path, got {}", describe(other)),
+            ),
+        }
+    }
+    out
 }
 
 fn switch(p: &mut Problems, o: &Map<String, Value>, at: &str) -> SwitchAction {

@@ -64,6 +64,7 @@ pub use compile::{CompiledFlow, RenderedAction};
 use crate::agent::Access;
 use crate::flow::{BatchConfig, TriggerRule};
 use crate::names::named_enum;
+use crate::sandbox::SandboxOverrides;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -166,6 +167,13 @@ pub struct CommandAction {
     pub cwd: Option<String>,
     /// Extra environment variables; the values are templates.
     pub env: BTreeMap<String, String>,
+    /// What the step states about its sandbox (default: nothing, so the
+    /// command may write only in its `cwd` and its private `TMPDIR`, with
+    /// no network but its own loopback, under the registry's mode): `mode`,
+    /// `network`, extra `writable` and `readable` paths (absolute; whether
+    /// they exist and lie under the project roots is checked when a run
+    /// starts), `limits` (each 1 to [`MAX_SANDBOX_LIMIT`]). Not templates.
+    pub sandbox: SandboxOverrides,
 }
 
 /// The process of a command step.
@@ -238,6 +246,10 @@ pub const DEFAULT_RETRY_MAX: Duration = Duration::from_secs(300);
 pub const MAX_RETRY_ATTEMPTS: u32 = 100;
 /// The highest `max_iterations` of a do-while.
 pub const MAX_LOOP_ITERATIONS: u32 = 10_000;
+/// The highest value of each of a command step's `sandbox.limits`
+/// (2^53 − 1: every integer up to it is exact as a JSON number, so the
+/// decoder and the JSON schema agree on every value).
+pub const MAX_SANDBOX_LIMIT: u64 = (1 << 53) - 1;
 
 impl Default for RetrySpec {
     fn default() -> Self {

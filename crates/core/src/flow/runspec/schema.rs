@@ -99,6 +99,47 @@ fn retry_schema() -> Value {
     })
 }
 
+/// The grammar of `NetworkPolicy::from_str` (what the decoder reads a
+/// command step's `sandbox.network` with) as a regex: `allow`, `deny`, or
+/// `loopback:` and a comma-separated list of ports, each with optional
+/// whitespace around it (Rust's `trim`), an optional `+` and leading zeros
+/// (Rust's `u16` parsing), from 1 to 65535.
+fn network_pattern() -> String {
+    let port =
+        "([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])";
+    let item = format!("[{WS}]*\\+?0*{port}[{WS}]*");
+    format!("^(allow|deny|loopback:{item}(,{item})*)$")
+}
+
+/// A command step's `sandbox:` as the decoder reads it (`decode::sandbox`).
+fn sandbox_schema() -> Value {
+    let paths = |description: &str| json!({"type": ["array", "null"], "items": {"type": "string", "pattern": "^/"}, "description": description});
+    let limit = |description: &str| json!({"type": ["integer", "null"], "minimum": 1, "maximum": MAX_SANDBOX_LIMIT, "description": description});
+    json!({
+        "type": ["object", "null"],
+        "additionalProperties": false,
+        "description": "What the step states about its sandbox (default: write only its cwd and a private TMPDIR, no network but its own loopback, credential stores under $HOME unreadable). Paths must exist when a run starts, writable ones under a project root.",
+        "properties": {
+            "mode": names(&["enforce", "auto", "off"], "enforce: refuse what the kernel cannot confine; auto: run with what it can, and say so; off: unconfined (default: the server's [sandbox] mode)."),
+            "network": {"type": ["string", "null"], "pattern": network_pattern(),
+                        "description": "allow, deny (default: its own loopback only) or loopback:PORT[,PORT...] (TCP to those ports only)."},
+            "writable": paths("Extra writable paths (absolute, existing, under a project root)."),
+            "readable": paths("Credential stores made readable (absolute, existing)."),
+            "limits": {
+                "type": ["object", "null"],
+                "additionalProperties": false,
+                "description": "Resource limits of each process of the tree.",
+                "properties": {
+                    "open_files": limit("Open file descriptors (RLIMIT_NOFILE)."),
+                    "processes": limit("Processes of the tree's user (RLIMIT_NPROC)."),
+                    "file_size": limit("Largest file written, in bytes (RLIMIT_FSIZE)."),
+                    "address_space": limit("Address space, in bytes (RLIMIT_AS)."),
+                }
+            },
+        }
+    })
+}
+
 /// The keys of every step kind, and each kind's own. `command` has two
 /// forms, `argv` and `shell` (exactly one of them).
 fn kind_properties(kind: &str, form: Option<&str>) -> Map<String, Value> {
@@ -159,6 +200,7 @@ fn kind_properties(kind: &str, form: Option<&str>) -> Map<String, Value> {
                 json!({"type": ["object", "null"], "additionalProperties": {"type": "string"},
                               "description": "Extra environment variables; values are templates."}),
             );
+            put("sandbox", sandbox_schema());
         }
         "approval" => put(
             "message",
@@ -279,8 +321,10 @@ mod tests {
             {"id": "a", "kind": "agent", "agent": "x", "prompt": "p", "model": "m", "access": "edit", "workdir": "w",
              "deps": [], "trigger_rule": "always", "batch": "b", "timeout": "5m", "when": "true",
              "retry": {"max_attempts": 2, "initial": 1, "multiplier": 1.5, "max": "10s", "on": ["failure"]}},
-            {"id": "b", "kind": "command", "argv": ["ls"], "cwd": "/", "env": {"K": "v"}, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
-            {"id": "c", "kind": "command", "shell": "ls", "cwd": "/", "env": {"K": "v"}, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
+            {"id": "b", "kind": "command", "argv": ["ls"], "cwd": "/", "env": {"K": "v"},
+             "sandbox": {"mode": "auto", "network": "loopback:8080", "writable": ["/tmp"], "readable": ["/"],
+                         "limits": {"open_files": 64, "processes": 32, "file_size": 1024, "address_space": 1073741824}}, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
+            {"id": "c", "kind": "command", "shell": "ls", "cwd": "/", "env": {"K": "v"}, "sandbox": {}, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
             {"id": "d", "kind": "code", "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
             {"id": "e", "kind": "approval", "message": "ok?", "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
             {"id": "f", "kind": "switch", "cases": [{"label": "l", "condition": "true", "steps": ["d"]}], "default": ["e"], "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
@@ -314,5 +358,39 @@ mod tests {
                 assert!(used.contains(&(kind, key.clone())), "{kind}.{key} untested");
             }
         }
+        // A command's `sandbox` and its `limits`: the decoder's keys, all
+        // of them used above.
+        let sandbox = &variants
+            .iter()
+            .find(|v| v["title"] == "command (argv)")
+            .unwrap()["properties"]["sandbox"];
+        let keys = |v: &Value| {
+            let mut keys: Vec<String> = v["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            keys.sort();
+            keys
+        };
+        let mut want: Vec<String> = super::super::decode::SANDBOX_KEYS
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+        want.sort();
+        assert_eq!(keys(sandbox), want);
+        let mut want: Vec<String> = super::super::decode::LIMIT_KEYS
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+        want.sort();
+        assert_eq!(keys(&sandbox["properties"]["limits"]), want);
+        let given = &spec["steps"][1]["sandbox"];
+        assert_eq!(keys(sandbox).len(), given.as_object().unwrap().len());
+        assert_eq!(
+            keys(&sandbox["properties"]["limits"]).len(),
+            given["limits"].as_object().unwrap().len()
+        );
     }
 }

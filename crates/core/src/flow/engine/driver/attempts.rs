@@ -48,23 +48,20 @@ impl Driver {
         }
         let step_id = self.compiled.spec().steps[i].id.clone();
         let timed_out = live.stop == Some(StopCause::Timeout);
-        let (result_ok, error, output, exit_code, stderr) = match ended.result {
+        let (result_ok, error, output, exit_code, stderr, sandbox) = match ended.result {
             ExecResult::Done {
                 output,
                 exit_code,
                 stderr,
-            } if !timed_out => (true, None, Some(output), exit_code, stderr),
-            ExecResult::Done {
-                output,
-                exit_code,
-                stderr,
-            } => (false, None, Some(output), exit_code, stderr),
+                sandbox,
+            } => (!timed_out, None, Some(output), exit_code, stderr, sandbox),
             ExecResult::Failed {
                 error,
                 output,
                 exit_code,
                 stderr,
-            } => (false, Some(error), output, exit_code, stderr),
+                sandbox,
+            } => (false, Some(error), output, exit_code, stderr, sandbox),
         };
         let error = if timed_out {
             let t = live
@@ -99,6 +96,7 @@ impl Driver {
                 }
                 .into(),
                 error: error.clone(),
+                sandbox,
                 started_at: row.data.started_at.unwrap_or(now),
                 finished_at: now,
             });

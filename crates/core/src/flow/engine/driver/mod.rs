@@ -167,7 +167,28 @@ fn step_event(run_id: &str, step_id: &str, row: &Row) -> Result<NewEvent, Error>
         } else {
             None
         },
+        sandbox: unconfined_note(row),
     }))
+}
+
+/// The one place an event says a step ran without its whole sandbox:
+/// the `step_updated` of the status an attempt ended with (done, failed,
+/// timed out, or pending for a retry) carries the report's summary when
+/// that attempt's sandbox was not fully enforced (`auto` fell back, or
+/// mode `off`). The full report is stored with the attempt
+/// ([`AttemptRecord::sandbox`]).
+fn unconfined_note(row: &Row) -> Option<String> {
+    if row.status == StepStatus::Running {
+        return None;
+    }
+    let last = row.data.attempts.last()?;
+    if last.attempt != row.data.attempt || last.iteration != row.data.iteration {
+        return None;
+    }
+    last.sandbox
+        .as_ref()
+        .filter(|r| !r.confined)
+        .map(|r| r.summary())
 }
 
 impl Driver {

@@ -240,6 +240,7 @@ impl Driver {
                 Error::unavailable("the process that ran this attempt ended before it did")
                     .to_json(),
             ),
+            sandbox: None,
             started_at: row.data.started_at.unwrap_or(now),
             finished_at: now,
         });
@@ -289,12 +290,7 @@ impl Driver {
             let inner = self.inner.clone();
             tokio::spawn(async move {
                 let result = match prepared {
-                    Err(e) => ExecResult::Failed {
-                        error: e.to_json(),
-                        output: None,
-                        exit_code: None,
-                        stderr: None,
-                    },
+                    Err(e) => ExecResult::failed(e),
                     Ok(Prepared::Agent(call)) => {
                         exec::agent(&inner.registry, &inner.bus, call, token).await
                     }
@@ -370,11 +366,17 @@ impl Driver {
                     } => {
                         env.insert(super::super::orphans::ATTEMPT_VAR.into(), self.tag(i));
                         let dir = crate::flow::command::confine_dir(cwd.as_deref(), &base, &roots)?;
+                        let sandbox = match &step.action {
+                            StepAction::Command(c) => c.sandbox.clone(),
+                            _ => Default::default(),
+                        };
                         Ok(Prepared::Command(CommandCall {
                             program,
                             cwd: dir,
                             env,
                             timeout: step.timeout,
+                            sandbox,
+                            mode: self.inner.registry.sandbox_mode(),
                         }))
                     }
                     _ => Err(Error::internal(format!(
