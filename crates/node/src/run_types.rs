@@ -109,6 +109,16 @@ pub struct RunStepSpec {
     /// command: extra environment variables; the values are templates.
     #[napi(ts_type = "Record<string, string> | null")]
     pub env: Option<String>,
+    /// command: what the step states about its sandbox (default: it writes
+    /// only its `cwd` and a private TMPDIR, no network but its own
+    /// loopback, under the rig's sandbox mode): `mode`, `network` (`allow`,
+    /// `deny`, `loopback:PORT[,PORT...]`), extra `writable` and `readable`
+    /// absolute paths (existing; writable ones under the rig's
+    /// `projectRoots` when it has some), `limits`. Not templates.
+    #[napi(
+        ts_type = "{ mode?: 'enforce' | 'auto' | 'off' | null; network?: string | null; writable?: string[] | null; readable?: string[] | null; limits?: { open_files?: number | null; processes?: number | null; file_size?: number | null; address_space?: number | null } | null } | null"
+    )]
+    pub sandbox: Option<String>,
     /// approval: what the approver is asked, a template.
     #[napi(ts_type = "string | null")]
     pub message: Option<String>,
@@ -232,6 +242,10 @@ pub struct AttemptRecord {
     /// Its error, when it did not succeed (an error object).
     #[napi(ts_type = "Record<string, unknown>")]
     pub error: Option<String>,
+    /// What a command attempt's sandbox enforced (absent when no process
+    /// started); `SandboxReport` is declared with the turn types.
+    #[napi(ts_type = "SandboxReport")]
+    pub sandbox: Option<String>,
     /// When it started (ms since the epoch).
     #[napi(js_name = "started_at")]
     pub started_at: f64,
@@ -450,6 +464,10 @@ pub enum RunEvent {
         /// Why it failed (an error object).
         #[napi(ts_type = "Record<string, unknown>")]
         error: Option<String>,
+        /// Only when the attempt this status ends ran with part of its
+        /// sandbox not enforced (`auto` on a kernel that lacks a feature,
+        /// or `off`): the report's summary, naming what was not enforced.
+        sandbox: Option<String>,
     },
     /// An agent step's output as it comes (live only, no `seq`).
     AgentOutput {

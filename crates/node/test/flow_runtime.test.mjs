@@ -435,7 +435,9 @@ describe('cancel', () => {
     const run = await rig.runFlow(
       {
         steps: [
-          { id: 'hang', kind: 'command', shell: 'echo $$ > "$PIDFILE"; exec sleep 600', env: { PIDFILE: pidfile } },
+          // Sandbox off: the test reads the command's host pid, written
+          // outside its cwd (a sandboxed command's is its PID namespace's).
+          { id: 'hang', kind: 'command', shell: 'echo $$ > "$PIDFILE"; exec sleep 600', env: { PIDFILE: pidfile }, sandbox: { mode: 'off' } },
           { id: 'next', kind: 'command', deps: ['hang'], argv: ['true'] },
         ],
       },
@@ -475,6 +477,30 @@ describe('specs', () => {
     assert.equal(step(fromFile, 'hello').output, 'file\n')
   })
 
+  test('a command step\'s sandbox is read by the core: what it widens applies, the attempt records it', async () => {
+    const work = join(root, 'sandboxed')
+    const extra = join(root, 'extra')
+    execFileSync('mkdir', ['-p', work, extra])
+    const run = await rig.runFlow({
+      steps: [{
+        id: 'w',
+        kind: 'command',
+        cwd: work,
+        shell: `echo in > in.txt && echo out > ${extra}/out.txt`,
+        sandbox: { network: 'deny', writable: [extra], limits: { open_files: 64 } },
+      }],
+    })
+    const view = await run.wait()
+    assert.equal(view.status, 'completed', JSON.stringify(view))
+    const [attempt] = step(view, 'w').attempts
+    assert.equal(attempt.sandbox.mode, 'enforce')
+    assert.equal(attempt.sandbox.network, 'deny')
+    assert.deepEqual(attempt.sandbox.limits, { open_files: 64 })
+    assert.ok(attempt.sandbox.writable.includes(extra), JSON.stringify(attempt.sandbox))
+    assert.equal(readFileSync(join(extra, 'out.txt'), 'utf8'), 'out\n')
+    assert.deepEqual(view.spec.steps[0].sandbox.writable, [extra])
+  })
+
   test('a bad spec, input or code option rejects with INVALID_INPUT and its problems; nothing is created', async () => {
     const fresh = tmp()
     const r = new Rig({ agents: AGENTS, dataDir: join(fresh, 'data') })
@@ -487,6 +513,9 @@ describe('specs', () => {
       [{ steps: [{ ...code('a'), colour: 'red' }] }, null, { code: { a: fn } }, 'steps[0].colour', true],
       [{ steps: [{ id: 'a', kind: 'command', argv: ['true'], deps: ['b'] }, { id: 'b', kind: 'command', argv: ['true'], deps: ['a'] }] }, null, null, 'steps', true],
       [{ steps: [{ id: 'a', kind: 'command', argv: ['true'], deps: ['ghost'] }] }, null, null, 'steps[0].deps[0]', true],
+      [{ steps: [{ id: 'a', kind: 'command', argv: ['true'], sandbox: { network: 'sometimes' } }] }, null, null, 'steps[0].sandbox.network', true],
+      [{ steps: [{ id: 'a', kind: 'command', argv: ['true'], sandbox: { writable: ['rel/dir'] } }] }, null, null, 'steps[0].sandbox.writable[0]', true],
+      [{ steps: [{ id: 'a', kind: 'command', argv: ['true'], sandbox: { writable: ['/no/such/dir'] } }] }, null, null, 'steps[0].sandbox.writable[0]', true],
       [{ steps: [{ id: 'a', kind: 'command', argv: ['true'], when: 'input.(' }] }, null, null, 'steps[0].when', true],
       [{ steps: [{ id: 'a', kind: 'command', argv: ['true'] }, { id: 'a', kind: 'command', argv: ['true'] }] }, null, null, 'steps[1].id', true],
       [{ steps: [{ id: 'a', kind: 'command', argv: ['echo', '{{ results.a'] }] }, null, null, 'steps[0].argv[1]', true],
@@ -568,7 +597,7 @@ describe('process exit', () => {
       const rig = new Rig({ dataDir: ${JSON.stringify(dataDir)} })
       ;(async () => {
         const run = await rig.runFlow({ steps: [
-          { id: 'hang', kind: 'command', shell: 'echo $$ > "$PIDFILE"; exec sleep 600', env: { PIDFILE: ${JSON.stringify(pidfile)} } },
+          { id: 'hang', kind: 'command', shell: 'echo $$ > "$PIDFILE"; exec sleep 600', env: { PIDFILE: ${JSON.stringify(pidfile)} }, sandbox: { mode: 'off' } },
         ] })
         while (!(existsSync(${JSON.stringify(pidfile)}) && readFileSync(${JSON.stringify(pidfile)}, 'utf8').endsWith('\\n'))) {
           await new Promise((r) => setTimeout(r, 20))

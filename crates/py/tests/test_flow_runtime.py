@@ -329,8 +329,11 @@ def alive(pid):
 
 def test_cancel_stops_a_hung_command_and_marks_the_rest_cancelled(rig, tmp_path):
     pid_file = tmp_path / "pid"
+    # Sandbox off: the test reads the command's host pid, written outside its
+    # cwd (a sandboxed command's pid is its PID namespace's).
     spec = {"steps": [
-        {"id": "hang", "kind": "command", "shell": f"echo $$ > {pid_file}; exec sleep 600"},
+        {"id": "hang", "kind": "command", "sandbox": {"mode": "off"},
+         "shell": f"echo $$ > {pid_file}; exec sleep 600"},
         {"id": "later", "kind": "code", "deps": ["hang"]},
     ]}
     run = rig.run_flow(spec, code={"later": lambda ctx: None})
@@ -476,6 +479,43 @@ def test_bad_specs_raise_invalid_input_with_every_problem_and_create_nothing(rig
         rig.runs(status="sleeping")
 
 
+def test_a_command_steps_sandbox_is_read_by_the_core_decoder(rig, tmp_path):
+    # Accepted: the step writes only its cwd (here tmp_path/work, granted as
+    # its cwd) and an extra writable path; the attempt records the sandbox.
+    work, extra = tmp_path / "work", tmp_path / "extra"
+    work.mkdir()
+    extra.mkdir()
+    spec = {"steps": [{"id": "w", "kind": "command", "cwd": str(work),
+                       "shell": f"echo in > in.txt && echo out > {extra}/out.txt",
+                       "sandbox": {"network": "deny", "writable": [str(extra)],
+                                   "limits": {"open_files": 64}}}]}
+    view = rig.run_flow(spec).wait(timeout=60)
+    assert view["status"] == "completed", view
+    (attempt,) = view["steps"][0]["attempts"]
+    report = attempt["sandbox"]
+    assert (report["mode"], report["network"], report["limits"]) == ("enforce", "deny", {"open_files": 64})
+    assert str(extra) in report["writable"]
+    assert (extra / "out.txt").read_text() == "out\n"
+    assert view["spec"]["steps"][0]["sandbox"]["writable"] == [str(extra)]
+    # Refused with their paths: an unknown network mode, a relative path, an
+    # unknown key; nothing created.
+    before = rig.runs()["runs"]
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        rig.run_flow({"steps": [{"id": "a", "kind": "command", "argv": ["true"],
+                                 "sandbox": {"network": "sometimes", "writable": ["rel/dir"],
+                                             "colour": "red"}}]})
+    problems = problems_of(raised)
+    assert raised.value.details["path"] == "steps[0].sandbox.colour"
+    assert "unknown network policy `sometimes`" in problems["steps[0].sandbox.network"]
+    assert "relative path" in problems["steps[0].sandbox.writable[0]"]
+    # A writable path that does not exist: refused when the run starts.
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        rig.run_flow({"steps": [{"id": "a", "kind": "command", "argv": ["true"],
+                                 "sandbox": {"writable": [str(tmp_path / "missing")]}}]})
+    assert raised.value.details["path"] == "steps[0].sandbox.writable[0]"
+    assert rig.runs()["runs"] == before
+
+
 def test_runs_pages_newest_first(rig):
     spec = {"steps": [{"id": "a", "kind": "command", "argv": ["true"]}]}
     ids = [rig.run_flow(spec).id for _ in range(3)]
@@ -534,7 +574,8 @@ EXIT_WHILE_RUNNING = textwrap.dedent("""
     pid = os.path.join(work, "pid")
     stuck = threading.Event()
     run = rig.run_flow({"steps": [
-        {"id": "hang", "kind": "command", "shell": "echo $$ > " + pid + "; exec sleep 300"},
+        {"id": "hang", "kind": "command", "sandbox": {"mode": "off"},
+         "shell": "echo $$ > " + pid + "; exec sleep 300"},
         {"id": "block", "kind": "code"},
     ]}, code={"block": lambda ctx: stuck.set() or threading.Event().wait()})
     for _ in range(1000):

@@ -559,6 +559,8 @@ class _AttemptRecord(TypedDict):
     iteration: int
     outcome: Literal["done", "failed", "timed_out", "cancelled", "interrupted"]
     error: NotRequired[Dict[str, Any]]
+    sandbox: NotRequired[_SandboxReport]
+    """What a command attempt's sandbox enforced (absent when no process started)."""
     started_at: int
     finished_at: int
 
@@ -613,8 +615,8 @@ class _RunView(TypedDict):
 
 _RunEvent = Dict[str, Any]
 """One event of a run, as the core serializes it: {"type": "run_updated" (status, error?)
-| "step_updated" (step_id, status, attempt, skip_reason?, error?) (stored: also "seq" and
-"epoch") | "agent_output" (step_id, kind, text; live only, no seq), "run_id": ...}."""
+| "step_updated" (step_id, status, attempt, skip_reason?, error?, sandbox?: the summary of
+an attempt's sandbox when part of it was not enforced) (stored: also "seq" and "epoch") | "agent_output" (step_id, kind, text; live only, no seq), "run_id": ...}."""
 
 @final
 class RunEvents:
