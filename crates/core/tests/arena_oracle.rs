@@ -8,6 +8,7 @@
 
 mod workspace_support;
 
+mod procs;
 use coderig::arena::evidence::{tier, CommandEvidence, EvidenceTier};
 use coderig::arena::oracle::{
     is_cancelled, is_oracle_checkout, run_base, run_oracle, OracleRun, OUTPUT_TAIL_BYTES,
@@ -19,6 +20,7 @@ use coderig::ErrorKind;
 use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
+use procs::{processes_with, wait_none_with};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -1029,39 +1031,6 @@ async fn with_network_allow_the_suite_reaches_the_host() {
     assert_confined(suite.sandbox.as_ref(), "allow");
     assert_eq!(connections(&l), 1);
     assert_clean(&fx);
-}
-
-/// Processes (not zombies) whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
-fn wait_none_with(marker: &str, within: Duration) -> Vec<u32> {
-    let until = Instant::now() + within;
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() || Instant::now() > until {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Shell lines that leave daemons behind, each a sleeper whose command line

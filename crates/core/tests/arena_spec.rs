@@ -156,7 +156,11 @@ fn the_oracle_network_is_deny_unless_given() {
             "oracle",
             json!({"suite": "make test", "network": value}),
         );
-        BattleSpec::from_json(&spec).unwrap().oracle.unwrap().network
+        BattleSpec::from_json(&spec)
+            .unwrap()
+            .oracle
+            .unwrap()
+            .network
     };
     let cases: &[(Value, NetworkPolicy)] = &[
         (json!(null), NetworkPolicy::Deny),

@@ -13,6 +13,7 @@
 
 #![cfg(unix)]
 
+mod procs;
 use coderig::flow::command::{
     confine_dir, default_policy, run_command, CommandOutcome, CommandRequest, CommandSandbox,
     Program, DEFAULT_MAX_STDOUT,
@@ -22,6 +23,7 @@ use coderig::ErrorKind;
 use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
+use procs::processes_with;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -780,29 +782,6 @@ async fn a_prepared_confinement_is_used_as_it_is() {
     let out = run(request).await;
     assert_eq!(out.stdout, tmp.display().to_string(), "{out:?}");
     assert_eq!(out.sandbox, Some(expected));
-}
-
-/// Processes (not zombies) whose command line holds `marker`.
-#[cfg(target_os = "linux")]
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-        if pid != std::process::id()
-            && !zombie
-            && String::from_utf8_lossy(&cmdline).contains(marker)
-        {
-            pids.push(pid);
-        }
-    }
-    pids
 }
 
 #[cfg(target_os = "linux")]

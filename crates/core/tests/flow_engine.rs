@@ -15,6 +15,7 @@
 //! the end: an escape refused and recorded, paths refused at start, and a
 //! kernel without Landlock (`enforce` refuses, `auto` says so).
 
+mod procs;
 use coderig::agent::Registry;
 use coderig::bus::EventBus;
 use coderig::event::RunStatus;
@@ -24,6 +25,7 @@ use coderig::flow::{SkipReason, StepStatus};
 use coderig::sandbox::{Enforcer, SandboxMode};
 use coderig::store::{SqliteStore, Store};
 use coderig::{Error, ErrorKind};
+use procs::processes_with;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -151,30 +153,6 @@ fn outcomes(view: &RunView, id: &str) -> Vec<String> {
         .iter()
         .map(|a| a.outcome.clone())
         .collect()
-}
-
-/// Live processes (not zombies: one waiting for a reaper that never comes,
-/// as under a container's PID 1, is dead too) whose command line holds
-/// `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        // `pid (comm) S ...`: the state follows the last `)`.
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let dead = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.trim_start().chars().next())
-            .is_none_or(|state| matches!(state, 'Z' | 'X'));
-        if pid != std::process::id() && !dead && String::from_utf8_lossy(&cmdline).contains(marker)
-        {
-            pids.push(pid);
-        }
-    }
-    pids
 }
 
 /// Waits until no process carries `marker` (bounded).

@@ -6,11 +6,12 @@
 
 #![cfg(target_os = "linux")]
 
+mod procs;
 use coderig::agent::process::{run_process, Ended, Limits, ProcessExit, ProcessSpec};
 use coderig::sandbox::{
     Confinement, Enforcer, NetworkPolicy, ResourceLimits, SandboxMode, SandboxPolicy,
 };
-use std::io::Read;
+use procs::{processes_with, wait_none_with};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -285,42 +286,6 @@ async fn loopback_ports_reach_only_the_listed_ports() {
     assert_eq!(verdict(&r.out, "other"), "refused", "{}", r.out);
     assert_eq!(connections(&allowed), 1);
     assert_eq!(connections(&other), 0, "the unlisted port saw a connection");
-}
-
-/// Processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        let mut cmdline = Vec::new();
-        if let Ok(mut f) = std::fs::File::open(entry.path().join("cmdline")) {
-            let _ = f.read_to_end(&mut cmdline);
-        }
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
-fn wait_none_with(marker: &str, within: Duration) -> Vec<u32> {
-    let until = Instant::now() + within;
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() || Instant::now() > until {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// A long sleeper whose command line carries `marker`.

@@ -1,0 +1,48 @@
+//! What the tests that prove "no process survives" share (Linux): finding
+//! live processes by a marker in their command line, and waiting until
+//! none is left.
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+/// Live processes (not zombies or dead ones: a zombie waiting for a reaper
+/// that never comes, as under a container's PID 1, is dead too) whose
+/// command line holds `marker`, this process excepted.
+pub fn processes_with(marker: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return pids;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        // `pid (comm) S ...`: the state follows the last `)`.
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let dead = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_none_or(|state| matches!(state, 'Z' | 'X'));
+        if !dead && String::from_utf8_lossy(&cmdline).contains(marker) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Polls until no process carries `marker` or `within` passed; returns
+/// those still alive (empty: none).
+pub fn wait_none_with(marker: &str, within: Duration) -> Vec<u32> {
+    let until = Instant::now() + within;
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() || Instant::now() > until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
