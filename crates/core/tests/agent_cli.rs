@@ -5,6 +5,7 @@
 
 #![cfg(unix)]
 
+mod procs;
 use coderig::agent::parse::StreamFormat;
 use coderig::agent::{
     Access, Agent, AgentError, AgentErrorKind, AgentEvent, CliAgent, CliConfig, CliPreset, Turn,
@@ -469,21 +470,11 @@ async fn kernel_without_landlock_child() {
 
 #[test]
 fn enforce_refuses_and_auto_says_so_on_a_kernel_without_landlock() {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "kernel_without_landlock_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let out = procs::child_test("kernel_without_landlock_child")
         .env(CHILD, "1")
         .env("CODERIG_SANDBOX_PRETEND_MISSING", "landlock")
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("child checks passed"),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = procs::passed(out);
+    assert!(text.contains("child checks passed"), "{text}");
 }

@@ -966,13 +966,7 @@ fn a_hostile_suite_is_contained_and_its_failure_is_the_evidence() {
         python: python(),
     };
 
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "hostile_suite_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let out = procs::child_test("hostile_suite_child")
         .env(
             "CODERIG_ORACLE_HOSTILE",
             serde_json::to_string(&scene).unwrap(),
@@ -980,18 +974,7 @@ fn a_hostile_suite_is_contained_and_its_failure_is_the_evidence() {
         .env("HOME", &fake_home)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "the child's checks failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // The child ran its test (a filter that matched nothing passes too).
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    procs::passed(out);
     assert!(
         !real_home_file.exists(),
         "the suite wrote into the user's home"
@@ -1228,22 +1211,10 @@ async fn no_landlock_child() {
 
 #[test]
 fn under_enforce_a_kernel_without_landlock_is_a_refusal_and_auto_runs() {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "no_landlock_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let out = procs::child_test("no_landlock_child")
         .env("CODERIG_ORACLE_NO_LANDLOCK", "1")
         .env("CODERIG_SANDBOX_PRETEND_MISSING", "landlock")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the child's checks failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("1 passed"), "{stdout}");
+    procs::passed(out);
 }

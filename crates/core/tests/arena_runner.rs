@@ -8,6 +8,7 @@
 
 mod common;
 
+mod procs;
 use coderig::agent::Registry;
 use coderig::arena::runner::{Arena, ArenaConfig, BattleFilter, BattleView};
 use coderig::arena::{BattleSpec, ContestantStatus, EvidenceTier, WinnerSource};
@@ -1023,23 +1024,11 @@ async fn no_landlock_battle_child() {
 
 #[test]
 fn on_a_kernel_without_landlock_the_oracle_refuses_and_the_battle_completes() {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "no_landlock_battle_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let out = procs::child_test("no_landlock_battle_child")
         .env("CODERIG_ARENA_NO_LANDLOCK", "1")
         .env("CODERIG_SANDBOX_PRETEND_MISSING", "landlock")
         .env_remove("DATABASE_URL")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the child's checks failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("1 passed"), "{stdout}");
+    procs::passed(out);
 }

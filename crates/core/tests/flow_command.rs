@@ -868,17 +868,11 @@ async fn pretend_missing_child_body() {
 #[test]
 fn enforce_refuses_and_auto_says_so_on_a_kernel_without_landlock() {
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "pretend_missing_child_body",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let out = procs::child_test("pretend_missing_child_body")
         .env("FLOW_COMMAND_PRETEND", dir.path())
         .env("CODERIG_SANDBOX_PRETEND_MISSING", "landlock")
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success(), "the child's checks failed: {status}");
+    procs::passed(out);
     assert_eq!(std::fs::read(dir.path().join("checked")).unwrap(), b"ok");
 }

@@ -354,13 +354,7 @@ async fn kill9_child_body() {
 #[test]
 fn nothing_survives_a_sigkill_of_the_process_that_started_it() {
     let marker = format!("coderig-kill9-{}", std::process::id());
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "kill9_child_body",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let mut child = procs::child_test("kill9_child_body")
         .env("SANDBOX_KILL_CHILD", &marker)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -46,3 +46,25 @@ pub fn wait_none_with(marker: &str, within: Duration) -> Vec<u32> {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A command that runs the test `name` of this test binary alone, in a
+/// child process: how a test sets process-global state (an environment
+/// variable such as `CODERIG_SANDBOX_PRETEND_MISSING`) without racing the
+/// tests beside it, or kills the process that started something.
+pub fn child_test(name: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command.args(["--exact", name, "--nocapture", "--test-threads=1"]);
+    command
+}
+
+/// Checks that a [`child_test`] ran its test and the test passed (a
+/// filtered-out child "passes" with no test run); returns its stdout.
+pub fn passed(out: std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "the child test failed or did not run:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
