@@ -46,7 +46,7 @@ fn argv(args: &[&str], cwd: &Path) -> CommandRequest {
 /// own process-group guarantees, which read host pids from the script.
 fn unconfined(mut request: CommandRequest) -> CommandRequest {
     request.sandbox = CommandSandbox::Policy {
-        policy: default_policy(&request.cwd),
+        policy: Box::new(default_policy(&request.cwd)),
         mode: SandboxMode::Off,
     };
     request

@@ -262,7 +262,7 @@ fn decode_problems_name_every_path() {
             vec![
                 ("steps[0].sandbox.network", "unknown network policy `sometimes`: use allow, deny, or loopback:PORT"),
                 ("steps[1].sandbox.writeable", "unknown field `writeable`, expected one of `mode`, `network`, `writable`, `readable`, `limits`"),
-                ("steps[1].sandbox.limits.cpu", "unknown field `cpu`, expected one of `open_files`, `processes`, `file_size`, `address_space`"),
+                ("steps[1].sandbox.limits.cpu", "unknown field `cpu`, expected one of `open_files`, `processes`, `file_size`, `address_space`, `tmp_size`"),
                 ("steps[2].sandbox.writable[1]", "\"build/out\" is a relative path: give an absolute one"),
                 ("steps[2].sandbox.readable[0]", "\".ssh\" is a relative path"),
                 ("steps[2].sandbox.readable[1]", "expected an absolute path, got a number"),
@@ -365,7 +365,7 @@ steps:
       network: "loopback: 9000,+80, 0443,9000"
       writable: [/srv/cache, /tmp/x]
       readable: [/root/.ssh]
-      limits: {open_files: 256, processes: 64, file_size: 1048576, address_space: 4294967296.0}
+      limits: {open_files: 256, processes: 64, file_size: 1048576, address_space: 4294967296.0, tmp_size: 8388608}
   - {id: plain, kind: command, argv: [ls], sandbox: {network: allow}}
   - {id: empty, kind: command, argv: [ls], sandbox: {}}
   - {id: nulls, kind: command, argv: [ls], sandbox: {mode: null, network: null, writable: null, limits: null}}
@@ -389,6 +389,7 @@ steps:
                 processes: Some(64),
                 file_size: Some(1 << 20),
                 address_space: Some(1 << 32),
+                tmp_size: Some(8 << 20),
             },
         }
     );
@@ -403,7 +404,7 @@ steps:
         canonical["steps"][0]["sandbox"],
         json!({"mode": "auto", "network": "loopback:80,443,9000", "writable": ["/srv/cache", "/tmp/x"],
                "readable": ["/root/.ssh"],
-               "limits": {"open_files": 256, "processes": 64, "file_size": 1048576, "address_space": 4294967296u64}})
+               "limits": {"open_files": 256, "processes": 64, "file_size": 1048576, "address_space": 4294967296u64, "tmp_size": 8388608}})
     );
     assert_eq!(
         canonical["steps"][1]["sandbox"],
@@ -912,11 +913,11 @@ fn sandbox_json() -> impl Strategy<Value = Value> {
             proptest::option::of(network),
             paths(),
             paths(),
-            (limit(), limit(), limit(), limit()),
+            (limit(), limit(), limit(), limit(), limit()),
         )
-            .prop_map(|(mode, network, writable, readable, (nofile, nproc, fsize, aspace))| {
+            .prop_map(|(mode, network, writable, readable, (nofile, nproc, fsize, aspace, tmp))| {
                 json!({"mode": mode, "network": network, "writable": writable, "readable": readable,
-                       "limits": {"open_files": nofile, "processes": nproc, "file_size": fsize, "address_space": aspace}})
+                       "limits": {"open_files": nofile, "processes": nproc, "file_size": fsize, "address_space": aspace, "tmp_size": tmp}})
             }),
     )
     .prop_map(|s| s.unwrap_or(Value::Null))

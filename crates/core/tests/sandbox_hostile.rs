@@ -487,3 +487,38 @@ async fn read_roots_narrow_what_is_readable() {
     assert_eq!(verdict(&r.out, "inside"), "ok", "{}", r.out);
     assert!(!r.out.contains("private"));
 }
+
+#[tokio::test]
+async fn a_size_limited_temp_dir_stops_a_filler_of_many_small_files() {
+    let s = scene();
+    let mut policy = s.policy();
+    // No per-file limit: 40 files of 256 KiB each stay under any, so only
+    // the temp dir's own size can stop them.
+    policy.limits.tmp_size = Some(2 << 20);
+    let script = "for i in $(seq 1 40); do head -c 262144 /dev/zero > \"$TMPDIR/f$i\" || { echo \"stopped at $i\"; break; }; done\n\
+                  echo \"used: $(du -sk \"$TMPDIR\" | cut -f1)\"\n\
+                  echo \"tmp: $TMPDIR\"\n\
+                  echo ok > ./still-writable";
+    let r = run(&policy, &s.work, script).await;
+    assert!(r.out.contains("No space left on device"), "{}", r.out);
+    assert!(r.out.contains("stopped at"), "{}", r.out);
+    let used_kib: u64 = verdict(&r.out, "used").parse().unwrap();
+    assert!(
+        used_kib <= 2 << 10,
+        "the temp dir grew past its size: {used_kib} KiB\n{}",
+        r.out
+    );
+    // The filler's bytes lived in its own tmpfs: the host's directory under
+    // the same path never saw them, and is gone afterwards.
+    let tmp = PathBuf::from(verdict(&r.out, "tmp"));
+    assert!(
+        !tmp.exists(),
+        "the private temp dir outlived its process tree"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("still-writable")).unwrap(),
+        "ok\n"
+    );
+    let confinement = Confinement::prepare(&policy, SandboxMode::Enforce).unwrap();
+    assert_eq!(confinement.report().limits.tmp_size, Some(2 << 20));
+}

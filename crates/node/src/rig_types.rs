@@ -264,7 +264,7 @@ pub struct SandboxReport {
     pub processes: String,
     /// The limits applied (absent ones are inherited).
     #[napi(
-        ts_type = "{ open_files?: number, processes?: number, file_size?: number, address_space?: number }"
+        ts_type = "{ open_files?: number, processes?: number, file_size?: number, address_space?: number, tmp_size?: number }"
     )]
     pub limits: String,
     /// What `auto` could not enforce, each with why.

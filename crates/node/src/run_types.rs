@@ -116,7 +116,7 @@ pub struct RunStepSpec {
     /// absolute paths (existing; writable ones under the rig's
     /// `projectRoots` when it has some), `limits`. Not templates.
     #[napi(
-        ts_type = "{ mode?: 'enforce' | 'auto' | 'off' | null; network?: string | null; writable?: string[] | null; readable?: string[] | null; limits?: { open_files?: number | null; processes?: number | null; file_size?: number | null; address_space?: number | null } | null } | null"
+        ts_type = "{ mode?: 'enforce' | 'auto' | 'off' | null; network?: string | null; writable?: string[] | null; readable?: string[] | null; limits?: { open_files?: number | null; processes?: number | null; file_size?: number | null; address_space?: number | null; tmp_size?: number | null } | null } | null"
     )]
     pub sandbox: Option<String>,
     /// approval: what the approver is asked, a template.

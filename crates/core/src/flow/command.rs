@@ -73,8 +73,9 @@ pub enum CommandSandbox {
     /// what the kernel cannot confine, `auto` runs with what it can and
     /// lists the rest in the report, `off` confines nothing.
     Policy {
-        /// What the process may touch.
-        policy: SandboxPolicy,
+        /// What the process may touch (boxed: a policy is many times the
+        /// size of the other variant).
+        policy: Box<SandboxPolicy>,
         /// How strictly.
         mode: SandboxMode,
     },
@@ -120,7 +121,7 @@ impl CommandRequest {
             max_stdout: DEFAULT_MAX_STDOUT,
             kill_grace: DEFAULT_KILL_GRACE,
             sandbox: CommandSandbox::Policy {
-                policy,
+                policy: Box::new(policy),
                 mode: SandboxMode::Enforce,
             },
         }
@@ -135,7 +136,7 @@ impl CommandRequest {
     /// ([`SandboxOverrides::validate`]).
     pub fn with_sandbox(mut self, overrides: &SandboxOverrides, mode: SandboxMode) -> Self {
         self.sandbox = CommandSandbox::Policy {
-            policy: default_policy(&self.cwd).merge(overrides),
+            policy: Box::new(default_policy(&self.cwd).merge(overrides)),
             mode: overrides.mode.unwrap_or(mode),
         };
         self

@@ -36,6 +36,23 @@ pub(super) const RLIMITS: [libc::__rlimit_resource_t; 4] = [
 /// Longest `uid_map`/`gid_map` line: "4294967295 4294967295 1\n".
 const MAP_LEN: usize = 32;
 
+/// Longest private temp dir path (NUL included) a size-limited temp dir
+/// can be mounted on; longer ones are refused when the policy is prepared.
+pub(super) const TMP_PATH_LEN: usize = 256;
+
+/// Longest tmpfs option string: "size=18446744073709551615,mode=0700".
+const TMPFS_OPTIONS_LEN: usize = 48;
+
+/// `struct landlock_path_beneath_attr` (packed, as the kernel declares it).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// `LANDLOCK_RULE_PATH_BENEATH`.
+const RULE_PATH_BENEATH: libc::c_int = 1;
+
 /// What the child does, prepared in the parent.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ChildPlan {
@@ -55,9 +72,43 @@ pub(super) struct ChildPlan {
     pub ruleset_fd: libc::c_int,
     /// The pid of the process that spawns (0: unknown).
     pub parent: libc::pid_t,
+    /// A size-limited temp dir: the NUL-terminated path to mount a tmpfs
+    /// on (empty: none), its NUL-terminated options, and the Landlock
+    /// rights the mounted directory gets in the ruleset.
+    pub tmpfs_path: [u8; TMP_PATH_LEN],
+    pub tmpfs_options: [u8; TMPFS_OPTIONS_LEN],
+    pub tmpfs_access: u64,
 }
 
 impl ChildPlan {
+    /// Mounts a tmpfs of `size` bytes on `dir` (the tree's private temp
+    /// dir) in the child, and grants it `access` in the ruleset. Errors when
+    /// the path is too long for the plan's buffer.
+    pub(super) fn mount_tmpfs(
+        &mut self,
+        dir: &std::path::Path,
+        size: u64,
+        access: u64,
+    ) -> Result<(), String> {
+        use std::os::unix::ffi::OsStrExt;
+        let path = dir.as_os_str().as_bytes();
+        if path.len() + 1 > TMP_PATH_LEN || path.contains(&0) {
+            return Err(format!(
+                "the temp dir path {} is too long for a size-limited temp dir (at most {} bytes)",
+                dir.display(),
+                TMP_PATH_LEN - 1
+            ));
+        }
+        self.tmpfs_path[..path.len()].copy_from_slice(path);
+        self.tmpfs_path[path.len()] = 0;
+        let options = format!("size={size},mode=0700");
+        self.tmpfs_options[..options.len()].copy_from_slice(options.as_bytes());
+        self.tmpfs_options[options.len()] = 0;
+        self.tmpfs_access = access;
+        self.unshare |= libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+        Ok(())
+    }
+
     /// A plan that maps the caller's uid and gid to themselves.
     pub(super) fn new() -> Self {
         // SAFETY: geteuid/getegid cannot fail.
@@ -73,6 +124,9 @@ impl ChildPlan {
             rlimits: [None; 4],
             ruleset_fd: -1,
             parent: 0,
+            tmpfs_path: [0; TMP_PATH_LEN],
+            tmpfs_options: [0; TMPFS_OPTIONS_LEN],
+            tmpfs_access: 0,
         };
         plan.uid_map_len = write_map(&mut plan.uid_map, uid);
         plan.gid_map_len = write_map(&mut plan.gid_map, gid);
@@ -117,6 +171,9 @@ pub(super) fn enter(plan: &ChildPlan) -> io::Result<()> {
     if plan.loopback_up {
         loopback_up()?;
     }
+    if plan.tmpfs_path[0] != 0 {
+        mount_tmpfs(plan)?;
+    }
     if plan.isolate {
         // The scaffolding dies with its spawner, whoever spawned it (the
         // runner sets this too); if the spawner is already gone, stop here.
@@ -147,6 +204,45 @@ unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
     };
     libc::close(fd);
     result
+}
+
+/// Mounts the size-limited tmpfs on the private temp dir (in the mount
+/// namespace `enter` created) and adds the mounted directory to the
+/// ruleset: the rule made in the parent names the directory under it.
+fn mount_tmpfs(plan: &ChildPlan) -> io::Result<()> {
+    // SAFETY: mount, open, syscall and close are async-signal-safe; the
+    // strings are NUL-terminated buffers in `plan`.
+    unsafe {
+        let path = plan.tmpfs_path.as_ptr().cast::<libc::c_char>();
+        check(libc::mount(
+            c"tmpfs".as_ptr(),
+            path,
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            plan.tmpfs_options.as_ptr().cast(),
+        ))?;
+        if plan.ruleset_fd >= 0 {
+            let dir = libc::open(path, libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC);
+            if dir < 0 {
+                return Err(last_error());
+            }
+            let attr = PathBeneathAttr {
+                allowed_access: plan.tmpfs_access,
+                parent_fd: dir,
+            };
+            let r = libc::syscall(
+                libc::SYS_landlock_add_rule,
+                plan.ruleset_fd,
+                RULE_PATH_BENEATH,
+                &attr as *const PathBeneathAttr,
+                0u32,
+            );
+            let result = if r == 0 { Ok(()) } else { Err(last_error()) };
+            libc::close(dir);
+            result?;
+        }
+    }
+    Ok(())
 }
 
 /// Sets IFF_UP on `lo` (the new network namespace starts with it down).

@@ -108,6 +108,9 @@ impl Confinement {
             Some(_) => false,
             None => true,
         };
+        if let (Some(why), Some(_)) = (&support.userns_missing, policy.limits.tmp_size) {
+            refuse(format!("temp dir size not limited: {why}"))?;
+        }
         let ports_ok = match &policy.network {
             NetworkPolicy::Ports(_) if !landlock_ok || support.landlock_abi < MIN_NET_ABI => {
                 refuse(format!(
@@ -143,6 +146,20 @@ impl Confinement {
         }
         let l = policy.limits;
         plan.rlimits = [l.open_files, l.processes, l.file_size, l.address_space];
+        let mut limits = policy.limits;
+        match l.tmp_size {
+            Some(size) if userns_ok => {
+                let access = if landlock_ok {
+                    AccessFs::from_all(ABI::from(support.landlock_abi as i32)).bits()
+                } else {
+                    0
+                };
+                plan.mount_tmpfs(tmp.path(), size, access)
+                    .map_err(Error::invalid_input)?;
+            }
+            Some(_) => limits.tmp_size = None,
+            None => {}
+        }
 
         let grants = if landlock_ok {
             Some(grants::read_grants(policy))
@@ -187,7 +204,7 @@ impl Confinement {
             } else {
                 Enforcer::None
             },
-            limits: policy.limits,
+            limits,
             unenforced,
         };
         Ok(Confinement {

@@ -153,6 +153,12 @@ pub struct ResourceLimits {
     /// Address space per process, in bytes (RLIMIT_AS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address_space: Option<u64>,
+    /// Size of the private temporary directory, in bytes: a tmpfs of that
+    /// size mounted on `TMPDIR` in a mount namespace of the tree's own, so
+    /// filling it — in one file or many — stops there with `ENOSPC`, and
+    /// what was written never reaches the disk. Needs user namespaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmp_size: Option<u64>,
 }
 
 impl ResourceLimits {
@@ -257,6 +263,7 @@ impl SandboxPolicy {
             processes: l.processes.or(self.limits.processes),
             file_size: l.file_size.or(self.limits.file_size),
             address_space: l.address_space.or(self.limits.address_space),
+            tmp_size: l.tmp_size.or(self.limits.tmp_size),
         };
         self
     }
@@ -562,11 +569,13 @@ mod tests {
             writable: vec!["/x".into()],
             limits: ResourceLimits {
                 processes: Some(64),
+                tmp_size: Some(1 << 20),
                 ..Default::default()
             },
             ..Default::default()
         };
         let merged = base.merge(&over);
+        assert_eq!(merged.limits.tmp_size, Some(1 << 20));
         assert_eq!(merged.writable, vec![PathBuf::from("/w"), "/x".into()]);
         assert_eq!(merged.network, NetworkPolicy::Allow);
         assert_eq!(merged.limits.processes, Some(64));

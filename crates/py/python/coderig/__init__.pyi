@@ -374,6 +374,7 @@ class _SandboxLimits(TypedDict, total=False):
     processes: int
     file_size: int
     address_space: int
+    tmp_size: int
 
 class _SandboxReport(TypedDict):
     """What the kernel enforced on a process tree (the core's SandboxReport)."""

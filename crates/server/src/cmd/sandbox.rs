@@ -61,6 +61,9 @@ pub struct Args {
     /// Address space per process, in bytes.
     #[arg(long, value_name = "BYTES")]
     address_space: Option<u64>,
+    /// Size of the private TMPDIR, in bytes (a tmpfs of its own).
+    #[arg(long, value_name = "BYTES")]
+    tmp_size: Option<u64>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -147,6 +150,7 @@ fn prepare(args: &Args, rig: &RigArgs) -> Result<Confinement, coderig::Error> {
         processes: args.processes,
         file_size: args.file_size,
         address_space: args.address_space,
+        tmp_size: args.tmp_size,
     };
     Confinement::prepare(&policy, mode)
 }

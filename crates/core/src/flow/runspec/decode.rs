@@ -40,7 +40,13 @@ const RETRY_KEYS: &[&str] = &["max_attempts", "initial", "multiplier", "max", "o
 const CASE_KEYS: &[&str] = &["label", "condition", "steps"];
 const BATCH_KEYS: &[&str] = &["max_concurrent", "join_rule"];
 pub(super) const SANDBOX_KEYS: &[&str] = &["mode", "network", "writable", "readable", "limits"];
-pub(super) const LIMIT_KEYS: &[&str] = &["open_files", "processes", "file_size", "address_space"];
+pub(super) const LIMIT_KEYS: &[&str] = &[
+    "open_files",
+    "processes",
+    "file_size",
+    "address_space",
+    "tmp_size",
+];
 const MAX_NAME: usize = 100;
 
 /// Why `id` is no step id, if it is not.
@@ -570,6 +576,7 @@ fn sandbox(p: &mut Problems, value: &Value, at: &str) -> SandboxOverrides {
                 processes: limit("processes"),
                 file_size: limit("file_size"),
                 address_space: limit("address_space"),
+                tmp_size: limit("tmp_size"),
             };
         }
     }

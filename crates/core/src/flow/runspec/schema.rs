@@ -134,6 +134,7 @@ fn sandbox_schema() -> Value {
                     "processes": limit("Processes of the tree's user (RLIMIT_NPROC)."),
                     "file_size": limit("Largest file written, in bytes (RLIMIT_FSIZE)."),
                     "address_space": limit("Address space, in bytes (RLIMIT_AS)."),
+                    "tmp_size": limit("Size of the private TMPDIR, in bytes (a tmpfs of its own)."),
                 }
             },
         }
@@ -323,7 +324,7 @@ mod tests {
              "retry": {"max_attempts": 2, "initial": 1, "multiplier": 1.5, "max": "10s", "on": ["failure"]}},
             {"id": "b", "kind": "command", "argv": ["ls"], "cwd": "/", "env": {"K": "v"},
              "sandbox": {"mode": "auto", "network": "loopback:8080", "writable": ["/tmp"], "readable": ["/"],
-                         "limits": {"open_files": 64, "processes": 32, "file_size": 1024, "address_space": 1073741824}}, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
+                         "limits": {"open_files": 64, "processes": 32, "file_size": 1024, "address_space": 1073741824, "tmp_size": 65536}}, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
             {"id": "c", "kind": "command", "shell": "ls", "cwd": "/", "env": {"K": "v"}, "sandbox": {}, "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
             {"id": "d", "kind": "code", "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
             {"id": "e", "kind": "approval", "message": "ok?", "deps": [], "trigger_rule": "always", "batch": "b", "timeout": 1, "when": "true", "retry": {}},
