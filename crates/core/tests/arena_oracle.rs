@@ -208,6 +208,26 @@ fn assert_gone(pgid: i32, grandchild: i32) {
 }
 
 /// A command that records its group and a grandchild's pid in `dir`, then
+/// Runs the oracle on the fixture's repository in a task of its own, so the
+/// test can cancel it midway.
+fn spawn_oracle(
+    ws: &Arc<dyn Workspace>,
+    fx: &Fixture,
+    base: &str,
+    spec: &OracleSpec,
+    mode: SandboxMode,
+    cancel: &CancellationToken,
+) -> tokio::task::JoinHandle<Result<OracleRun, coderig::Error>> {
+    let (ws, repo, base, spec, cancel) = (
+        ws.clone(),
+        fx.repo.clone(),
+        base.to_owned(),
+        spec.clone(),
+        cancel.clone(),
+    );
+    tokio::spawn(async move { run_oracle(ws, &repo, &base, None, &spec, mode, &cancel).await })
+}
+
 /// runs `rest`.
 fn with_grandchild(dir: &Path, rest: &str) -> String {
     format!(
@@ -512,18 +532,7 @@ async fn cancel_mid_command_kills_the_group_removes_the_checkout_and_says_cancel
         network: NetworkPolicy::Deny,
     };
     let cancel = CancellationToken::new();
-    let task = {
-        let (ws, repo, base, spec, cancel) = (
-            ws.clone(),
-            fx.repo.clone(),
-            base.clone(),
-            spec.clone(),
-            cancel.clone(),
-        );
-        tokio::spawn(async move {
-            run_oracle(ws, &repo, &base, None, &spec, SandboxMode::Off, &cancel).await
-        })
-    };
+    let task = spawn_oracle(&ws, &fx, &base, &spec, SandboxMode::Off, &cancel);
     let deadline = Instant::now() + Duration::from_secs(60);
     while !pids.join("gc.pid").exists() {
         assert!(Instant::now() < deadline, "the command never started");
@@ -1088,18 +1097,7 @@ async fn the_timeout_and_a_cancel_end_a_sandboxed_tree_daemons_included() {
         network: NetworkPolicy::Deny,
     };
     let cancel = CancellationToken::new();
-    let task = {
-        let (ws, repo, base, spec, cancel) = (
-            ws.clone(),
-            fx.repo.clone(),
-            base.clone(),
-            spec.clone(),
-            cancel.clone(),
-        );
-        tokio::spawn(async move {
-            run_oracle(ws, &repo, &base, None, &spec, SandboxMode::Enforce, &cancel).await
-        })
-    };
+    let task = spawn_oracle(&ws, &fx, &base, &spec, SandboxMode::Enforce, &cancel);
     let deadline = Instant::now() + Duration::from_secs(60);
     // Both sleepers run (and the shell whose script names the marker).
     while processes_with(&format!("{marker}-cancel")).len() < 3 {
