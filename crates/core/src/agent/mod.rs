@@ -27,6 +27,7 @@
 
 pub mod config;
 pub mod duration;
+pub mod native;
 pub mod openai_chunk;
 pub mod openai_sse;
 pub mod options;

@@ -1,0 +1,1 @@
+//! Reading tool calls from imperfect servers (pure). STUB: being written.

@@ -1,0 +1,44 @@
+//! Anthropic Messages with tools (pure). STUB: being written.
+
+use crate::agent::native::{Piece, Request};
+use crate::agent::AgentError;
+use serde_json::{json, Value};
+
+/// The streaming body.
+pub fn request_body(req: &Request) -> Value {
+    json!({"model": req.model, "stream": true})
+}
+
+/// The decoding state of one streamed Anthropic message.
+#[derive(Debug, Clone, Default)]
+pub struct AnthropicDecoder {
+    done: bool,
+}
+
+impl AnthropicDecoder {
+    /// Decodes one frame.
+    pub fn feed(&mut self, _event: Option<&str>, data: &str) -> Result<Vec<Piece>, AgentError> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+        }
+        Ok(vec![])
+    }
+    /// Whether `[DONE]` came.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+    /// At the end of the connection.
+    pub fn end(&self) -> Result<(), AgentError> {
+        Ok(())
+    }
+}
+
+/// The error of an HTTP status answer in Anthropic's error shape.
+pub fn status_error(
+    status: u16,
+    body: &str,
+    retry_after: Option<&str>,
+    now: std::time::SystemTime,
+) -> AgentError {
+    crate::agent::openai_chunk::status_error(status, body, retry_after, now)
+}
