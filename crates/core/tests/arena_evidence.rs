@@ -280,9 +280,19 @@ fn winners_by_evidence_then_judge() {
     let bc = beats("b", "c");
     let cases: Vec<Case> = vec![
         ("nobody", vec![], vec![], None, None,
-         "no winner: 0 contestants produced a result, a winner needs at least 2"),
-        ("one result with full evidence is a walkover", vec![("a", Full, true), ("b", Full, false)], vec![], None, None,
-         "no winner: 1 contestant produced a result, a winner needs at least 2"),
+         "no winner: no contestant produced a result"),
+        ("no result at all", vec![("a", Full, false), ("b", NoEv, false)], vec![], None, None,
+         "no winner: no contestant produced a result"),
+        ("a lone result with full evidence wins by oracle", vec![("a", Full, true), ("b", Full, false)], vec![], Some("a"), Some(WinnerSource::Oracle),
+         "a is the only contestant that produced a result, with full evidence"),
+        ("a lone result beside one that changed nothing", vec![("a", NoEv, false), ("b", Full, true)], vec![], Some("b"), Some(WinnerSource::Oracle),
+         "b is the only contestant that produced a result, with full evidence"),
+        ("a lone result with partial evidence wins by oracle", vec![("a", Partial, true), ("b", NoEv, false), ("c", NoEv, false)], vec![], Some("a"), Some(WinnerSource::Oracle),
+         "a is the only contestant that produced a result, with partial evidence"),
+        ("a lone result without oracle evidence: no winner", vec![("a", NoEv, true), ("b", Full, false)], vec![], None, None,
+         "no winner: a is the only contestant that produced a result, and it has no oracle evidence (a lone result wins only with it)"),
+        ("a lone result's verdicts are ignored", vec![("a", NoEv, true), ("b", NoEv, false)], ab.to_vec(), None, None,
+         "no winner: a is the only contestant that produced a result, and it has no oracle evidence (a lone result wins only with it)"),
         ("alone in full", vec![("a", Full, true), ("b", Partial, true), ("c", NoEv, true)], vec![], Some("a"), Some(WinnerSource::Oracle),
          "a is the only contestant with full evidence; the others have at most partial evidence"),
         ("alone in partial", vec![("a", NoEv, true), ("b", Partial, true)], vec![], Some("b"), Some(WinnerSource::Oracle),
@@ -403,8 +413,9 @@ proptest! {
 
     /// For any candidates and verdicts: a winner has a result and is in
     /// the best tier; an oracle winner is alone there; a judge winner has
-    /// strictly the most wins; no winner below two results (as
-    /// `should_name_winner` says).
+    /// strictly the most wins; without a result no winner, and a lone
+    /// result wins by the oracle exactly when its tier is above none (the
+    /// judge, as `should_name_winner` says, never decides below two).
     #[test]
     fn winner_decisions_are_consistent(
         cands in prop::collection::vec((tier_strategy(), any::<bool>()), 0..7),
@@ -415,8 +426,18 @@ proptest! {
         let verdicts: Vec<_> = raw.iter().map(|(i, j, v)| (IDS[*i], IDS[*j], *v)).collect();
         let d = decide_winner(&candidates, &verdicts);
         let results = candidates.iter().filter(|c| c.2).count();
-        if !should_name_winner(results) {
+        if results == 0 {
             prop_assert_eq!(d.winner, None);
+        }
+        if results == 1 {
+            let only = candidates.iter().find(|c| c.2).unwrap();
+            let expected = (only.1 > NoEv).then_some((only.0, WinnerSource::Oracle));
+            prop_assert_eq!(d.winner.zip(d.source), expected);
+        }
+        if !should_name_winner(results) {
+            prop_assert!(judge_field(&candidates).is_none());
+            prop_assert!(d.wins.is_empty());
+            prop_assert_ne!(d.source, Some(WinnerSource::Judge));
         }
         let best = candidates.iter().filter(|c| c.2).map(|c| c.1).max();
         prop_assert_eq!(d.winner.is_some(), d.source.is_some());

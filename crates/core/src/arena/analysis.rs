@@ -58,9 +58,11 @@ listed, or\n\
 NO_WINNER\n\
 when no contestant deserves to win.";
 
-/// Whether a battle with `succeeded_count` successful contestants gets a
-/// winner: it needs at least two (one success alone is a walkover, not a
-/// comparison).
+/// Whether the judge names a winner among `succeeded_count` successful
+/// contestants: it needs at least two (one success alone is no comparison).
+/// The oracle is not bound by it: a lone result with oracle evidence above
+/// `none` wins by `oracle` ([`super::evidence::decide_winner`]) without
+/// the judge.
 pub fn should_name_winner(succeeded_count: usize) -> bool {
     succeeded_count >= 2
 }

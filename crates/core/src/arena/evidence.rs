@@ -30,9 +30,10 @@
 //! ## Winner
 //!
 //! [`decide_winner`], in order:
-//! 1. fewer than two contestants produced a result: no winner (as
-//!    [`super::should_name_winner`] says — one result alone is a walkover,
-//!    even with `full` evidence);
+//! 1. no contestant produced a result: no winner; exactly one did: it wins
+//!    by `oracle` when its tier is above `none` (a passing patch beside
+//!    contestants that changed nothing is a fix the oracle proved, not a
+//!    walkover), else no winner — the judge never sees a lone result;
 //! 2. the *field* is the contestants with a result in the best tier any of
 //!    them reached; a field of one wins by `oracle` (it can only be one
 //!    when that tier is above `none`, since a `none` field is everyone with
@@ -219,7 +220,8 @@ pub fn plan_judging<Id: Clone + PartialEq>(field: &[Id]) -> Vec<(Id, Id)> {
 
 /// The contestants the judge must compare, in input order — `Some` exactly
 /// when [`decide_winner`] goes to step 3 (at least two results and more
-/// than one in the best tier); `None` when the decision needs no judge.
+/// than one in the best tier); `None` when the decision needs no judge
+/// (a lone result included, whatever its tier).
 /// `candidates` are `(id, tier, has_result)`.
 pub fn judge_field<Id: Clone>(candidates: &[(Id, EvidenceTier, bool)]) -> Option<Vec<Id>> {
     let (_, field) = field(candidates)?;
@@ -227,11 +229,14 @@ pub fn judge_field<Id: Clone>(candidates: &[(Id, EvidenceTier, bool)]) -> Option
 }
 
 /// The best tier among contestants with a result and who reached it; `None`
-/// with fewer than two results.
+/// without a result, and for a lone result with no oracle evidence (one
+/// result above `none` is a field of one: the oracle's winner).
 fn field<Id>(candidates: &[(Id, EvidenceTier, bool)]) -> Option<(EvidenceTier, Vec<&Id>)> {
     let with_result: Vec<_> = candidates.iter().filter(|c| c.2).collect();
-    if with_result.len() < 2 {
-        return None;
+    match with_result[..] {
+        [] => return None,
+        [only] if only.1 == EvidenceTier::None => return None,
+        _ => {}
     }
     let best = with_result.iter().map(|c| c.1).max()?;
     let ids = with_result
@@ -249,8 +254,8 @@ pub struct WinnerDecision<Id> {
     pub winner: Option<Id>,
     /// `Oracle` or `Judge` with a winner; `None` without one.
     pub source: Option<WinnerSource>,
-    /// The best tier among contestants with a result (`None` with fewer
-    /// than two results).
+    /// The best tier among contestants with a result (`None` without a
+    /// result, and for a lone result with no oracle evidence).
     pub tier: Option<EvidenceTier>,
     /// One sentence: why this winner, or why none.
     pub reason: String,
@@ -272,17 +277,33 @@ pub fn decide_winner<Id: Clone + PartialEq + Display>(
 ) -> WinnerDecision<Id> {
     let results = candidates.iter().filter(|c| c.2).count();
     let Some((best, field)) = field(candidates) else {
+        let reason = match candidates.iter().find(|c| c.2) {
+            Some((only, _, _)) => format!(
+                "no winner: {only} is the only contestant that produced a result, \
+                 and it has no oracle evidence (a lone result wins only with it)"
+            ),
+            None => "no winner: no contestant produced a result".to_owned(),
+        };
         return WinnerDecision {
             winner: None,
             source: None,
             tier: None,
-            reason: format!(
-                "no winner: {results} contestant{} produced a result, a winner needs at least 2",
-                if results == 1 { "" } else { "s" }
-            ),
+            reason,
             wins: vec![],
         };
     };
+    if let ([only], 1) = (&field[..], results) {
+        return WinnerDecision {
+            winner: Some((*only).clone()),
+            source: Some(WinnerSource::Oracle),
+            tier: Some(best),
+            reason: format!(
+                "{only} is the only contestant that produced a result, with {}",
+                phrase(best)
+            ),
+            wins: vec![],
+        };
+    }
     if let [only] = field[..] {
         let next = candidates
             .iter()
