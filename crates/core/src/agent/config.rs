@@ -48,11 +48,14 @@ pub enum AgentKind {
     Openai,
     /// A scripted agent.
     Scripted,
+    /// coderig's own coding agent on a model server (feature `http`).
+    Native,
 }
 named_enum!(AgentKind, "agent kind", {
     Cli => "cli",
     Openai => "openai" | "open_ai",
     Scripted => "scripted",
+    Native => "native",
 });
 
 /// The whole file.
@@ -124,7 +127,8 @@ pub struct AgentSpec {
     /// [`CliPreset::state_paths`]).
     #[serde(default)]
     pub state_dirs: Vec<PathBuf>,
-    /// cli: what the sandbox lets the CLI reach at `read_only` and `edit`:
+    /// cli: what the sandbox lets the CLI reach at `read_only` and `edit`
+    /// (native: what its `run` commands may reach, default `deny`):
     /// `allow`, `deny` or `loopback:PORT[,PORT…]`. Default: derived — the
     /// ports of the loopback URLs (`http://127.0.0.1:P`, `localhost:P`,
     /// `[::1]:P`) in its `env` values and arguments, else `allow` (a cloud
@@ -132,21 +136,74 @@ pub struct AgentSpec {
     /// not by host).
     #[serde(default)]
     pub network: Option<crate::sandbox::NetworkPolicy>,
-    /// openai: the base URL, ending in `/v1`.
+    /// openai, native: the base URL, ending in `/v1`.
     #[serde(default)]
     pub base_url: Option<String>,
-    /// openai: the API key (prefer `api_key_env`).
+    /// openai, native: the API key (prefer `api_key_env`).
     #[serde(default)]
     pub api_key: Option<String>,
-    /// openai: the environment variable holding the API key.
+    /// openai, native: the environment variable holding the API key.
     #[serde(default)]
     pub api_key_env: Option<String>,
-    /// openai: the model when the turn names none.
+    /// openai, native: the model when the turn names none.
     #[serde(default)]
     pub model: Option<String>,
-    /// openai: extra HTTP headers.
+    /// openai, native: extra HTTP headers.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// native: the wire API, `chat` (default) | `anthropic` | `responses`.
+    #[serde(default)]
+    pub api: Option<crate::agent::native::Api>,
+    /// native: the tool set, `coderig` (default) | `bash` (only `run` and
+    /// `finish`).
+    #[serde(default)]
+    pub tools: Option<crate::agent::native::ToolsMode>,
+    /// native: `read_file` shows `LINE#HH|` anchors and `edit_lines` is
+    /// offered.
+    #[serde(default)]
+    pub hashline: bool,
+    /// native: the most model requests of a turn (default 50).
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    /// native: the turn stops cleanly (`max_wall`) after this long.
+    #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    pub max_wall: Option<Duration>,
+    /// native: the turn stops (`max_tokens`) once it has spent this many
+    /// tokens (input, cached input and output).
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// native: the turn stops (`max_cost`) past this cost, from `prices`
+    /// or the server's reported cost.
+    #[serde(default)]
+    pub max_cost_usd: Option<f64>,
+    /// native: the most output tokens of one request (default 4,096, and
+    /// never more than a quarter of the context window).
+    #[serde(default)]
+    pub max_output_tokens: Option<u32>,
+    /// native: the model's context window in tokens (default: asked of
+    /// the server — vLLM `/v1/models`, llama.cpp `/props`, Ollama
+    /// `/api/show`).
+    #[serde(default)]
+    pub context_window: Option<u32>,
+    /// native: sampling options added to every request (`temperature`,
+    /// `top_p`, `top_k`, `seed`, ...).
+    #[serde(default)]
+    pub sampling: serde_json::Map<String, serde_json::Value>,
+    /// native: US dollars per million tokens, for `max_cost_usd` and the
+    /// outcome's cost.
+    #[serde(default)]
+    pub prices: Option<crate::agent::native::config::Prices>,
+    /// native: replaces coderig's system prompt.
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    /// native: per-model overrides of `system_prompt`, `sampling` and
+    /// `context_window`, by model name.
+    #[serde(default)]
+    pub model_overrides: BTreeMap<String, crate::agent::native::config::ModelOverride>,
+    /// native: the default and longest timeout of one `run` command
+    /// (default 5 minutes).
+    #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    pub run_timeout: Option<Duration>,
     /// scripted: the script played for every model without its own.
     #[serde(default)]
     pub script: Option<Script>,
@@ -157,12 +214,17 @@ pub struct AgentSpec {
 
 /// Which keys each kind may set (beyond `kind`, `lane`, `timeout`,
 /// `idle_timeout`, `env`, `models`, allowed for all).
-fn key_kind(key: &str) -> Option<AgentKind> {
+fn key_kinds(key: &str) -> Option<&'static [AgentKind]> {
+    use AgentKind::*;
     match key {
         "preset" | "command" | "args" | "extra_args" | "format" | "enforces_read_only"
-        | "state_dirs" | "network" => Some(AgentKind::Cli),
-        "base_url" | "api_key" | "api_key_env" | "model" | "headers" => Some(AgentKind::Openai),
-        "script" | "scripts" => Some(AgentKind::Scripted),
+        | "state_dirs" => Some(&[Cli]),
+        "network" => Some(&[Cli, Native]),
+        "base_url" | "api_key" | "api_key_env" | "model" | "headers" => Some(&[Openai, Native]),
+        "script" | "scripts" => Some(&[Scripted]),
+        "api" | "tools" | "hashline" | "max_steps" | "max_wall" | "max_tokens" | "max_cost_usd"
+        | "max_output_tokens" | "context_window" | "sampling" | "prices" | "system_prompt"
+        | "model_overrides" | "run_timeout" => Some(&[Native]),
         _ => None,
     }
 }
@@ -213,9 +275,11 @@ impl RigConfig {
                 continue;
             };
             for key in spec.keys() {
-                if let Some(owner) = key_kind(key).filter(|owner| *owner != kind) {
+                if let Some(owners) = key_kinds(key).filter(|owners| !owners.contains(&kind)) {
+                    let owners: Vec<String> = owners.iter().map(|o| format!("\"{o}\"")).collect();
                     problems.push(format!(
-                        "agents.{identity}.{key}: `{key}` is a key of kind \"{owner}\" agents, not \"{kind}\""
+                        "agents.{identity}.{key}: `{key}` is a key of kind {} agents, not \"{kind}\"",
+                        owners.join(" and ")
                     ));
                 }
             }
@@ -292,9 +356,12 @@ impl RigConfig {
                         }
                     }
                 }
-                AgentKind::Openai => {
+                AgentKind::Openai | AgentKind::Native => {
+                    if spec.kind == AgentKind::Native {
+                        problems.extend(crate::agent::native::config::problems(spec, &at));
+                    }
                     match spec.base_url.as_deref() {
-                        None => problems.push(format!("{at}.base_url: required for kind \"openai\" (e.g. \"http://127.0.0.1:8080/v1\")")),
+                        None => problems.push(format!("{at}.base_url: required for kind \"{}\" (e.g. \"http://127.0.0.1:8080/v1\")", spec.kind)),
                         Some(u) if !(u.starts_with("http://") || u.starts_with("https://")) => {
                             problems.push(format!("{at}.base_url: {u:?} is not an http(s) URL"))
                         }

@@ -132,7 +132,7 @@ impl OutcomeBuilder {
             generation_ms: self.generation_ms.or(measured),
             stop_reason: self.stop_reason,
             exit_code,
-            sandbox: None,
+            ..TurnOutcome::default()
         }
     }
 }

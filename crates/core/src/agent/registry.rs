@@ -340,7 +340,7 @@ async fn probe(identity: String, entry: AgentEntry, probe_timeout: Duration) -> 
                 }
             }
         }
-        AgentKind::Openai | AgentKind::Scripted => {
+        AgentKind::Openai | AgentKind::Scripted | AgentKind::Native => {
             match tokio::time::timeout(probe_timeout, entry.agent.models()).await {
                 Ok(Ok(models)) => {
                     info.reachable = Some(true);
@@ -426,9 +426,19 @@ fn build_entry(identity: &str, spec: &AgentSpec) -> Result<AgentEntry, Error> {
         }
         AgentKind::Cli => super::build_cli_agent(identity, spec)?,
         AgentKind::Openai => super::build_openai_agent(identity, spec)?,
+        AgentKind::Native => super::build_native_agent(identity, spec)?,
     };
     let mut entry = AgentEntry::new(spec.kind, agent);
-    entry.lane = spec.lane.unwrap_or(Lane::Cloud);
+    // A native agent on a server of this machine shares the local lane:
+    // one GPU serves one generation at a time, whatever the battle.
+    let local = spec.kind == AgentKind::Native
+        && spec
+            .base_url
+            .as_deref()
+            .is_some_and(super::native::config::is_loopback_url);
+    entry.lane = spec
+        .lane
+        .unwrap_or(if local { Lane::Local } else { Lane::Cloud });
     entry.preset = spec.preset.clone();
     entry.models = spec.models.clone();
     entry.timeout = spec.timeout;

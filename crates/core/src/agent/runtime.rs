@@ -100,3 +100,27 @@ pub(crate) fn build_openai_agent(
         "agents.{identity}: kind \"openai\" needs coderig built with the `http` feature"
     )))
 }
+
+/// The native agent a `kind = "native"` table describes (feature `http`).
+#[cfg(all(feature = "http", any()))]
+pub(crate) fn build_native_agent(
+    identity: &str,
+    spec: &super::config::AgentSpec,
+) -> Result<std::sync::Arc<dyn Agent>, crate::Error> {
+    let config = super::native::NativeConfig::from_spec(spec);
+    let agent = super::native::NativeAgent::new(config)
+        .map_err(|e| crate::Error::invalid_input(format!("agents.{identity}: {}", e.message)))?;
+    Ok(std::sync::Arc::new(agent))
+}
+
+/// The native agent a `kind = "native"` table describes (feature `http`).
+#[cfg(not(all(feature = "http", any())))]
+pub(crate) fn build_native_agent(
+    identity: &str,
+    spec: &super::config::AgentSpec,
+) -> Result<std::sync::Arc<dyn Agent>, crate::Error> {
+    let _ = spec;
+    Err(crate::Error::unavailable(format!(
+        "agents.{identity}: kind \"native\" needs coderig built with the `http` feature"
+    )))
+}

@@ -60,6 +60,11 @@ pub struct Turn {
     /// The sandbox mode of the turn's processes (`None`: the registry's,
     /// `enforce` by default). `Access::Full` turns are never confined.
     pub sandbox: Option<crate::sandbox::SandboxMode>,
+    /// A directory the agent may keep the turn's artifacts in (`None`:
+    /// none kept): the native agent writes its whole transcript there
+    /// (`transcript.jsonl`) and every tool output it cut for the model
+    /// (`outputs/<call id>.txt`).
+    pub artifacts: Option<PathBuf>,
 }
 
 impl Turn {
@@ -75,6 +80,7 @@ impl Turn {
             idle_timeout: None,
             env: BTreeMap::new(),
             sandbox: None,
+            artifacts: None,
         }
     }
 
@@ -285,6 +291,20 @@ pub struct TurnOutcome {
     /// The sandbox the turn's process ran under (CLI agents), as enforced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::sandbox::SandboxReport>,
+    /// Model requests made (native agent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u32>,
+    /// Tool calls the model made, run or not (native agent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<u32>,
+    /// How the tool calls were read: structured, repaired, from the text,
+    /// malformed, cut (native agent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls_read: Option<crate::agent::native::CallsRead>,
+    /// The context window the turn was shaped for, in tokens (native
+    /// agent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
 }
 
 impl TurnOutcome {

@@ -30,6 +30,12 @@ pub mod wire;
 #[cfg(feature = "runtime")]
 pub mod tools;
 
+// WIP: the loop is enabled once the rooms it uses have landed.
+// #[cfg(feature = "http")]
+// mod agent;
+// #[cfg(feature = "http")]
+// pub use agent::NativeAgent;
+
 pub use config::NativeConfig;
 
 use crate::agent::Usage;

@@ -1,1 +1,0 @@
-//! Reading tool calls from imperfect servers (pure). STUB: being written.
