@@ -48,7 +48,7 @@ pub struct RigOptions {
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct AgentSpec {
     /// What the agent is.
-    #[napi(ts_type = "'cli' | 'openai' | 'scripted'")]
+    #[napi(ts_type = "'cli' | 'openai' | 'scripted' | 'native'")]
     pub kind: String,
     /// Its lane (default `'cloud'`).
     #[napi(ts_type = "'local' | 'cloud' | null")]
@@ -155,7 +155,7 @@ pub struct AgentInfo {
     /// The identity (`claude`, `local`, ...).
     pub identity: String,
     /// What it is.
-    #[napi(ts_type = "'cli' | 'openai' | 'scripted'")]
+    #[napi(ts_type = "'cli' | 'openai' | 'scripted' | 'native'")]
     pub kind: String,
     /// The CLI preset, for kind `cli`.
     pub preset: Option<String>,
@@ -229,6 +229,34 @@ pub struct TurnOutcome {
     pub exit_code: Option<i32>,
     /// The sandbox the CLI ran under, as enforced (CLI agents).
     pub sandbox: Option<SandboxReport>,
+    /// Model requests made (native agent).
+    pub requests: Option<u32>,
+    /// Tool calls the model made, run or not (native agent).
+    #[napi(js_name = "tool_calls")]
+    pub tool_calls: Option<u32>,
+    /// How the tool calls were read (native agent).
+    #[napi(js_name = "calls_read")]
+    pub calls_read: Option<CallsRead>,
+    /// The context window the turn was shaped for, in tokens (native agent).
+    #[napi(js_name = "context_window")]
+    pub context_window: Option<u32>,
+}
+
+/// How a native turn's tool calls were read (the core's
+/// `coderig::agent::native::CallsRead`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct CallsRead {
+    /// Structured calls whose arguments parsed as they came.
+    pub structured: u32,
+    /// Structured calls repaired or coerced to the tool's schema.
+    pub repaired: u32,
+    /// Calls recognized in the reply's text (XML, Hermes, fenced JSON).
+    #[napi(js_name = "from_text")]
+    pub from_text: u32,
+    /// Calls that could not be read: answered with an error, never run.
+    pub malformed: u32,
+    /// Calls cut by the output-token limit: answered with an error, never run.
+    pub cut: u32,
 }
 
 /// What was enforced on a process tree (the core's
