@@ -26,6 +26,7 @@ fn contestant(id: &str, identity: &str, model: &str, lane: Lane) -> ContestantRe
             identity: identity.into(),
             model: model.into(),
         },
+        instruction: None,
         dir: format!("{identity}-{model}"),
         lane,
         status: ContestantStatus::Done,
@@ -50,7 +51,8 @@ fn coding_battle() -> BattleReport {
     let spec = BattleSpec::from_json(&json!({
         "battle_type": "coding", "prompt": "Fix the failing test in calc.py",
         "project": "/repo", "contestants": [
-            {"identity": "claude", "model": "sonnet"}, {"identity": "qwen", "model": "qwen3-coder"},
+            {"identity": "claude", "model": "sonnet"},
+            {"identity": "qwen", "model": "qwen3-coder", "instruction": "Keep the diff small."},
             {"identity": "codex", "model": "gpt-5"}],
         "judge": {"identity": "local", "model": "qwen3"},
         "oracle": {"repro": "pytest -q tests/test_calc.py", "suite": "pytest -q", "timeout": "5m"}}))
@@ -78,6 +80,7 @@ fn coding_battle() -> BattleReport {
     });
     claude.answer = "Fixed `add`:\n```py\nreturn a + b\n```\n".into();
     let mut qwen = contestant("c2", "qwen", "qwen3-coder", Lane::Local);
+    qwen.instruction = Some("Keep the diff small.".into());
     qwen.benchmark = Some(Benchmark {
         duration_ms: 12_345,
         tokens_per_sec: Some(369.84),
@@ -206,6 +209,14 @@ fn result_md_of_partial_and_failed_contestants() {
 - Lane: local
 - Benchmark: lane=local duration=12.35s tokens=4567 tokens_per_sec=369.8
 - Usage: input 0, output 4567, cache read 0, cache write 0, reasoning 0
+
+## Instruction
+
+Appended to the battle's prompt for this contestant only:
+
+```text
+Keep the diff small.
+```
 
 ## Evidence
 
@@ -493,9 +504,10 @@ fn the_manifest_has_every_field_of_the_design() {
     );
     assert_eq!(
         m["contestants"][2],
-        json!({"id": "c3", "identity": "codex", "model": "gpt-5", "dir": "codex-gpt-5", "status": "error",
-               "error": "timeout after 20m", "started_at": "2025-01-02T03:04:05Z", "ended_at": null})
+        json!({"id": "c3", "identity": "codex", "model": "gpt-5", "instruction": null, "dir": "codex-gpt-5",
+               "status": "error", "error": "timeout after 20m", "started_at": "2025-01-02T03:04:05Z", "ended_at": null})
     );
+    assert_eq!(m["contestants"][1]["instruction"], "Keep the diff small.");
     assert_eq!(
         m["lanes"],
         json!({"c1": "cloud", "c2": "local", "c3": "cloud"})

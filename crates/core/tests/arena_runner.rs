@@ -459,16 +459,145 @@ async fn a_hang_a_crash_and_no_change_are_recorded_and_the_battle_completes() {
         assert!(dir.join("result.md").is_file(), "{}", c.dir);
         assert!(dir.join("diff.patch").is_file(), "{}", c.dir);
     }
-    // Only one contestant produced a result: no winner needs two.
-    assert_eq!(view.winner_contestant_id, None, "{view:#?}");
-    assert!(
-        view.reason.as_deref().unwrap().contains("no winner"),
-        "{:?}",
-        view.reason
+    // Only one contestant produced a result, and the oracle proved it: it
+    // wins by the oracle, without the judge.
+    assert_eq!(
+        view.winner_contestant_id.as_deref(),
+        Some(good.id.as_str()),
+        "{view:#?}"
     );
-    let _ = good;
+    assert_eq!(view.winner_source, Some(WinnerSource::Oracle));
+    assert_eq!(
+        view.reason.as_deref(),
+        Some("fixer/good is the only contestant that produced a result, with full evidence")
+    );
     assert!(coderig_worktrees(&w.project).is_empty());
     w.arena.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Records each turn's `(model, prompt)`, then lets `inner` play it.
+struct Recording {
+    inner: Arc<dyn coderig::agent::Agent>,
+    prompts: Arc<std::sync::Mutex<Vec<(String, String)>>>,
+}
+
+#[async_trait::async_trait]
+impl coderig::agent::Agent for Recording {
+    async fn run(
+        &self,
+        turn: coderig::agent::Turn,
+        events: tokio::sync::mpsc::Sender<coderig::agent::AgentEvent>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<coderig::agent::TurnOutcome, coderig::agent::AgentError> {
+        self.prompts
+            .lock()
+            .unwrap()
+            .push((turn.model.clone().unwrap_or_default(), turn.prompt.clone()));
+        self.inner.run(turn, events, cancel).await
+    }
+
+    async fn models(&self) -> Result<Vec<String>, coderig::agent::AgentError> {
+        self.inner.models().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_contestant_gets_its_own_instruction_and_a_lone_proven_fix_wins_without_the_judge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let project = make_project(&root);
+    let data = root.join("data");
+    let store: Arc<dyn Store> = Arc::new(coderig::store::SqliteStore::open(&data).await.unwrap());
+    let mut registry = Registry::from_toml_str(&agents_toml()).unwrap();
+    let prompts = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut fixer = registry.get("fixer").unwrap().clone();
+    fixer.agent = Arc::new(Recording {
+        inner: fixer.agent.clone(),
+        prompts: prompts.clone(),
+    });
+    registry.insert("fixer", fixer);
+    let arena = Arena::start(
+        store.clone(),
+        registry,
+        EventBus::start(store.clone()),
+        config(&data, &root),
+    )
+    .await
+    .unwrap();
+    let mut spec = spec(
+        &project,
+        &["fixer/good", "fixer/idle"],
+        "judge/broken",
+        true,
+    )
+    .to_json();
+    spec["contestants"][0]["instruction"] = json!("Keep the diff small.\nNo new dependencies.");
+    let spec = BattleSpec::from_json(&spec).unwrap();
+    let view = arena.start_battle(spec).await.unwrap();
+    let view = finished(&arena, &view.id).await;
+    assert_eq!(view.status, BattleStatus::Completed, "{view:#?}");
+
+    // The prompt + a blank line + the instruction, for that contestant only.
+    let mut prompts = prompts.lock().unwrap().clone();
+    prompts.sort();
+    assert_eq!(
+        prompts,
+        [
+            (
+                "good".to_owned(),
+                "Fix add in calc.sh so that tests/test_add.sh passes\n\n\
+                 Keep the diff small.\nNo new dependencies."
+                    .to_owned()
+            ),
+            (
+                "idle".to_owned(),
+                "Fix add in calc.sh so that tests/test_add.sh passes".to_owned()
+            ),
+        ]
+    );
+    // The view (from the stored rows), the spec, the manifest and result.md.
+    let good = by_model(&view, "good");
+    let idle = by_model(&view, "idle");
+    assert_eq!(
+        good.instruction.as_deref(),
+        Some("Keep the diff small.\nNo new dependencies.")
+    );
+    assert_eq!(idle.instruction, None);
+    assert_eq!(
+        view.spec["contestants"][0]["instruction"],
+        "Keep the diff small.\nNo new dependencies."
+    );
+    assert!(view.spec["contestants"][1].get("instruction").is_none());
+    let dir = PathBuf::from(&view.results_dir);
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let instructions: Vec<&Value> = manifest["contestants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["instruction"])
+        .collect();
+    assert_eq!(
+        instructions,
+        [
+            &json!("Keep the diff small.\nNo new dependencies."),
+            &json!(null)
+        ]
+    );
+    let result = std::fs::read_to_string(dir.join(&good.dir).join("result.md")).unwrap();
+    assert!(result.contains("## Instruction"), "{result}");
+
+    // idle changed nothing; good's patch passes repro and suite: it wins
+    // by the oracle, and the judge (which fails whenever it is asked) was
+    // never asked.
+    assert_eq!(idle.patch_bytes, Some(0));
+    assert_eq!(good.tier, EvidenceTier::Full);
+    assert_eq!(view.winner_contestant_id.as_deref(), Some(good.id.as_str()));
+    assert_eq!(view.winner_source, Some(WinnerSource::Oracle));
+    assert_eq!(view.error, None, "{view:#?}");
+    assert_eq!(manifest["winner"]["source"], "oracle");
+    assert_eq!(manifest["analysis"]["wins"], json!({}));
+    arena.shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

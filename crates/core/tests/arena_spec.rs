@@ -1,7 +1,10 @@
 //! The strict decoder of battle specs: every problem at once, with its path.
 
 use coderig::arena::spec::{DEFAULT_CONTESTANT_TIMEOUT, DEFAULT_ORACLE_TIMEOUT};
-use coderig::arena::{AgentRef, Base, BattleSpec, BattleType, OracleCommands, OracleSpec};
+use coderig::arena::{
+    contestant_prompt, AgentRef, Base, BattleSpec, BattleType, ContestantSpec, OracleCommands,
+    OracleSpec, MAX_INSTRUCTION_CHARS,
+};
 use coderig::sandbox::NetworkPolicy;
 use coderig::ErrorKind;
 use proptest::prelude::*;
@@ -51,7 +54,10 @@ fn the_design_example_decodes() {
             prompt: "Fix the failing test in calc.py".into(),
             project: Some("/abs/path/to/repo".into()),
             base: Base::Ref("HEAD".into()),
-            contestants: vec![agent("claude", "sonnet"), agent("qwen", "qwen3-coder")],
+            contestants: vec![
+                agent("claude", "sonnet").into(),
+                agent("qwen", "qwen3-coder").into()
+            ],
             judge: agent("local", "qwen3"),
             oracle: Some(OracleSpec {
                 repro: Some("python3 -m pytest -q tests/test_calc.py".into()),
@@ -200,11 +206,19 @@ fn each_problem_has_its_path() {
          one("contestants[0]", "contestant \"é\"/\"ü\" has no ASCII letter or digit to name its folder")),
         ("contestant fields", with(design_example(), "contestants", json!([{"identity": "a"}, {"identity": 3, "model": " ", "x": 1}])),
          vec![("contestants[0].model".into(), "required".into()),
-              ("contestants[1].x".into(), "unknown field `x`, expected one of `identity`, `model`".into()),
+              ("contestants[1].x".into(), "unknown field `x`, expected one of `identity`, `model`, `instruction`".into()),
               ("contestants[1].identity".into(), "expected a string, got a number".into()),
               ("contestants[1].model".into(), "must not be blank".into())]),
         ("contestant not an object", with(design_example(), "contestants", json!(["a/m", pair("b", "m")])),
-         one("contestants[0]", "expected an object {identity, model}, got a string")),
+         one("contestants[0]", "expected an object {identity, model, instruction?}, got a string")),
+        ("instruction not a string", with(design_example(), "contestants", json!([{"identity": "a", "model": "m", "instruction": ["x"]}, pair("b", "m")])),
+         one("contestants[0].instruction", "expected a string, got an array")),
+        ("blank instruction", with(design_example(), "contestants", json!([pair("a", "m"), {"identity": "b", "model": "m", "instruction": " \n"}])),
+         one("contestants[1].instruction", "must not be blank")),
+        ("over-long instruction", with(design_example(), "contestants", json!([pair("a", "m"), {"identity": "b", "model": "m", "instruction": "é".repeat(MAX_INSTRUCTION_CHARS + 1)}])),
+         one("contestants[1].instruction", &format!("{} characters: an instruction has at most {MAX_INSTRUCTION_CHARS}", MAX_INSTRUCTION_CHARS + 1))),
+        ("judge with an instruction", with(design_example(), "judge", json!({"identity": "j", "model": "m", "instruction": "be fair"})),
+         one("judge.instruction", "unknown field `instruction`, expected one of `identity`, `model`")),
         ("contestants not an array", with(design_example(), "contestants", json!({"identity": "a"})),
          one("contestants", "expected an array, got an object")),
         ("coding without project", without(design_example(), "project"),
@@ -307,6 +321,66 @@ fn identities_are_checked_against_the_configured_ones() {
     );
 }
 
+#[test]
+fn a_contestant_may_carry_its_own_instruction() {
+    let spec = with(
+        design_example(),
+        "contestants",
+        json!([{"identity": "claude", "model": "sonnet", "instruction": "Write the test first."},
+               {"identity": "qwen", "model": "qwen3-coder", "instruction": null}]),
+    );
+    let spec = BattleSpec::from_json(&spec).unwrap();
+    assert_eq!(
+        spec.contestants,
+        vec![
+            ContestantSpec {
+                agent: agent("claude", "sonnet"),
+                instruction: Some("Write the test first.".into()),
+            },
+            agent("qwen", "qwen3-coder").into(),
+        ]
+    );
+    // The prompt a contestant receives: the battle's, a blank line, its own.
+    assert_eq!(
+        spec.contestants[0].prompt(&spec.prompt),
+        "Fix the failing test in calc.py\n\nWrite the test first."
+    );
+    assert_eq!(
+        spec.contestants[1].prompt(&spec.prompt),
+        "Fix the failing test in calc.py"
+    );
+    assert_eq!(contestant_prompt("p", Some("i")), "p\n\ni");
+    // The canonical form carries an instruction only where there is one.
+    let canonical = spec.to_json();
+    assert_eq!(
+        canonical["contestants"],
+        json!([{"identity": "claude", "model": "sonnet", "instruction": "Write the test first."},
+               {"identity": "qwen", "model": "qwen3-coder"}])
+    );
+    assert_eq!(BattleSpec::from_json(&canonical).unwrap(), spec);
+    // Exactly the limit is fine; characters, not bytes, count.
+    let long = "é".repeat(MAX_INSTRUCTION_CHARS);
+    let spec = with(
+        design_example(),
+        "contestants",
+        json!([{"identity": "a", "model": "m", "instruction": long}, {"identity": "b", "model": "m"}]),
+    );
+    assert_eq!(
+        BattleSpec::from_json(&spec).unwrap().contestants[0].instruction,
+        Some(long)
+    );
+    // One pair twice is a duplicate whatever its instructions say.
+    let spec = with(
+        design_example(),
+        "contestants",
+        json!([{"identity": "a", "model": "m", "instruction": "x"}, {"identity": "a", "model": "m", "instruction": "y"}]),
+    );
+    assert_eq!(
+        problems(&spec),
+        one("contestants[1]", "duplicate of contestants[0] (a/m)")
+    );
+}
+
 fn name() -> impl Strategy<Value = String> {
     "[a-z][a-z0-9]{0,6}"
 }
@@ -329,6 +403,7 @@ proptest! {
                         })])),
         timeout_ms in 1u64..10_000_000,
         keep in any::<bool>(),
+        instructions in prop::collection::vec(prop::option::of("[a-z]\\PC{0,30}"), 6),
     ) {
         let oracle = oracle.filter(|o| coding && (o.0.is_some() || o.1.is_some()));
         let spec = BattleSpec {
@@ -336,7 +411,7 @@ proptest! {
             prompt,
             project: coding.then(|| "/repo".to_owned()),
             base: if coding && snapshot { Base::Snapshot } else { Base::Ref("HEAD".into()) },
-            contestants: names.iter().map(|n| agent(n, "m")).collect(),
+            contestants: names.iter().zip(&instructions).map(|(n, i)| ContestantSpec { agent: agent(n, "m"), instruction: i.clone() }).collect(),
             judge: agent(&judge, "j"),
             oracle: oracle.map(|(repro, suite, ms, network)| OracleSpec { repro, suite, timeout: Duration::from_millis(ms), network }),
             contestant_timeout: Duration::from_millis(timeout_ms),

@@ -68,4 +68,7 @@ pub use report::{
     ContestantReport,
 };
 pub use resume::{reconcile_contestant_resume, reconcile_contestants, ContestantAction, TaskState};
-pub use spec::{AgentRef, Base, BattleSpec, OracleSpec};
+pub use spec::{
+    contestant_prompt, AgentRef, Base, BattleSpec, ContestantSpec, OracleSpec,
+    MAX_INSTRUCTION_CHARS,
+};

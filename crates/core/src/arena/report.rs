@@ -26,6 +26,8 @@ pub struct ContestantReport {
     pub id: String,
     /// Its agent and model.
     pub agent: AgentRef,
+    /// Its own instruction, appended to the battle's prompt for it alone.
+    pub instruction: Option<String>,
     /// Its folder under the battle's ([`super::contestant_dir`]).
     pub dir: String,
     /// The lane it ran in.
@@ -113,7 +115,8 @@ fn command_json(c: &CommandEvidence) -> Value {
     })
 }
 
-/// `manifest.json`: the battle, its contestants, their lanes, benchmarks
+/// `manifest.json`: the battle, its contestants (each with its own
+/// `instruction`, `null` without one), their lanes, benchmarks
 /// and evidence (by contestant id), the winner, the judge, the base commit
 /// and the timestamps. Every key is always present (`null` when unknown);
 /// maps by contestant id are sorted by id. `analysis` adds the decision's
@@ -201,6 +204,7 @@ pub fn manifest_json(battle: &BattleReport, analysis: Option<&AnalysisReport>) -
             "id": c.id,
             "identity": c.agent.identity,
             "model": c.agent.model,
+            "instruction": c.instruction,
             "dir": c.dir,
             "status": c.status.as_str(),
             "error": c.error,
@@ -268,8 +272,9 @@ pub fn contestant_benchmark_line(c: &ContestantReport) -> String {
     }
 }
 
-/// A contestant's `result.md`: who, outcome, benchmark, usage, the
-/// evidence table with the sandbox each command ran in (one line of
+/// A contestant's `result.md`: who, outcome, benchmark, usage, its own
+/// instruction (fenced, when it has one), the evidence table with the
+/// sandbox each command ran in (one line of
 /// [`crate::sandbox::SandboxReport::summary`], when recorded) and the tails
 /// of the commands' output (coding battles with an oracle), and the answer.
 pub fn result_md(battle: &BattleReport, c: &ContestantReport) -> String {
@@ -291,6 +296,13 @@ pub fn result_md(battle: &BattleReport, c: &ContestantReport) -> String {
     }
     if let Some(error) = &c.error {
         md.push_str(&format!("- Error: {}\n", cell(error)));
+    }
+    if let Some(instruction) = &c.instruction {
+        md.push_str(
+            "\n## Instruction\n\nAppended to the battle's prompt for this contestant only:\n\n",
+        );
+        md.push_str(&fenced("text", instruction));
+        md.push('\n');
     }
     if battle.spec.battle_type == BattleType::Coding {
         md.push_str("\n## Evidence\n\n");

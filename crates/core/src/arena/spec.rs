@@ -4,7 +4,8 @@
 //! ```json
 //! {"battle_type": "coding", "prompt": "Fix the failing test in calc.py",
 //!  "project": "/abs/path/to/repo", "base": "HEAD",
-//!  "contestants": [{"identity": "claude", "model": "sonnet"}, {"identity": "qwen", "model": "qwen3-coder"}],
+//!  "contestants": [{"identity": "claude", "model": "sonnet"},
+//!                  {"identity": "qwen", "model": "qwen3-coder", "instruction": "Add a regression test."}],
 //!  "judge": {"identity": "local", "model": "qwen3"},
 //!  "oracle": {"repro": "python3 -m pytest -q tests/test_calc.py", "suite": "python3 -m pytest -q", "timeout": "5m"},
 //!  "contestant_timeout": "20m", "keep_worktrees": false}
@@ -21,9 +22,13 @@
 //! - `base` is `"snapshot"` (the user's working tree as it is) or a
 //!   revision (default `HEAD`): not blank, no whitespace or control
 //!   characters, not starting with `-`, no `..` (a range is no commit);
-//! - `contestants` are 2 to 6 `{identity, model}` pairs, both non-blank,
-//!   no pair twice and no two pairs with the same results folder
-//!   ([`super::contestant_dir`]); `judge` is one such pair, required;
+//! - `contestants` are 2 to 6 `{identity, model, instruction?}` objects,
+//!   identity and model non-blank, no pair twice and no two pairs with the
+//!   same results folder ([`super::contestant_dir`]); `instruction` (that
+//!   contestant's own, appended to the prompt for it alone:
+//!   [`contestant_prompt`]) is a non-blank string of at most
+//!   [`MAX_INSTRUCTION_CHARS`] characters; `judge` is one
+//!   `{identity, model}` pair (no instruction), required;
 //! - `oracle` has `repro`, `suite` or both (non-blank shell commands), a
 //!   `timeout` (default [`DEFAULT_ORACLE_TIMEOUT`]) and a `network`
 //!   (`"deny"` by default, `"allow"`, or `"loopback:PORT[,PORT...]"`, as
@@ -55,6 +60,19 @@ pub const DEFAULT_CONTESTANT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 pub const DEFAULT_ORACLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// The fewest and most contestants of a battle.
 pub const CONTESTANTS: std::ops::RangeInclusive<usize> = 2..=6;
+/// The longest contestant `instruction`, in characters (Unicode scalar
+/// values, as JSON Schema's `maxLength` counts them).
+pub const MAX_INSTRUCTION_CHARS: usize = 16 * 1024;
+
+/// The prompt a contestant's agent receives: the battle's prompt, then —
+/// when the contestant has an instruction of its own — a blank line and the
+/// instruction (`prompt + "\n\n" + instruction`).
+pub fn contestant_prompt(prompt: &str, instruction: Option<&str>) -> String {
+    match instruction {
+        Some(instruction) => format!("{prompt}\n\n{instruction}"),
+        None => prompt.to_owned(),
+    }
+}
 
 /// An agent by its identity (a configured agent) and model.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -69,6 +87,34 @@ impl AgentRef {
     /// `identity/model`, as the judge prompts name contestants.
     pub fn label(&self) -> String {
         format!("{}/{}", self.identity, self.model)
+    }
+}
+
+/// One contestant of a battle: its agent and model, and the instruction it
+/// alone gets after the battle's prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ContestantSpec {
+    /// The agent and model.
+    pub agent: AgentRef,
+    /// Appended to the battle's prompt for this contestant only
+    /// ([`contestant_prompt`]); `None`: the prompt alone.
+    pub instruction: Option<String>,
+}
+
+impl ContestantSpec {
+    /// The prompt this contestant's agent receives ([`contestant_prompt`]).
+    pub fn prompt(&self, battle_prompt: &str) -> String {
+        contestant_prompt(battle_prompt, self.instruction.as_deref())
+    }
+}
+
+impl From<AgentRef> for ContestantSpec {
+    /// A contestant without an instruction of its own.
+    fn from(agent: AgentRef) -> Self {
+        ContestantSpec {
+            agent,
+            instruction: None,
+        }
     }
 }
 
@@ -130,7 +176,7 @@ pub struct BattleSpec {
     /// `HEAD` for `qa`, which has none).
     pub base: Base,
     /// 2 to 6 distinct contestants, in the given order.
-    pub contestants: Vec<AgentRef>,
+    pub contestants: Vec<ContestantSpec>,
     /// The agent that writes digests and judges.
     pub judge: AgentRef,
     /// The oracle, when configured (`coding` only).
@@ -154,7 +200,7 @@ const FIELDS: &[&str] = &[
 ];
 
 // The problem list is shared with the runtime flow spec (`crate::json::problems`);
-// only the battle-specific `{identity, model}` reader lives here.
+// only the battle-specific `{identity, model}` and contestant readers live here.
 impl Problems {
     /// An `{identity, model}` object.
     fn agent(&mut self, value: &Value, at: &str) -> Option<AgentRef> {
@@ -169,6 +215,45 @@ impl Problems {
             return None;
         };
         self.unknown_keys(object, at, &["identity", "model"]);
+        self.agent_fields(object, at)
+    }
+
+    /// An `{identity, model, instruction?}` object.
+    fn contestant(&mut self, value: &Value, at: &str) -> Option<ContestantSpec> {
+        let Value::Object(object) = value else {
+            self.add(
+                at,
+                format!(
+                    "expected an object {{identity, model, instruction?}}, got {}",
+                    describe(value)
+                ),
+            );
+            return None;
+        };
+        self.unknown_keys(object, at, &["identity", "model", "instruction"]);
+        let agent = self.agent_fields(object, at);
+        let path = join(at, "instruction");
+        let instruction = self.text(object.get("instruction"), &path);
+        let chars = instruction.as_deref().map_or(0, |i| i.chars().count());
+        if chars > MAX_INSTRUCTION_CHARS {
+            self.add(
+                path,
+                format!("{chars} characters: an instruction has at most {MAX_INSTRUCTION_CHARS}"),
+            );
+            return None;
+        }
+        Some(ContestantSpec {
+            agent: agent?,
+            instruction,
+        })
+    }
+
+    /// The `identity` and `model` of an agent object.
+    fn agent_fields(
+        &mut self,
+        object: &serde_json::Map<String, Value>,
+        at: &str,
+    ) -> Option<AgentRef> {
         let mut field = |key: &str| {
             let path = join(at, key);
             let got = self.text(object.get(key), &path);
@@ -262,7 +347,10 @@ impl BattleSpec {
 
         let mut contestants = Vec::new();
         match get("contestants") {
-            None => p.add("contestants", "required: 2 to 6 {identity, model} pairs"),
+            None => p.add(
+                "contestants",
+                "required: 2 to 6 {identity, model, instruction?} objects",
+            ),
             Some(Value::Array(items)) => {
                 let n = items.len();
                 if !CONTESTANTS.contains(&n) {
@@ -277,9 +365,10 @@ impl BattleSpec {
                 let mut seen: Vec<(usize, AgentRef, Option<String>)> = Vec::new();
                 for (i, item) in items.iter().enumerate() {
                     let at = format!("contestants[{i}]");
-                    let Some(agent) = p.agent(item, &at) else {
+                    let Some(contestant) = p.contestant(item, &at) else {
                         continue;
                     };
+                    let agent = &contestant.agent;
                     let dir = match contestant_dir(&agent.identity, &agent.model) {
                         Ok(dir) => Some(dir),
                         Err(e) => {
@@ -287,7 +376,7 @@ impl BattleSpec {
                             None
                         }
                     };
-                    if let Some((j, _, _)) = seen.iter().find(|(_, a, _)| *a == agent) {
+                    if let Some((j, _, _)) = seen.iter().find(|(_, a, _)| a == agent) {
                         p.add(
                             &at,
                             format!("duplicate of contestants[{j}] ({})", agent.label()),
@@ -305,7 +394,7 @@ impl BattleSpec {
                         );
                     }
                     seen.push((i, agent.clone(), dir));
-                    contestants.push(agent);
+                    contestants.push(contestant);
                 }
             }
             Some(other) => p.add(
@@ -417,16 +506,25 @@ impl BattleSpec {
     }
 
     /// The canonical JSON form: every field, defaults filled in, durations
-    /// in seconds. [`BattleSpec::from_json`] reads it back as `self`.
+    /// in seconds; a contestant's `instruction` only when it has one (so a
+    /// spec without any reads as before). [`BattleSpec::from_json`] reads it
+    /// back as `self`.
     pub fn to_json(&self) -> Value {
         let qa = self.battle_type == BattleType::Qa;
         let agent = |a: &AgentRef| json!({"identity": a.identity, "model": a.model});
+        let contestant = |c: &ContestantSpec| {
+            let mut value = agent(&c.agent);
+            if let Some(instruction) = &c.instruction {
+                value["instruction"] = json!(instruction);
+            }
+            value
+        };
         json!({
             "battle_type": self.battle_type.as_str(),
             "prompt": self.prompt,
             "project": self.project,
             "base": if qa { Value::Null } else { json!(self.base.as_str()) },
-            "contestants": self.contestants.iter().map(agent).collect::<Vec<_>>(),
+            "contestants": self.contestants.iter().map(contestant).collect::<Vec<_>>(),
             "judge": agent(&self.judge),
             "oracle": self.oracle.as_ref().map(|o| json!({
                 "repro": o.repro,
@@ -457,7 +555,7 @@ impl BattleSpec {
             .contestants
             .iter()
             .enumerate()
-            .map(|(i, a)| (format!("contestants[{i}].identity"), a))
+            .map(|(i, c)| (format!("contestants[{i}].identity"), &c.agent))
             .chain([("judge.identity".to_owned(), &self.judge)]);
         for (at, agent) in agents {
             if !known(&agent.identity) {

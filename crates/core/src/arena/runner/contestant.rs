@@ -180,7 +180,8 @@ pub(crate) async fn run(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
             (Access::ReadOnly, dir)
         }
     };
-    let turn = Turn::new(spec.prompt.clone())
+    let prompt = crate::arena::contestant_prompt(&spec.prompt, data.instruction.as_deref());
+    let turn = Turn::new(prompt)
         .model(data.model.clone())
         .workdir(workdir)
         .access(access)

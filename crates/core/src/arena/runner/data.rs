@@ -59,6 +59,10 @@ pub struct ContestantData {
     pub identity: String,
     /// The model.
     pub model: String,
+    /// Its own instruction, appended to the battle's prompt for it alone
+    /// (rows written before instructions existed have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<String>,
     /// The lane it runs in.
     pub lane: Option<Lane>,
     /// Its folder under the battle's.

@@ -168,6 +168,7 @@ pub fn battle_report(snapshot: &WorkSnapshot) -> Result<BattleReport, Error> {
                     identity: c.identity.clone(),
                     model: c.model.clone(),
                 },
+                instruction: c.instruction.clone(),
                 dir: c.dir.clone(),
                 lane: c.lane.unwrap_or(crate::arena::Lane::Cloud),
                 status,

@@ -189,7 +189,8 @@ pub(crate) async fn create(inner: &Inner, spec: BattleSpec) -> Result<String, Er
     let mut owners = Vec::new();
     let mut tasks = Vec::new();
     let mut infos = Vec::new();
-    for (index, agent) in spec.contestants.iter().enumerate() {
+    for (index, contestant) in spec.contestants.iter().enumerate() {
+        let agent = &contestant.agent;
         let cid = format!("{id}-c{}", index + 1);
         let lane = lane_of(inner, spec.battle_type, &agent.identity)?;
         let dir = contestant_dir(&agent.identity, &agent.model).map_err(|e| {
@@ -203,6 +204,7 @@ pub(crate) async fn create(inner: &Inner, spec: BattleSpec) -> Result<String, Er
                 index,
                 identity: agent.identity.clone(),
                 model: agent.model.clone(),
+                instruction: contestant.instruction.clone(),
                 lane: Some(lane),
                 dir,
                 ..ContestantData::default()

@@ -30,6 +30,9 @@ pub struct ContestantView {
     pub identity: String,
     /// Its model.
     pub model: String,
+    /// Its own instruction, appended to the battle's prompt for it alone
+    /// (`prompt + "\n\n" + instruction`); `null` without one.
+    pub instruction: Option<String>,
     /// The lane it runs in.
     pub lane: Lane,
     /// Where it stands.
@@ -186,6 +189,7 @@ pub fn battle_view(snapshot: &WorkSnapshot) -> Result<BattleView, Error> {
                         id: owner.id.clone(),
                         identity: c.identity,
                         model: c.model,
+                        instruction: c.instruction,
                         lane: c.lane.unwrap_or(Lane::Cloud),
                         status,
                         dir: c.dir,
