@@ -89,7 +89,7 @@ _CliPreset = Literal["claude", "qwen", "codex", "opencode", "custom"]
 _Access = Literal["read_only", "edit", "full"]
 _SandboxMode = Literal["enforce", "auto", "off"]
 _SandboxEnforcer = Literal["landlock", "namespace", "none"]
-_AgentKind = Literal["cli", "openai", "scripted"]
+_AgentKind = Literal["cli", "openai", "scripted", "native"]
 _AgentErrorKind = Literal["spawn", "timeout", "idle", "cancelled", "protocol", "provider", "exit", "unavailable"]
 _AgentEventType = Literal["session_started", "text_delta", "reasoning_delta", "tool_call", "tool_result", "usage", "finished", "error"]
 _ErrorKind = Literal[
@@ -298,6 +298,18 @@ class _TurnOutcome(TypedDict):
     stop_reason: NotRequired[str]
     exit_code: NotRequired[int]
     sandbox: NotRequired[_SandboxReport]
+    requests: NotRequired[int]
+    tool_calls: NotRequired[int]
+    calls_read: NotRequired[_CallsRead]
+    context_window: NotRequired[int]
+
+class _CallsRead(TypedDict):
+    """How a native turn's tool calls were read (the core's CallsRead)."""
+    structured: int
+    repaired: int
+    from_text: int
+    malformed: int
+    cut: int
 
 class _AgentInfo(TypedDict):
     """The core's AgentInfo."""
