@@ -375,9 +375,14 @@ fn battle_spec_schema() -> Value {
             {"type": "null"},
         ]})
     };
+    let mut contestant =
+        agent("A contestant: an agent, its model and optionally its own instruction.");
+    contestant["properties"]["instruction"] = optional(json!({
+        "type": "string", "pattern": "\\S", "maxLength": coderig::arena::MAX_INSTRUCTION_CHARS,
+        "description": "This contestant's own instruction: its agent receives the battle's prompt, a blank line, then this text (prompt + \"\\n\\n\" + instruction); the other contestants do not see it."}));
     let contestants = json!({"type": "array", "minItems": 2, "maxItems": 6,
-        "description": "2 to 6 unique (identity, model) pairs, each with a distinct results folder.",
-        "items": agent("A contestant.")});
+        "description": "2 to 6 unique (identity, model) pairs, each with a distinct results folder, each with an optional instruction of its own.",
+        "items": contestant});
     let common = json!({
         "prompt": text("The task every contestant gets."),
         "contestants": contestants,

@@ -210,13 +210,14 @@ fn coderig_worktrees(project: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_coding_battle_end_to_end_over_http() {
     let w = world().await;
-    let (status, created) = w
-        .post(
-            "/api/battles",
-            w.spec(&["fixer/good", "fixer/wrong"], "judge/j", true),
-        )
-        .await;
+    let mut spec = w.spec(&["fixer/good", "fixer/wrong"], "judge/j", true);
+    spec["contestants"][0]["instruction"] = json!("Keep the diff to one line.");
+    let (status, created) = w.post("/api/battles", spec).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(
+        created["battle"]["contestants"][0]["instruction"],
+        "Keep the diff to one line."
+    );
     let id = created["battle_id"].as_str().unwrap().to_owned();
     assert_eq!(created["battle"]["id"], json!(id));
     assert_eq!(created["battle"]["status"], "running");
@@ -255,6 +256,20 @@ async fn a_coding_battle_end_to_end_over_http() {
     assert_eq!(battle["winner_contestant_id"], json!(good), "{battle}");
     assert_eq!(battle["winner_source"], "oracle");
     assert_eq!(by_model(&battle, "good")["tier"], "full");
+    assert_eq!(
+        by_model(&battle, "good")["instruction"],
+        "Keep the diff to one line."
+    );
+    assert_eq!(by_model(&battle, "wrong")["instruction"], Value::Null);
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(Path::new(battle["results_dir"].as_str().unwrap()).join("manifest.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        manifest["contestants"][0]["instruction"],
+        "Keep the diff to one line."
+    );
 
     // The diff: the archived patch's bytes, as text/x-diff.
     let response = w
@@ -540,6 +555,20 @@ async fn bad_requests_are_4xx_json_errors_and_create_nothing() {
             "base",
         ),
         ("an unknown field", with(json!({"colour": "red"})), "colour"),
+        (
+            "an instruction that is no string",
+            with(
+                json!({"contestants": [{"identity": "fixer", "model": "good", "instruction": 7}, {"identity": "fixer", "model": "wrong"}]}),
+            ),
+            "contestants[0].instruction",
+        ),
+        (
+            "an over-long instruction",
+            with(
+                json!({"contestants": [{"identity": "fixer", "model": "good"}, {"identity": "fixer", "model": "wrong", "instruction": "x".repeat(coderig::arena::MAX_INSTRUCTION_CHARS + 1)}]}),
+            ),
+            "contestants[1].instruction",
+        ),
         (
             "a coding battle without a project",
             with(json!({"project": null})),

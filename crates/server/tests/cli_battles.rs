@@ -164,7 +164,11 @@ fn contestant<'a>(view: &'a Value, model: &str) -> &'a Value {
 #[test]
 fn a_coding_battle_runs_end_to_end_and_list_show_apply_stop_work_on_it() {
     let rig = rig();
-    let out = rig.battle(&["fixer:good", "fixer:wrong"], &["--json"]);
+    // `=` gives a contestant its own instruction (`:` may be in the model).
+    let out = rig.battle(
+        &["fixer:good=Keep the diff small: one line.", "fixer:wrong"],
+        &["--json"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let view: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)));
@@ -179,6 +183,12 @@ fn a_coding_battle_runs_end_to_end_and_list_show_apply_stop_work_on_it() {
     assert_eq!(wrong["evidence"]["repro"]["exit_code"], 1);
     assert_eq!(view["base_run"]["repro"]["exit_code"], 1);
     assert_eq!(good["usage"]["output"], 5);
+    assert_eq!(good["instruction"], "Keep the diff small: one line.");
+    assert_eq!(wrong["instruction"], Value::Null);
+    assert_eq!(
+        view["spec"]["contestants"][0]["instruction"],
+        "Keep the diff small: one line."
+    );
 
     // The results folder, inside the project, invisible to git.
     let dir = PathBuf::from(view["results_dir"].as_str().unwrap());
@@ -220,6 +230,10 @@ fn a_coding_battle_runs_end_to_end_and_list_show_apply_stop_work_on_it() {
     );
     assert!(
         human.contains("evidence:") && human.contains("patch applied"),
+        "{human}"
+    );
+    assert!(
+        human.contains("fixer/good: Keep the diff small: one line."),
         "{human}"
     );
     let missing = rig.coderig(&["battle", "show", "nope", "--json"]);
@@ -372,6 +386,16 @@ fn bad_usage_exits_2_and_creates_no_battle() {
             "a contestant without a model",
             base(&["fixer:good", "fixer"], &["--project", &project]),
             "IDENTITY:MODEL",
+        ),
+        (
+            "a contestant with an instruction but without a model",
+            base(&["fixer:good", "fixer=Be quick"], &["--project", &project]),
+            "IDENTITY:MODEL=INSTRUCTION",
+        ),
+        (
+            "a blank instruction",
+            base(&["fixer:good", "fixer:wrong= "], &["--project", &project]),
+            "`contestants[1].instruction`: must not be blank",
         ),
         (
             "a bad duration",

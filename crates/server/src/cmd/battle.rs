@@ -84,12 +84,15 @@ struct RunArgs {
     /// project itself.
     #[arg(long = "project-root", value_name = "DIR")]
     project_roots: Vec<PathBuf>,
-    /// A contestant, `IDENTITY:MODEL` (2 to 6, repeat the flag; the model
-    /// may contain more `:`).
+    /// A contestant, `IDENTITY:MODEL` or `IDENTITY:MODEL=INSTRUCTION` (2 to
+    /// 6, repeat the flag; the model may contain more `:`). The text after
+    /// the first `=` is that contestant's own instruction: its agent gets
+    /// the prompt, a blank line, then the instruction; the others do not
+    /// see it.
     #[arg(
         short = 'c',
         long = "contestant",
-        value_name = "IDENTITY:MODEL",
+        value_name = "IDENTITY:MODEL[=INSTRUCTION]",
         required = true
     )]
     contestants: Vec<String>,
@@ -250,6 +253,27 @@ fn canonical(flag: &str, path: &Path) -> Result<PathBuf, coderig::Error> {
     })
 }
 
+/// `IDENTITY:MODEL[=INSTRUCTION]` as `{"identity", "model", "instruction"?}`:
+/// the instruction is everything after the first `=` (checked by the
+/// core's decoder like any other face's).
+fn contestant_json(text: &str) -> Result<Value, coderig::Error> {
+    let (agent, instruction) = match text.split_once('=') {
+        Some((agent, instruction)) => (agent, Some(instruction)),
+        None => (text, None),
+    };
+    let mut value = agent_json("-c", agent).map_err(|_| {
+        coderig::Error::invalid_input(format!(
+            "-c {text:?}: expected IDENTITY:MODEL or IDENTITY:MODEL=INSTRUCTION \
+             (e.g. claude:sonnet, local:qwen3-coder:30b=Write the test first.)"
+        ))
+        .with_detail("path", "c")
+    })?;
+    if let Some(instruction) = instruction {
+        value["instruction"] = json!(instruction);
+    }
+    Ok(value)
+}
+
 /// The battle spec's JSON from the flags: only what was given, so the
 /// decoder's defaults and checks are the ones every face gets.
 fn spec_json(
@@ -260,7 +284,7 @@ fn spec_json(
     let contestants = args
         .contestants
         .iter()
-        .map(|c| agent_json("-c", c))
+        .map(|c| contestant_json(c.as_str()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut spec = json!({
         "battle_type": args.battle_type.as_str(),
@@ -1080,6 +1104,19 @@ async fn show(arena: Arena, args: ShowArgs) -> Result<String, coderig::Error> {
         view.prompt.trim()
     ));
     out.push_str(&contestants_table(&view));
+    let instructions: Vec<String> = view
+        .contestants
+        .iter()
+        .filter_map(|c| {
+            let text = c.instruction.as_deref()?;
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            Some(format!("  {}: {text}\n", label(c)))
+        })
+        .collect();
+    if !instructions.is_empty() {
+        out.push_str("\ninstructions (after the prompt, for that contestant only):\n");
+        out.push_str(&instructions.concat());
+    }
     let evidence = evidence_lines(&view);
     if !evidence.is_empty() {
         out.push_str("\nevidence:\n");
