@@ -4,6 +4,7 @@ their own worktrees), the oracle's real runs of the repro and the suite, a
 real SQLite store in a temporary data dir."""
 
 import asyncio
+import json
 import subprocess
 import sys
 import textwrap
@@ -116,7 +117,9 @@ def won(tmp_path_factory):
     root = tmp_path_factory.mktemp("won").resolve()
     project = make_project(root)
     rig = coderig.Rig(data_dir=root / "data", agents=AGENTS, project_roots=[root / "projects"])
-    battle = rig.start_battle(**spec(project, "fixer/good", "fixer/wrong"))
+    battle_spec = spec(project, "fixer/good", "fixer/wrong")
+    battle_spec["contestants"][0]["instruction"] = "Keep the diff to one line."
+    battle = rig.start_battle(**battle_spec)
     events = list(battle.events())
     view = battle.wait(timeout=120)
     return rig, project, battle, view, events
@@ -132,6 +135,12 @@ def test_the_oracle_names_the_contestant_whose_patch_passes(won):
     assert [c["model"] for c in view["contestants"]] == ["good", "wrong"]
     assert good["status"] == wrong["status"] == "done"
     assert (good["tier"], wrong["tier"]) == ("full", "none")
+    # A contestant's own instruction, kept with it (and in manifest.json).
+    assert good["instruction"] == "Keep the diff to one line."
+    assert wrong["instruction"] is None
+    assert view["spec"]["contestants"][0]["instruction"] == "Keep the diff to one line."
+    manifest = json.loads(Path(view["results_dir"], "manifest.json").read_text())
+    assert [c["instruction"] for c in manifest["contestants"]] == ["Keep the diff to one line.", None]
     assert good["evidence"]["patch_applied"] is True
     assert good["evidence"]["repro"]["exit_code"] == 0
     assert wrong["evidence"]["repro"]["exit_code"] != 0
@@ -297,6 +306,11 @@ def test_bad_specs_raise_invalid_input_with_a_path_and_create_nothing(world, tmp
         ({**good, "battle_type": "chess"}, "battle_type"),
         ({**good, "contestant_timeout": "soon"}, "contestant_timeout"),
         ({**good, "colour": "red"}, "colour"),
+        ({**good, "contestants": [{**good["contestants"][0], "instruction": 7}, good["contestants"][1]]},
+         "contestants[0].instruction"),
+        ({**good, "contestants": [good["contestants"][0],
+                                  {**good["contestants"][1], "instruction": "x" * 16385}]},
+         "contestants[1].instruction"),
         ({**good, "contestants": [{"identity": "fixer"}, {"identity": "fixer", "model": "x"}]},
          "contestants[0].model"),
         ({**good, "project": not_git}, "project"),

@@ -360,6 +360,14 @@ class _AgentRef(TypedDict):
     identity: str
     model: str
 
+class _ContestantSpec(TypedDict):
+    """A contestant of start_battle: an agent, its model and optionally its own
+    instruction (a non-blank str of at most 16384 characters). Its agent receives
+    prompt + "\\n\\n" + instruction; the other contestants do not see it."""
+    identity: str
+    model: str
+    instruction: NotRequired[Optional[str]]
+
 class _Oracle(TypedDict, total=False):
     repro: str
     suite: str
@@ -375,7 +383,7 @@ class _BattleSpec(TypedDict, total=False):
     prompt: str
     project: _StrPath
     base: str
-    contestants: Sequence[_AgentRef]
+    contestants: Sequence[_ContestantSpec]
     judge: _AgentRef
     oracle: _Oracle
     contestant_timeout: _Duration
@@ -425,6 +433,7 @@ class _ContestantView(TypedDict):
     id: str
     identity: str
     model: str
+    instruction: Optional[str]  # its own, appended to the prompt for it alone
     lane: _Lane
     status: _ContestantStatus
     dir: str
@@ -696,8 +705,11 @@ class Rig:
         """Canonical; empty when any path is accepted."""
     def start_battle(self, spec: Optional[_BattleSpec] = None, **kwargs: Any) -> Battle:
         """Starts a battle (the spec as keyword arguments, one dict, or both without a
-        key twice) and returns at once. A bad spec is InvalidInputError with .path
-        (contestants[1].model) and creates nothing; an unknown identity too."""
+        key twice) and returns at once. Contestants are dicts {identity, model,
+        instruction?}: a contestant's instruction is appended to the prompt for it
+        alone (prompt + "\\n\\n" + instruction). A bad spec is InvalidInputError with
+        .path (contestants[1].model, contestants[0].instruction) and creates nothing;
+        an unknown identity too."""
     def battle(self, id: str) -> Battle:
         """An existing battle; NotFoundIdError when there is none."""
     def battles(
