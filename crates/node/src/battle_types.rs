@@ -25,6 +25,22 @@ pub struct AgentRef {
     pub model: String,
 }
 
+/// A contestant of `rig.startBattle`: an agent, its model and optionally
+/// its own instruction (`{identity: 'qwen', model: 'qwen3-coder',
+/// instruction: 'Add a regression test.'}`). Its agent receives
+/// `prompt + '\n\n' + instruction`; the other contestants do not see it.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ContestantSpec {
+    /// A configured agent's identity.
+    pub identity: String,
+    /// The model.
+    pub model: String,
+    /// This contestant's own instruction: a non-blank string of at most
+    /// 16384 characters.
+    #[napi(ts_type = "string | null")]
+    pub instruction: Option<String>,
+}
+
 /// The oracle of a coding battle: commands run on a fresh checkout of the
 /// base with each contestant's patch.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -59,8 +75,9 @@ pub struct BattleSpec {
     /// A ref (default `'HEAD'`) or `'snapshot'` (the working tree as it is).
     #[napi(ts_type = "string | null")]
     pub base: Option<String>,
-    /// 2–6 unique (identity, model) pairs.
-    #[napi(ts_type = "Array<AgentRef>")]
+    /// 2–6 unique (identity, model) pairs, each with an optional
+    /// instruction of its own.
+    #[napi(ts_type = "Array<ContestantSpec>")]
     pub contestants: Vec<String>,
     /// The judge.
     #[napi(ts_type = "AgentRef")]
@@ -138,6 +155,10 @@ pub struct ContestantView {
     pub identity: String,
     /// Its model.
     pub model: String,
+    /// Its own instruction, appended to the prompt for it alone; `null`
+    /// without one.
+    #[napi(ts_type = "string | null")]
+    pub instruction: Option<String>,
     /// The lane it runs in.
     #[napi(ts_type = "'local' | 'cloud'")]
     pub lane: String,

@@ -140,7 +140,9 @@ describe('a coding battle', () => {
   let first // the completed battle the later tests reuse
 
   test('the oracle picks the winner; events, diff and analysis tell the story', async () => {
-    const battle = await rig.startBattle(spec(project, ['fixer/good', 'fixer/wrong']))
+    const battleSpec = spec(project, ['fixer/good', 'fixer/wrong'])
+    battleSpec.contestants[0].instruction = 'Keep the diff to one line.'
+    const battle = await rig.startBattle(battleSpec)
     assert.match(battle.id, /\S/)
     // Iterated while the battle runs: history (battle_started) then live.
     const live = collect(battle.events())
@@ -154,6 +156,12 @@ describe('a coding battle', () => {
     assert.equal(good.status, 'done')
     assert.equal(good.tier, 'full', JSON.stringify(good))
     assert.equal(wrong.tier, 'none')
+    // A contestant's own instruction, kept with it (and in manifest.json).
+    assert.equal(good.instruction, 'Keep the diff to one line.')
+    assert.equal(wrong.instruction, null)
+    assert.equal(view.spec.contestants[0].instruction, 'Keep the diff to one line.')
+    const manifest = JSON.parse(readFileSync(join(view.results_dir, 'manifest.json'), 'utf8'))
+    assert.deepEqual(manifest.contestants.map((c) => c.instruction), ['Keep the diff to one line.', null])
     assert.equal(view.winner_contestant_id, good.id)
     assert.equal(view.winner_source, 'oracle')
     assert.equal(view.base_run.repro.exit_code, 1, 'the repro fails on the base')
@@ -215,6 +223,9 @@ describe('a coding battle', () => {
     }
     for (const key of Object.keys(view.base_run)) assert.ok(interfaceFields(dts, 'BaseRun').has(key), `BaseRun.${key}`)
     for (const key of Object.keys(view.spec)) assert.ok(interfaceFields(dts, 'BattleSpec').has(key), `BattleSpec.${key}`)
+    for (const c of view.spec.contestants) {
+      for (const key of Object.keys(c)) assert.ok(interfaceFields(dts, 'ContestantSpec').has(key), `ContestantSpec.${key}`)
+    }
     assert.ok(unionOf(dts, 'BattleView', 'status').includes(view.status))
     assert.deepEqual(
       unionOf(dts, 'BattleView', 'status'),
@@ -386,6 +397,8 @@ describe('bad specs', () => {
       [{ ...good, battle_type: 'chess' }, 'battle_type'],
       [{ ...good, contestants: [{ identity: 'fixer', model: 'good' }] }, 'contestants'],
       [{ ...good, contestants: [{ identity: 'fixer', model: 'good' }, { identity: 'fixer' }] }, 'contestants[1].model'],
+      [{ ...good, contestants: [{ identity: 'fixer', model: 'good', instruction: 7 }, { identity: 'fixer', model: 'wrong' }] }, 'contestants[0].instruction'],
+      [{ ...good, contestants: [{ identity: 'fixer', model: 'good' }, { identity: 'fixer', model: 'wrong', instruction: 'x'.repeat(16385) }] }, 'contestants[1].instruction'],
       [{ ...good, keepWorktrees: true }, 'keepWorktrees'],
       [{ ...good, contestant_timeout: 'soon' }, 'contestant_timeout'],
     ]
