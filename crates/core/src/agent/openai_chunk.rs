@@ -244,7 +244,9 @@ pub fn usage_of(usage: &Value) -> Usage {
     }
 }
 
-fn minus(total: &Usage, seen: &Usage) -> Usage {
+/// `total` minus `seen`, field by field (saturating; a cost only when it
+/// changed): the increment of a cumulative usage report over the last one.
+pub(crate) fn minus(total: &Usage, seen: &Usage) -> Usage {
     let cost = match (total.cost_usd, seen.cost_usd) {
         (Some(t), s) => Some(t - s.unwrap_or(0.0)).filter(|c| *c != 0.0),
         (None, _) => None,
@@ -354,7 +356,7 @@ pub fn parse_models(body: &str) -> Result<Vec<String>, AgentError> {
 }
 
 /// At most 200 characters of `s`, for error messages.
-fn preview(s: &str) -> String {
+pub(crate) fn preview(s: &str) -> String {
     let s = s.trim();
     match s.char_indices().nth(200) {
         Some((i, _)) => format!("{}…", &s[..i]),

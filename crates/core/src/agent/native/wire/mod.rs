@@ -34,6 +34,19 @@ pub fn request_body(api: Api, req: &Request) -> Value {
     }
 }
 
+/// The pieces of a whole (non-streamed) reply `body` to a streaming
+/// request — what some servers (Ollama with tools) answer — in the order a
+/// stream would give them, ending with exactly one [`Piece::Finish`]. An
+/// error body is a classified `Provider` error, any other body that is not
+/// the API's reply a `Protocol` error.
+pub fn decode_whole(api: Api, body: &str) -> Result<Vec<Piece>, AgentError> {
+    match api {
+        Api::Chat => chat::whole(body),
+        Api::Anthropic => anthropic::whole(body),
+        Api::Responses => responses::whole(body),
+    }
+}
+
 /// The error of a response with HTTP `status` and `body` (and the
 /// `Retry-After` header, read against `now`), in the API's error shape.
 pub fn status_error(
