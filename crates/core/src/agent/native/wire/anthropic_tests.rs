@@ -1,5 +1,5 @@
 use super::*;
-use crate::agent::native::wire::chat::tests::{conversation, tools};
+use crate::agent::native::wire::chat::tests::{conversation, prefixes, tools};
 use crate::agent::{AgentErrorKind, Usage};
 use crate::model::ErrorClass;
 
@@ -225,6 +225,15 @@ fn events_decode_to_pieces() {
     ];
     for (name, frames, want) in cases {
         assert_eq!(run(&frames).unwrap(), want, "{name}");
+        // Every cut of every frame decodes or errs; none panics.
+        for f in &frames {
+            for prefix in prefixes(f.1) {
+                let mut d = AnthropicDecoder::default();
+                let _ = d.feed(None, prefix);
+                let _ = d.feed(Some("message_stop"), prefix);
+                let _ = whole(prefix);
+            }
+        }
     }
 }
 

@@ -168,6 +168,15 @@ fn frames_decode_to_pieces() {
     ];
     for (name, frames, want) in cases {
         assert_eq!(run(&frames).unwrap(), want, "{name}");
+        // Every cut of every frame decodes or errs; none panics.
+        for f in &frames {
+            for prefix in prefixes(f) {
+                let mut d = ChatDecoder::default();
+                let _ = d.feed(None, prefix);
+                let _ = d.feed(Some("message_stop"), prefix);
+                let _ = whole(prefix);
+            }
+        }
     }
 }
 
@@ -260,6 +269,11 @@ fn whole_replies_decode_to_pieces() {
     for (body, kind) in errors {
         assert_eq!(whole(body).unwrap_err().kind, kind, "{body}");
     }
+}
+
+/// Every prefix of `s` that ends on a character boundary.
+pub(crate) fn prefixes(s: &str) -> impl Iterator<Item = &str> {
+    s.char_indices().map(|(i, _)| &s[..i]).chain([s])
 }
 
 /// user, assistant with text and 2 calls, 2 tool results, user, and an

@@ -1,5 +1,5 @@
 use super::*;
-use crate::agent::native::wire::chat::tests::{conversation, tools};
+use crate::agent::native::wire::chat::tests::{conversation, prefixes, tools};
 use crate::agent::AgentErrorKind;
 use crate::model::ErrorClass;
 
@@ -219,6 +219,15 @@ fn events_decode_to_pieces() {
     ];
     for (name, frames, want) in cases {
         assert_eq!(run(&frames).unwrap(), want, "{name}");
+        // Every cut of every frame decodes or errs; none panics.
+        for f in &frames {
+            for prefix in prefixes(f.1) {
+                let mut d = ResponsesDecoder::default();
+                let _ = d.feed(None, prefix);
+                let _ = d.feed(Some("message_stop"), prefix);
+                let _ = whole(prefix);
+            }
+        }
     }
 }
 
