@@ -4,8 +4,9 @@
 
 use serde_json::{json, Value};
 
-use crate::chat::{CACHED_TOKENS, COMPLETION_TOKENS, PROMPT_TOKENS, REASONING_TEXT};
-use crate::decide::{Flags, Reply, RequestView, ToolArgs, ToolInfo};
+use crate::answer::{self, Answer, Finish, Plan, Usage, Wire};
+use crate::decide::{Flags, RequestView, ToolInfo};
+use crate::script::PriorReply;
 use crate::sse;
 
 fn blocks_text(content: &Value) -> String {
@@ -96,38 +97,158 @@ pub fn error_body(status: u16, message: &str) -> Value {
     json!({"type": "error", "error": {"type": kind, "message": message}})
 }
 
+/// The wire spelling of Anthropic calls (`index_reuse` has no effect: the
+/// quirk is Chat-only in the wild).
+pub const WIRE: Wire = Wire {
+    id_prefix: "toolu_scripted_",
+    freeform_native: false,
+    index_reuse: false,
+};
+
+fn tool_result_text(block: &Value) -> String {
+    match block.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => blocks_text(other),
+        None => String::new(),
+    }
+}
+
+/// The earlier assistant replies of a Messages conversation: each assistant
+/// message, answered by the `tool_result` blocks and user text that follow it.
+pub fn prior_replies(body: &Value) -> Vec<PriorReply> {
+    let mut out: Vec<PriorReply> = Vec::new();
+    let mut results: Vec<Vec<String>> = Vec::new();
+    for m in body
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let content = m.get("content").unwrap_or(&Value::Null);
+        let blocks = content.as_array().cloned().unwrap_or_default();
+        match m.get("role").and_then(Value::as_str).unwrap_or("") {
+            "assistant" => {
+                let structured = blocks
+                    .iter()
+                    .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
+                out.push(PriorReply {
+                    had_calls: structured || blocks_text(content).contains("<tool_call>"),
+                    results: String::new(),
+                });
+                results.push(Vec::new());
+            }
+            "user" => {
+                if let Some(r) = results.last_mut() {
+                    if let Value::String(s) = content {
+                        r.push(s.clone());
+                    }
+                    for b in &blocks {
+                        match b.get("type").and_then(Value::as_str) {
+                            Some("tool_result") => r.push(tool_result_text(b)),
+                            Some("text") => {
+                                r.push(b["text"].as_str().unwrap_or_default().to_string())
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for (reply, texts) in out.iter_mut().zip(results) {
+        reply.results = texts.join("\n");
+    }
+    out
+}
+
+/// The bytes the prompt estimate counts: the system text, every message's
+/// text blocks, `tool_use` inputs (JSON text) and `tool_result` texts, and
+/// each tool definition's JSON text.
+pub fn prompt_bytes(body: &Value) -> usize {
+    let mut texts = vec![blocks_text(body.get("system").unwrap_or(&Value::Null))];
+    for m in body
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match m.get("content") {
+            Some(Value::String(s)) => texts.push(s.clone()),
+            Some(Value::Array(blocks)) => {
+                for b in blocks {
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("text") => texts.push(b["text"].as_str().unwrap_or("").to_string()),
+                        Some("tool_use") => {
+                            texts.push(b["name"].as_str().unwrap_or("").to_string());
+                            texts.push(b.get("input").map(Value::to_string).unwrap_or_default());
+                        }
+                        Some("tool_result") => texts.push(tool_result_text(b)),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    answer::prompt_bytes(texts.iter().map(String::as_str), body.get("tools"))
+}
+
 /// Input usage: Anthropic's `input_tokens` excludes cache reads, so the
-/// cached share moves to `cache_read_input_tokens` (the total stays 200).
-fn input_usage(flags: &Flags) -> Value {
-    let cached = if flags.usage_cached { CACHED_TOKENS } else { 0 };
+/// cached share moves to `cache_read_input_tokens` (the total stays the prompt).
+fn input_usage(u: &Usage) -> Value {
     json!({
-        "input_tokens": PROMPT_TOKENS - cached,
+        "input_tokens": u.prompt - u.cached,
         "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": cached,
+        "cache_read_input_tokens": u.cached,
     })
 }
 
-fn content_blocks(reply: &Reply, flags: &Flags, n: u64) -> (Vec<Value>, &'static str) {
-    let mut blocks = Vec::new();
-    if flags.reasoning || flags.reasoning_content {
-        blocks
-            .push(json!({"type": "thinking", "thinking": REASONING_TEXT, "signature": "scripted"}));
+fn stop_reason(finish: Finish) -> &'static str {
+    match finish {
+        Finish::Stop => "end_turn",
+        Finish::ToolCalls => "tool_use",
+        Finish::Length => "max_tokens",
     }
-    let stop = match reply {
-        Reply::Text(text) => {
-            blocks.push(json!({"type": "text", "text": text}));
-            "end_turn"
-        }
-        Reply::ToolCall { name, args } => {
-            let input = match args {
-                ToolArgs::Json(v) => v.clone(),
-                ToolArgs::Freeform(s) => json!({ "input": s }),
-            };
-            blocks.push(json!({"type": "tool_use", "id": format!("toolu_scripted_{n}"), "name": name, "input": input}));
-            "tool_use"
-        }
-    };
-    (blocks, stop)
+}
+
+/// The content blocks of the reply, complete, each with the pieces its
+/// stream delivers (thinking, text, `tool_use` with its JSON text).
+fn content_blocks(plan: &Plan) -> Vec<(Value, Vec<Value>)> {
+    let mut blocks = Vec::new();
+    if let Some(r) = &plan.reasoning {
+        blocks.push((
+            json!({"type": "thinking", "thinking": r, "signature": "scripted"}),
+            sse::pieces(r)
+                .into_iter()
+                .map(|p| json!({"type": "thinking_delta", "thinking": p}))
+                .chain([json!({"type": "signature_delta", "signature": "scripted"})])
+                .collect(),
+        ));
+    }
+    if !plan.text.is_empty() || plan.calls.is_empty() {
+        blocks.push((
+            json!({"type": "text", "text": plan.text}),
+            plan.text_pieces
+                .iter()
+                .map(|p| json!({"type": "text_delta", "text": p}))
+                .collect(),
+        ));
+    }
+    for call in &plan.calls {
+        // A broken or cut input has no JSON value: the whole message carries its text.
+        let input = serde_json::from_str::<Value>(&call.arguments)
+            .unwrap_or_else(|_| json!(call.arguments));
+        blocks.push((
+            json!({"type": "tool_use", "id": call.id.clone().unwrap_or_default(),
+                   "name": call.name, "input": input}),
+            call.pieces
+                .iter()
+                .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+                .collect(),
+        ));
+    }
+    blocks
 }
 
 fn model(body: &Value) -> Value {
@@ -137,24 +258,25 @@ fn model(body: &Value) -> Value {
 }
 
 /// The reply as one message object, for requests without `stream: true`.
-pub fn message(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Value {
-    let (content, stop) = content_blocks(reply, flags, n);
-    let mut usage = input_usage(flags);
-    usage["output_tokens"] = json!(COMPLETION_TOKENS);
+pub fn message(body: &Value, answer: &Answer, flags: &Flags, n: u64) -> Value {
+    let plan = answer::plan(answer, flags, WIRE, n);
+    let content: Vec<Value> = content_blocks(&plan).into_iter().map(|(b, _)| b).collect();
+    let mut usage = input_usage(&plan.usage);
+    usage["output_tokens"] = json!(plan.usage.completion);
     json!({
         "id": format!("msg_scripted_{n}"), "type": "message", "role": "assistant",
-        "model": model(body), "content": content, "stop_reason": stop,
+        "model": model(body), "content": content, "stop_reason": stop_reason(plan.finish),
         "stop_sequence": null, "usage": usage,
     })
 }
 
 /// The SSE frames of the streamed reply, faults applied (`hang` and `slow`
 /// are the transport's, see [`sse::Script`]).
-pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String> {
-    let (blocks, stop) = content_blocks(reply, flags, n);
+pub fn frames(body: &Value, answer: &Answer, flags: &Flags, n: u64) -> Vec<String> {
+    let plan = answer::plan(answer, flags, WIRE, n);
     let mut out = Vec::new();
     let mut first_delta = None;
-    let mut usage = input_usage(flags);
+    let mut usage = input_usage(&plan.usage);
     usage["output_tokens"] = json!(1);
     out.push(sse::event(
         "message_start",
@@ -164,42 +286,16 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
             "usage": usage,
         }}),
     ));
-    for (index, block) in blocks.iter().enumerate() {
-        let (start, deltas): (Value, Vec<Value>) = match block["type"].as_str() {
-            Some("thinking") => (
-                json!({"type": "thinking", "thinking": "", "signature": ""}),
-                sse::pieces(REASONING_TEXT)
-                    .into_iter()
-                    .map(|p| json!({"type": "thinking_delta", "thinking": p}))
-                    .chain([json!({"type": "signature_delta", "signature": "scripted"})])
-                    .collect(),
-            ),
-            Some("text") => (
-                json!({"type": "text", "text": ""}),
-                sse::pieces(block["text"].as_str().unwrap_or_default())
-                    .into_iter()
-                    .map(|p| json!({"type": "text_delta", "text": p}))
-                    .collect(),
-            ),
-            _ => {
-                let json_text = block["input"].to_string();
-                let mid = json_text.len() / 2;
-                let mid = (0..=mid)
-                    .rev()
-                    .find(|i| json_text.is_char_boundary(*i))
-                    .unwrap_or(0);
-                let (a, b) = json_text.split_at(mid);
-                let mut start = block.clone();
-                start["input"] = json!({});
-                (
-                    start,
-                    [a, b]
-                        .into_iter()
-                        .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
-                        .collect(),
-                )
+    for (index, (block, deltas)) in content_blocks(&plan).into_iter().enumerate() {
+        let mut start = block.clone();
+        match block["type"].as_str() {
+            Some("thinking") => {
+                start["thinking"] = json!("");
+                start["signature"] = json!("");
             }
-        };
+            Some("text") => start["text"] = json!(""),
+            _ => start["input"] = json!({}),
+        }
         out.push(sse::event(
             "content_block_start",
             &json!({"type": "content_block_start", "index": index, "content_block": start}),
@@ -229,8 +325,8 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
     out.push(sse::event(
         "message_delta",
         &json!({"type": "message_delta",
-                "delta": {"stop_reason": stop, "stop_sequence": null},
-                "usage": {"output_tokens": COMPLETION_TOKENS}}),
+                "delta": {"stop_reason": stop_reason(plan.finish), "stop_sequence": null},
+                "usage": {"output_tokens": plan.usage.completion}}),
     ));
     if !flags.no_done {
         out.push(sse::event("message_stop", &json!({"type": "message_stop"})));
@@ -242,7 +338,12 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
 mod tests {
     use super::*;
 
+    use crate::decide::{Reply, ToolArgs};
     use crate::sse::named_events as events;
+
+    fn fr(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String> {
+        frames(body, &Answer::from_reply(reply, flags), flags, n)
+    }
 
     #[test]
     fn view_reads_claude_shapes() {
@@ -271,12 +372,7 @@ mod tests {
             name: "Bash".into(),
             args: ToolArgs::Json(json!({"command": "echo hi > hello.txt"})),
         };
-        let ev = events(&frames(
-            &json!({"model": "m"}),
-            &reply,
-            &Flags::default(),
-            2,
-        ));
+        let ev = events(&fr(&json!({"model": "m"}), &reply, &Flags::default(), 2));
         let names: Vec<&str> = ev.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
@@ -299,15 +395,15 @@ mod tests {
 
         let text = Reply::Text("done".into());
         let f = Flags::parse("m+reasoning+usage_cached").1;
-        let ev = events(&frames(&json!({}), &text, &f, 1));
+        let ev = events(&fr(&json!({}), &text, &f, 1));
         assert_eq!(ev[0].1["message"]["usage"]["cache_read_input_tokens"], 50);
         assert_eq!(ev[0].1["message"]["usage"]["input_tokens"], 150);
         assert_eq!(ev[1].1["content_block"]["type"], "thinking");
 
-        let ev = events(&frames(&json!({}), &text, &Flags::parse("m+no_done").1, 1));
+        let ev = events(&fr(&json!({}), &text, &Flags::parse("m+no_done").1, 1));
         assert_eq!(ev.last().unwrap().0, "message_delta");
 
-        let ev = events(&frames(
+        let ev = events(&fr(
             &json!({}),
             &text,
             &Flags::parse("m+midstream_error").1,

@@ -4,7 +4,9 @@
 
 use serde_json::{json, Value};
 
-use crate::decide::{Flags, Reply, RequestView, ToolArgs, ToolInfo};
+use crate::answer::{self, Answer, Finish, Usage, Wire};
+use crate::decide::{Flags, RequestView, ToolInfo};
+use crate::script::PriorReply;
 use crate::sse;
 
 /// Prompt tokens every reply reports (of which 50 cached under `usage_cached`).
@@ -96,106 +98,176 @@ pub fn view(body: &Value) -> RequestView {
     }
 }
 
-fn usage(flags: &Flags) -> Value {
+/// The wire spelling of Chat Completions calls.
+pub const WIRE: Wire = Wire {
+    id_prefix: "call_scripted_",
+    freeform_native: false,
+    index_reuse: true,
+};
+
+/// The earlier assistant replies of a Chat Completions conversation: each
+/// assistant message, answered by the `tool` (or `function`) messages and
+/// user text that follow it.
+pub fn prior_replies(body: &Value) -> Vec<PriorReply> {
+    let mut out: Vec<PriorReply> = Vec::new();
+    let mut results: Vec<Vec<String>> = Vec::new();
+    for m in body
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let text = content_text(m.get("content").unwrap_or(&Value::Null));
+        match m.get("role").and_then(Value::as_str).unwrap_or("") {
+            "assistant" => {
+                let structured = m
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .is_some_and(|c| !c.is_empty())
+                    || m.get("function_call").is_some_and(|f| !f.is_null());
+                out.push(PriorReply {
+                    had_calls: structured || text.contains("<tool_call>"),
+                    results: String::new(),
+                });
+                results.push(Vec::new());
+            }
+            "tool" | "function" | "user" => {
+                if let Some(r) = results.last_mut() {
+                    r.push(text);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (reply, texts) in out.iter_mut().zip(results) {
+        reply.results = texts.join("\n");
+    }
+    out
+}
+
+/// The bytes the prompt estimate counts: every message's text, every
+/// assistant call's name and arguments, and each tool definition's JSON text.
+pub fn prompt_bytes(body: &Value) -> usize {
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut texts = Vec::new();
+    for m in &messages {
+        texts.push(content_text(m.get("content").unwrap_or(&Value::Null)));
+        for call in m
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for key in ["name", "arguments"] {
+                if let Some(s) = call
+                    .pointer(&format!("/function/{key}"))
+                    .and_then(Value::as_str)
+                {
+                    texts.push(s.to_string());
+                }
+            }
+        }
+    }
+    answer::prompt_bytes(texts.iter().map(String::as_str), body.get("tools"))
+}
+
+fn usage(u: &Usage) -> Value {
     let mut usage = json!({
-        "prompt_tokens": PROMPT_TOKENS,
-        "completion_tokens": COMPLETION_TOKENS,
-        "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
+        "prompt_tokens": u.prompt,
+        "completion_tokens": u.completion,
+        "total_tokens": u.prompt + u.completion,
     });
-    if flags.usage_cached {
-        usage["prompt_tokens_details"] = json!({"cached_tokens": CACHED_TOKENS});
+    if u.cached > 0 {
+        usage["prompt_tokens_details"] = json!({"cached_tokens": u.cached});
     }
     usage
 }
 
-fn timings(flags: &Flags) -> Value {
+fn timings(u: &Usage) -> Value {
     json!({
-        "cache_n": if flags.usage_cached { CACHED_TOKENS } else { 0 },
-        "prompt_n": PROMPT_TOKENS,
+        "cache_n": u.cached,
+        "prompt_n": u.prompt,
         "prompt_ms": 100.0,
         "prompt_per_token_ms": 0.5,
         "prompt_per_second": 2000.0,
-        "predicted_n": COMPLETION_TOKENS,
+        "predicted_n": u.completion,
         "predicted_ms": 200.0,
         "predicted_per_token_ms": 10.0,
         "predicted_per_second": 100.0,
     })
 }
 
-fn arguments(args: &ToolArgs) -> String {
-    match args {
-        ToolArgs::Json(v) => v.to_string(),
-        ToolArgs::Freeform(s) => json!({ "input": s }).to_string(),
+fn finish_reason(finish: Finish) -> &'static str {
+    match finish {
+        Finish::Stop => "stop",
+        Finish::ToolCalls => "tool_calls",
+        Finish::Length => "length",
     }
 }
 
-fn split_half(s: &str) -> (&str, &str) {
-    let mut mid = s.len() / 2;
-    while !s.is_char_boundary(mid) {
-        mid -= 1;
+fn reasoning_field(flags: &Flags) -> &'static str {
+    if flags.reasoning && !flags.reasoning_content {
+        "reasoning"
+    } else {
+        "reasoning_content"
     }
-    s.split_at(mid)
 }
 
 /// The SSE frames of the streamed reply, faults applied (`hang` and `slow`
 /// are the transport's, see [`sse::Script`]).
-pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String> {
+pub fn frames(body: &Value, answer: &Answer, flags: &Flags, n: u64) -> Vec<String> {
+    let plan = answer::plan(answer, flags, WIRE, n);
     let model = body
         .get("model")
         .cloned()
         .unwrap_or(json!("scripted-model"));
     let id = format!("chatcmpl-scripted-{n}");
     let chunk = |choices: Value| json!({"id": id, "object": "chat.completion.chunk", "created": CREATED, "model": model, "choices": choices});
-    let delta = |d: Value| chunk(json!([{"index": 0, "delta": d, "finish_reason": null}]));
+    let first = std::cell::Cell::new(true);
+    let delta = |mut d: Value| {
+        if first.replace(false) {
+            d["role"] = json!("assistant");
+        }
+        sse::data(&chunk(
+            json!([{"index": 0, "delta": d, "finish_reason": null}]),
+        ))
+    };
 
     let mut reasoning = Vec::new();
-    let field = if flags.reasoning_content {
-        Some("reasoning_content")
-    } else if flags.reasoning {
-        Some("reasoning")
-    } else {
-        None
-    };
-    if let Some(field) = field {
-        for (i, piece) in sse::pieces(REASONING_TEXT).into_iter().enumerate() {
-            let mut d = json!({ field: piece });
-            if i == 0 {
-                d["role"] = json!("assistant");
-            }
-            reasoning.push(sse::data(&delta(d)));
+    if let Some(text) = &plan.reasoning {
+        let field = reasoning_field(flags);
+        for piece in sse::pieces(text) {
+            reasoning.push(delta(json!({ field: piece })));
         }
     }
 
     let mut body_frames = Vec::new();
-    let finish_reason = match reply {
-        Reply::Text(text) => {
-            for (i, piece) in sse::pieces(text).into_iter().enumerate() {
-                let d = if i == 0 {
-                    json!({"role": "assistant", "content": piece})
-                } else {
-                    json!({ "content": piece })
-                };
-                body_frames.push(sse::data(&delta(d)));
-            }
-            "stop"
+    if !plan.text.is_empty() || plan.calls.is_empty() {
+        for piece in &plan.text_pieces {
+            body_frames.push(delta(json!({ "content": piece })));
         }
-        Reply::ToolCall { name, args } => {
-            let call_id = format!("call_scripted_{n}");
-            body_frames.push(sse::data(&delta(json!({
-                "role": "assistant", "content": null,
-                "tool_calls": [{"index": 0, "id": call_id, "type": "function",
-                                "function": {"name": name, "arguments": ""}}]
-            }))));
-            let args = arguments(args);
-            let (a, b) = split_half(&args);
-            for part in [a, b] {
-                body_frames.push(sse::data(&delta(json!({
-                    "tool_calls": [{"index": 0, "function": {"arguments": part}}]
-                }))));
-            }
-            "tool_calls"
+    }
+    for call in &plan.calls {
+        let mut head = json!({"index": call.index, "type": "function",
+                              "function": {"name": call.name, "arguments": ""}});
+        if let Some(id) = &call.id {
+            head["id"] = json!(id);
         }
-    };
+        let mut d = json!({ "tool_calls": [head] });
+        if first.get() && plan.text.is_empty() {
+            d["content"] = Value::Null;
+        }
+        body_frames.push(delta(d));
+        for piece in &call.pieces {
+            body_frames.push(delta(json!({
+                "tool_calls": [{"index": call.index, "function": {"arguments": piece}}]
+            })));
+        }
+    }
 
     if flags.midstream_error {
         let mut out = reasoning;
@@ -211,17 +283,18 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
         .and_then(Value::as_bool)
         .unwrap_or(false)
         && !flags.no_done;
-    let mut finish = chunk(json!([{"index": 0, "delta": {}, "finish_reason": finish_reason}]));
+    let mut finish =
+        chunk(json!([{"index": 0, "delta": {}, "finish_reason": finish_reason(plan.finish)}]));
     let mut usage_chunk = include_usage.then(|| {
         let mut c = chunk(json!([]));
-        c["usage"] = usage(flags);
+        c["usage"] = usage(&plan.usage);
         c
     });
     if flags.timings {
         // llama.cpp puts timings on the last chunk, whichever that is.
         match usage_chunk.as_mut() {
-            Some(c) => c["timings"] = timings(flags),
-            None => finish["timings"] = timings(flags),
+            Some(c) => c["timings"] = timings(&plan.usage),
+            None => finish["timings"] = timings(&plan.usage),
         }
     }
 
@@ -238,29 +311,44 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
 }
 
 /// The reply as one `chat.completion` object, for requests without `stream: true`.
-pub fn completion(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Value {
+pub fn completion(body: &Value, answer: &Answer, flags: &Flags, n: u64) -> Value {
+    let plan = answer::plan(answer, flags, WIRE, n);
     let model = body
         .get("model")
         .cloned()
         .unwrap_or(json!("scripted-model"));
-    let (message, finish_reason) = match reply {
-        Reply::Text(text) => (json!({"role": "assistant", "content": text}), "stop"),
-        Reply::ToolCall { name, args } => (
-            json!({"role": "assistant", "content": null, "tool_calls": [{
-                "id": format!("call_scripted_{n}"), "type": "function",
-                "function": {"name": name, "arguments": arguments(args)}
-            }]}),
-            "tool_calls",
-        ),
-    };
+    let mut message = json!({"role": "assistant", "content": plan.text});
+    if plan.text.is_empty() && !plan.calls.is_empty() {
+        message["content"] = Value::Null;
+    }
+    if let Some(r) = &plan.reasoning {
+        message[reasoning_field(flags)] = json!(r);
+    }
+    if !plan.calls.is_empty() {
+        message["tool_calls"] = plan
+            .calls
+            .iter()
+            .map(|c| {
+                let mut call = json!({"type": "function",
+                                      "function": {"name": c.name, "arguments": c.arguments}});
+                if let Some(id) = &c.id {
+                    call["id"] = json!(id);
+                }
+                if flags.index_reuse {
+                    call["index"] = json!(c.index);
+                }
+                call
+            })
+            .collect();
+    }
     let mut out = json!({
         "id": format!("chatcmpl-scripted-{n}"), "object": "chat.completion",
         "created": CREATED, "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-        "usage": usage(flags),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(plan.finish)}],
+        "usage": usage(&plan.usage),
     });
     if flags.timings {
-        out["timings"] = timings(flags);
+        out["timings"] = timings(&plan.usage);
     }
     out
 }
@@ -268,6 +356,11 @@ pub fn completion(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decide::{Reply, ToolArgs};
+
+    fn a(reply: &Reply, flags: &Flags) -> Answer {
+        Answer::from_reply(reply, flags)
+    }
 
     fn parse(frames: &[String]) -> Vec<Value> {
         frames
@@ -303,7 +396,7 @@ mod tests {
     fn frame_shapes_per_flag() {
         let body = json!({"model": "m", "stream_options": {"include_usage": true}});
         let text = Reply::Text("done".into());
-        let plain = frames(&body, &text, &Flags::default(), 1);
+        let plain = frames(&body, &a(&text, &Flags::default()), &Flags::default(), 1);
         assert_eq!(plain.last().unwrap(), "data: [DONE]\n\n");
         let chunks = parse(&plain);
         assert_eq!(chunks[0]["choices"][0]["delta"]["content"], "done");
@@ -312,21 +405,21 @@ mod tests {
         assert!(chunks[2]["usage"].get("prompt_tokens_details").is_none());
 
         let f = Flags::parse("m+reasoning_content+timings+usage_cached").1;
-        let chunks = parse(&frames(&body, &text, &f, 1));
+        let chunks = parse(&frames(&body, &a(&text, &f), &f, 1));
         assert!(chunks[0]["choices"][0]["delta"]["reasoning_content"].is_string());
         let last = chunks.last().unwrap();
         assert_eq!(last["usage"]["prompt_tokens_details"]["cached_tokens"], 50);
         assert_eq!(last["timings"]["prompt_n"], 200);
 
         let f = Flags::parse("m+no_done").1;
-        let out = frames(&body, &text, &f, 1);
+        let out = frames(&body, &a(&text, &f), &f, 1);
         assert!(!out
             .iter()
             .any(|x| x.contains("[DONE]") || x.contains("usage")));
         assert!(out.last().unwrap().contains("\"finish_reason\":\"stop\""));
 
         let f = Flags::parse("m+midstream_error").1;
-        let out = frames(&body, &text, &f, 1);
+        let out = frames(&body, &a(&text, &f), &f, 1);
         assert_eq!(out.len(), 2);
         assert!(out[1].starts_with("data: {\"error\":"));
     }
@@ -337,7 +430,8 @@ mod tests {
             name: "bash".into(),
             args: ToolArgs::Json(json!({"command": "echo hi > hello.txt"})),
         };
-        let chunks = parse(&frames(&json!({}), &reply, &Flags::default(), 7));
+        let f = Flags::default();
+        let chunks = parse(&frames(&json!({}), &a(&reply, &f), &f, 7));
         let args: String = chunks
             .iter()
             .filter_map(|c| c.pointer("/choices/0/delta/tool_calls/0/function/arguments"))

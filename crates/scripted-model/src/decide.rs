@@ -32,7 +32,30 @@ pub struct Flags {
     pub status: Option<u16>,
     /// Report part of the prompt as served from cache.
     pub usage_cached: bool,
+    /// Calls written in the text as Qwen3-Coder XML, none structured.
+    pub xml_calls: bool,
+    /// Calls written in the text as Hermes `<tool_call>{json}</tool_call>`, none structured.
+    pub hermes_calls: bool,
+    /// Call arguments streamed in pieces of 3–7 bytes.
+    pub split_args: bool,
+    /// Calls carry no id.
+    pub no_ids: bool,
+    /// Chat: every call of a reply has `index` 0 (Ollama). Accepted, and
+    /// without effect, for Anthropic and Responses.
+    pub index_reuse: bool,
+    /// Call arguments sent with a trailing comma and no closing brace.
+    pub bad_json: bool,
+    /// The last call (or the text) cut in the middle, finish = length limit.
+    pub length_cut: bool,
+    /// The context window in tokens: `tiny_context` = 2,048, `ctx_NNNN` = NNNN;
+    /// `None` = [`DEFAULT_CONTEXT`].
+    pub context: Option<u64>,
 }
+
+/// The context window (tokens) of a model name without a window flag.
+pub const DEFAULT_CONTEXT: u64 = 32_768;
+/// The window `tiny_context` sets.
+pub const TINY_CONTEXT: u64 = 2_048;
 
 impl Flags {
     /// Splits `model` on `+`: returns the bare name and the flags after it.
@@ -51,7 +74,22 @@ impl Flags {
                 "no_done" => flags.no_done = true,
                 "hang" => flags.hang = true,
                 "usage_cached" => flags.usage_cached = true,
+                "xml_calls" => flags.xml_calls = true,
+                "hermes_calls" => flags.hermes_calls = true,
+                "split_args" => flags.split_args = true,
+                "no_ids" => flags.no_ids = true,
+                "index_reuse" => flags.index_reuse = true,
+                "bad_json" => flags.bad_json = true,
+                "length_cut" => flags.length_cut = true,
+                "tiny_context" => flags.context = Some(TINY_CONTEXT),
                 other => {
+                    if let Some(n) = other.strip_prefix("ctx_") {
+                        if let Ok(n) = n.parse::<u64>() {
+                            if n > 0 {
+                                flags.context = Some(n);
+                            }
+                        }
+                    }
                     if let Some(code) = other.strip_prefix("status_") {
                         if let Ok(code) = code.parse::<u16>() {
                             if (400..=599).contains(&code) {
@@ -63,6 +101,11 @@ impl Flags {
             }
         }
         (name, flags)
+    }
+
+    /// The context window in tokens this model name asks for.
+    pub fn window(&self) -> u64 {
+        self.context.unwrap_or(DEFAULT_CONTEXT)
     }
 }
 
@@ -193,7 +236,7 @@ fn tool_call(view: &RequestView) -> Option<Reply> {
     })
 }
 
-/// The `(path, text)` of the last "Create <path> containing <text>" in the
+/// The `(path, text)` of the last `Create <path> containing <text>` in the
 /// prompt; `hello.txt` / `hi` when the prompt names none.
 pub fn create_target(prompt: &str) -> (String, String) {
     let mut found = None;

@@ -4,8 +4,9 @@
 
 use serde_json::{json, Value};
 
-use crate::chat::{CACHED_TOKENS, COMPLETION_TOKENS, PROMPT_TOKENS, REASONING_TEXT};
-use crate::decide::{Flags, Reply, RequestView, ToolArgs, ToolInfo};
+use crate::answer::{self, Answer, Finish, Plan, Usage, Wire};
+use crate::decide::{Flags, RequestView, ToolInfo};
+use crate::script::PriorReply;
 use crate::sse;
 
 const CREATED: u64 = 1_700_000_000;
@@ -24,11 +25,7 @@ fn item_text(item: &Value) -> String {
 
 /// What the decision needs from a Responses request body.
 pub fn view(body: &Value) -> RequestView {
-    let items: Vec<Value> = match body.get("input") {
-        Some(Value::String(s)) => vec![json!({"role": "user", "content": s})],
-        Some(Value::Array(items)) => items.clone(),
-        _ => Vec::new(),
-    };
+    let items = input_items(body);
     let tools = body
         .get("tools")
         .and_then(Value::as_array)
@@ -89,13 +86,110 @@ pub fn view(body: &Value) -> RequestView {
     }
 }
 
-fn usage(flags: &Flags) -> Value {
+/// The wire spelling of Responses calls (`index_reuse` has no effect: the
+/// quirk is Chat-only in the wild; `no_ids` drops `call_id`).
+pub const WIRE: Wire = Wire {
+    id_prefix: "call_scripted_",
+    freeform_native: true,
+    index_reuse: false,
+};
+
+fn input_items(body: &Value) -> Vec<Value> {
+    match body.get("input") {
+        Some(Value::String(s)) => vec![json!({"role": "user", "content": s})],
+        Some(Value::Array(items)) => items.clone(),
+        _ => Vec::new(),
+    }
+}
+
+fn output_text(item: &Value) -> String {
+    match item.get("output") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The earlier assistant replies of a Responses conversation: each run of
+/// consecutive model items (assistant messages, reasoning, function and
+/// custom tool calls) is one reply, answered by the call outputs and user
+/// text that follow it. (A client that interleaves each call with its
+/// output would read as one reply per call.)
+pub fn prior_replies(body: &Value) -> Vec<PriorReply> {
+    let mut out: Vec<PriorReply> = Vec::new();
+    let mut results: Vec<Vec<String>> = Vec::new();
+    let mut in_reply = false;
+    for item in input_items(body) {
+        let kind = item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("message");
+        let role = item.get("role").and_then(Value::as_str).unwrap_or("");
+        let is_call = matches!(
+            kind,
+            "function_call" | "custom_tool_call" | "local_shell_call"
+        );
+        let model_side =
+            is_call || kind == "reasoning" || (kind == "message" && role == "assistant");
+        if model_side {
+            if !in_reply {
+                out.push(PriorReply::default());
+                results.push(Vec::new());
+                in_reply = true;
+            }
+            let reply = out.last_mut().expect("pushed above");
+            reply.had_calls |= is_call || item_text(&item).contains("<tool_call>");
+            continue;
+        }
+        in_reply = false;
+        let Some(r) = results.last_mut() else {
+            continue;
+        };
+        match kind {
+            "function_call_output" | "custom_tool_call_output" | "local_shell_call_output" => {
+                r.push(output_text(&item))
+            }
+            "message" if role == "user" => r.push(item_text(&item)),
+            _ => {}
+        }
+    }
+    for (reply, texts) in out.iter_mut().zip(results) {
+        reply.results = texts.join("\n");
+    }
+    out
+}
+
+/// The bytes the prompt estimate counts: the instructions, every item's
+/// text, call arguments and inputs, call outputs, and each tool definition's JSON text.
+pub fn prompt_bytes(body: &Value) -> usize {
+    let mut texts: Vec<String> = body
+        .get("instructions")
+        .and_then(Value::as_str)
+        .map(|s| vec![s.to_string()])
+        .unwrap_or_default();
+    for item in input_items(body) {
+        texts.push(item_text(&item));
+        texts.push(output_text(&item));
+        for key in ["name", "arguments", "input"] {
+            if let Some(s) = item.get(key).and_then(Value::as_str) {
+                texts.push(s.to_string());
+            }
+        }
+    }
+    answer::prompt_bytes(texts.iter().map(String::as_str), body.get("tools"))
+}
+
+fn usage(u: &Usage) -> Value {
     json!({
-        "input_tokens": PROMPT_TOKENS,
-        "input_tokens_details": {"cached_tokens": if flags.usage_cached { CACHED_TOKENS } else { 0 }},
-        "output_tokens": COMPLETION_TOKENS,
+        "input_tokens": u.prompt,
+        "input_tokens_details": {"cached_tokens": u.cached},
+        "output_tokens": u.completion,
         "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
+        "total_tokens": u.prompt + u.completion,
     })
 }
 
@@ -119,36 +213,51 @@ impl Frames {
     }
 }
 
-/// The output items of the reply, complete (as `response.completed` lists them).
-fn output_items(reply: &Reply, flags: &Flags, n: u64) -> Vec<Value> {
+/// The output items of the reply, complete (as `response.completed` lists
+/// them), each with the pieces its stream delivers.
+fn output_items(plan: &Plan, n: u64) -> Vec<(Value, Vec<String>)> {
     let mut items = Vec::new();
-    if flags.reasoning || flags.reasoning_content {
-        items.push(
+    if let Some(r) = &plan.reasoning {
+        items.push((
             json!({"id": format!("rs_scripted_{n}"), "type": "reasoning",
-            "summary": [{"type": "summary_text", "text": REASONING_TEXT}]}),
-        );
+                   "summary": [{"type": "summary_text", "text": r}]}),
+            vec![],
+        ));
     }
-    items.push(match reply {
-        Reply::Text(text) => json!({
-            "id": format!("msg_scripted_{n}"), "type": "message", "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]
-        }),
-        Reply::ToolCall {
-            name,
-            args: ToolArgs::Json(args),
-        } => json!({
-            "id": format!("fc_scripted_{n}"), "type": "function_call", "status": "completed",
-            "call_id": format!("call_scripted_{n}"), "name": name, "arguments": args.to_string()
-        }),
-        Reply::ToolCall {
-            name,
-            args: ToolArgs::Freeform(input),
-        } => json!({
-            "id": format!("ctc_scripted_{n}"), "type": "custom_tool_call", "status": "completed",
-            "call_id": format!("call_scripted_{n}"), "name": name, "input": input
-        }),
-    });
+    if !plan.text.is_empty() || plan.calls.is_empty() {
+        let status = if plan.calls.is_empty() && plan.finish == Finish::Length {
+            "incomplete"
+        } else {
+            "completed"
+        };
+        items.push((
+            json!({
+                "id": format!("msg_scripted_{n}"), "type": "message", "role": "assistant",
+                "status": status,
+                "content": [{"type": "output_text", "text": plan.text, "annotations": []}]
+            }),
+            plan.text_pieces.clone(),
+        ));
+    }
+    for (i, call) in plan.calls.iter().enumerate() {
+        let status = if call.cut { "incomplete" } else { "completed" };
+        let mut item = if call.freeform {
+            json!({"id": answer::call_id("ctc_scripted_", n, i), "type": "custom_tool_call",
+                   "status": status, "name": call.name, "input": call.arguments})
+        } else {
+            json!({"id": answer::call_id("fc_scripted_", n, i), "type": "function_call",
+                   "status": status, "name": call.name, "arguments": call.arguments})
+        };
+        if let Some(id) = &call.id {
+            item["call_id"] = json!(id);
+        }
+        let pieces = if call.freeform {
+            vec![call.arguments.clone()]
+        } else {
+            call.pieces.clone()
+        };
+        items.push((item, pieces));
+    }
     items
 }
 
@@ -160,17 +269,33 @@ fn response(body: &Value, status: &str, output: Vec<Value>, n: u64) -> Value {
     })
 }
 
+fn finished(body: &Value, plan: &Plan, output: Vec<Value>, n: u64) -> (&'static str, Value) {
+    let (event, status) = match plan.finish {
+        Finish::Length => ("response.incomplete", "incomplete"),
+        _ => ("response.completed", "completed"),
+    };
+    let mut r = response(body, status, output, n);
+    if plan.finish == Finish::Length {
+        r["incomplete_details"] = json!({"reason": "max_output_tokens"});
+    }
+    r["usage"] = usage(&plan.usage);
+    (event, r)
+}
+
 /// The reply as one response object, for requests without `stream: true`.
-pub fn complete(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Value {
-    let mut r = response(body, "completed", output_items(reply, flags, n), n);
-    r["usage"] = usage(flags);
-    r
+pub fn complete(body: &Value, answer: &Answer, flags: &Flags, n: u64) -> Value {
+    let plan = answer::plan(answer, flags, WIRE, n);
+    let items = output_items(&plan, n).into_iter().map(|(i, _)| i).collect();
+    finished(body, &plan, items, n).1
 }
 
 /// The SSE frames of the streamed reply, faults applied (`hang` and `slow`
-/// are the transport's, see [`sse::Script`]).
-pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String> {
-    let items = output_items(reply, flags, n);
+/// are the transport's, see [`sse::Script`]). A reply cut by `length_cut`
+/// ends in `response.incomplete`; its cut item has no `….done` delta event
+/// and is `incomplete`.
+pub fn frames(body: &Value, answer: &Answer, flags: &Flags, n: u64) -> Vec<String> {
+    let plan = answer::plan(answer, flags, WIRE, n);
+    let items = output_items(&plan, n);
     let mut f = Frames {
         out: Vec::new(),
         seq: 0,
@@ -180,8 +305,9 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
         "response.created",
         json!({"response": response(body, "in_progress", vec![], n)}),
     );
-    for (index, item) in items.iter().enumerate() {
+    for (index, (item, pieces)) in items.iter().enumerate() {
         let id = item["id"].clone();
+        let complete = item["status"] == "completed";
         let mut added = item.clone();
         added["status"] = json!("in_progress");
         match item["type"].as_str().unwrap_or_default() {
@@ -194,14 +320,16 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
                 let text = item["content"][0]["text"].as_str().unwrap_or_default();
                 let empty = json!({"type": "output_text", "text": "", "annotations": []});
                 f.push("response.content_part.added", json!({"item_id": id, "output_index": index, "content_index": 0, "part": empty}));
-                for piece in sse::pieces(text) {
+                for piece in pieces {
                     f.push("response.output_text.delta", json!({"item_id": id, "output_index": index, "content_index": 0, "delta": piece}));
                 }
-                f.push(
-                    "response.output_text.done",
-                    json!({"item_id": id, "output_index": index, "content_index": 0, "text": text}),
-                );
-                f.push("response.content_part.done", json!({"item_id": id, "output_index": index, "content_index": 0, "part": item["content"][0]}));
+                if complete {
+                    f.push(
+                        "response.output_text.done",
+                        json!({"item_id": id, "output_index": index, "content_index": 0, "text": text}),
+                    );
+                    f.push("response.content_part.done", json!({"item_id": id, "output_index": index, "content_index": 0, "part": item["content"][0]}));
+                }
             }
             "function_call" => {
                 added["arguments"] = json!("");
@@ -209,15 +337,18 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
                     "response.output_item.added",
                     json!({"output_index": index, "item": added}),
                 );
-                let args = item["arguments"].as_str().unwrap_or_default();
-                f.push(
-                    "response.function_call_arguments.delta",
-                    json!({"item_id": id, "output_index": index, "delta": args}),
-                );
-                f.push(
-                    "response.function_call_arguments.done",
-                    json!({"item_id": id, "output_index": index, "arguments": args}),
-                );
+                for piece in pieces {
+                    f.push(
+                        "response.function_call_arguments.delta",
+                        json!({"item_id": id, "output_index": index, "delta": piece}),
+                    );
+                }
+                if complete {
+                    f.push(
+                        "response.function_call_arguments.done",
+                        json!({"item_id": id, "output_index": index, "arguments": item["arguments"]}),
+                    );
+                }
             }
             "custom_tool_call" => {
                 added["input"] = json!("");
@@ -225,15 +356,18 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
                     "response.output_item.added",
                     json!({"output_index": index, "item": added}),
                 );
-                let input = item["input"].as_str().unwrap_or_default();
-                f.push(
-                    "response.custom_tool_call_input.delta",
-                    json!({"item_id": id, "output_index": index, "delta": input}),
-                );
-                f.push(
-                    "response.custom_tool_call_input.done",
-                    json!({"item_id": id, "output_index": index, "input": input}),
-                );
+                for piece in pieces {
+                    f.push(
+                        "response.custom_tool_call_input.delta",
+                        json!({"item_id": id, "output_index": index, "delta": piece}),
+                    );
+                }
+                if complete {
+                    f.push(
+                        "response.custom_tool_call_input.done",
+                        json!({"item_id": id, "output_index": index, "input": item["input"]}),
+                    );
+                }
             }
             _ => {
                 added["summary"] = json!([]);
@@ -257,9 +391,9 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
         return f.out;
     }
     if !flags.no_done {
-        let mut done = response(body, "completed", items, n);
-        done["usage"] = usage(flags);
-        f.push("response.completed", json!({ "response": done }));
+        let output = items.into_iter().map(|(i, _)| i).collect();
+        let (event, done) = finished(body, &plan, output, n);
+        f.push(event, json!({ "response": done }));
     }
     f.out
 }
@@ -268,7 +402,12 @@ pub fn frames(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String>
 mod tests {
     use super::*;
 
+    use crate::decide::{Reply, ToolArgs};
     use crate::sse::named_events as events;
+
+    fn fr(body: &Value, reply: &Reply, flags: &Flags, n: u64) -> Vec<String> {
+        frames(body, &Answer::from_reply(reply, flags), flags, n)
+    }
 
     #[test]
     fn view_reads_codex_shapes() {
@@ -302,12 +441,7 @@ mod tests {
             name: "apply_patch".into(),
             args: ToolArgs::Freeform("*** Begin Patch\n".into()),
         };
-        let ev = events(&frames(
-            &json!({"model": "m"}),
-            &reply,
-            &Flags::default(),
-            3,
-        ));
+        let ev = events(&fr(&json!({"model": "m"}), &reply, &Flags::default(), 3));
         assert_eq!(ev[0].0, "response.created");
         let done = &ev.last().unwrap().1;
         assert_eq!(done["type"], "response.completed");
@@ -321,7 +455,7 @@ mod tests {
 
         let text = Reply::Text("a b".into());
         let f = Flags::parse("m+reasoning+usage_cached").1;
-        let ev = events(&frames(&json!({}), &text, &f, 1));
+        let ev = events(&fr(&json!({}), &text, &f, 1));
         let out = &ev.last().unwrap().1["response"]["output"];
         assert_eq!(out[0]["type"], "reasoning");
         assert_eq!(out[1]["content"][0]["text"], "a b");
@@ -330,10 +464,10 @@ mod tests {
             50
         );
 
-        let ev = events(&frames(&json!({}), &text, &Flags::parse("m+no_done").1, 1));
+        let ev = events(&fr(&json!({}), &text, &Flags::parse("m+no_done").1, 1));
         assert!(ev.iter().all(|(n, _)| n != "response.completed"));
 
-        let ev = events(&frames(
+        let ev = events(&fr(
             &json!({}),
             &text,
             &Flags::parse("m+midstream_error").1,

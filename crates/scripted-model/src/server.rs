@@ -1,6 +1,6 @@
 //! The HTTP server: routing, recording, and the background runtime that owns it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +15,9 @@ use axum::Router;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
+use crate::answer::{tokens, Answer};
 use crate::decide::{decide, Flags};
+use crate::script::{next_reply, Script};
 use crate::{anthropic, chat, responses, sse};
 
 /// One request as the server received it, in arrival order.
@@ -40,6 +42,29 @@ pub struct RecordedRequest {
 struct Shared {
     requests: Mutex<Vec<RecordedRequest>>,
     counter: AtomicU64,
+    scripts: Mutex<HashMap<String, Script>>,
+}
+
+impl Shared {
+    fn script(&self, name: &str) -> Option<Script> {
+        self.scripts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    fn script_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .scripts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        names.sort();
+        names
+    }
 }
 
 /// A scripted model-provider server on 127.0.0.1, serving on its own thread
@@ -47,7 +72,9 @@ struct Shared {
 ///
 /// Routes (each also without the `/v1` prefix): `POST /v1/chat/completions`,
 /// `POST /v1/responses`, `POST /v1/messages` (any query, e.g. `?beta=true`),
-/// `GET /v1/models`; anything else is a 404 with an OpenAI-style error body.
+/// `GET /v1/models` (vLLM's `max_model_len` on each entry), `GET /props`
+/// (llama.cpp), `POST /api/show` (Ollama); anything else is a 404 with an
+/// OpenAI-style error body.
 /// Every request, whatever its route, is recorded for [`Self::requests`].
 pub struct ScriptedModelServer {
     addr: SocketAddr,
@@ -121,6 +148,16 @@ impl ScriptedModelServer {
     /// The port the server listens on.
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// Registers `script` under `name` (replacing any script of that name):
+    /// from now on a request whose model is `name` or `name+flags` plays it.
+    pub fn add_script(&self, name: &str, script: Script) {
+        self.shared
+            .scripts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), script);
     }
 
     /// A copy of every request received so far, in arrival order.
@@ -204,7 +241,11 @@ async fn handle(
     let n = shared.counter.fetch_add(1, Ordering::Relaxed) + 1;
     let route = path.strip_prefix("/v1").unwrap_or(&path);
     let protocol = match (&method, route) {
-        (&Method::GET, "/models") => return models().into_response(),
+        (&Method::GET, "/models") => return models(&shared.script_names()).into_response(),
+        (&Method::GET, "/props") => return props(uri.query()).into_response(),
+        (&Method::POST, "/api/show") if path == "/api/show" => {
+            return ollama_show(&body).into_response()
+        }
         (&Method::POST, "/chat/completions") => Protocol::Chat,
         (&Method::POST, "/responses") => Protocol::Responses,
         (&Method::POST, "/messages") => Protocol::Anthropic,
@@ -218,11 +259,23 @@ async fn handle(
     if parsed.is_err() || !body.is_object() {
         return protocol.error(400, "request body is not a JSON object");
     }
-    let (_, flags) = Flags::parse(model.as_deref().unwrap_or_default());
+    let (name, flags) = Flags::parse(model.as_deref().unwrap_or_default());
     if let Some(status) = flags.status {
         return protocol.error(status, &format!("scripted status {status}"));
     }
-    protocol.reply(&body, &flags, n)
+    let prompt = tokens(protocol.prompt_bytes(&body));
+    let window = flags.window();
+    if prompt > window {
+        return protocol.too_long(prompt, window);
+    }
+    let answer = match shared.script(&name) {
+        Some(script) => {
+            let step = next_reply(&script, &protocol.prior_replies(&body));
+            Answer::from_step(&step, &flags, prompt)
+        }
+        None => Answer::from_reply(&decide(&protocol.view(&body)), &flags),
+    };
+    protocol.reply(&body, &answer, &flags, n)
 }
 
 #[derive(Clone, Copy)]
@@ -244,43 +297,178 @@ impl Protocol {
         }
     }
 
-    fn reply(self, body: &Value, flags: &Flags, n: u64) -> Response {
-        let streaming = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    /// The refusal of a prompt larger than the window: llama.cpp's
+    /// `exceed_context_size_error` on the OpenAI wires, Anthropic's
+    /// `invalid_request_error` "prompt is too long" on Messages; HTTP 400.
+    fn too_long(self, prompt: u64, window: u64) -> Response {
         match self {
-            Protocol::Chat => {
-                let reply = decide(&chat::view(body));
-                if streaming {
-                    sse::Script::new(chat::frames(body, &reply, flags, n), flags).into_response()
-                } else {
-                    axum::Json(chat::completion(body, &reply, flags, n)).into_response()
-                }
+            Protocol::Chat | Protocol::Responses => sse::error_response(
+                400,
+                json!({"error": {
+                    "code": 400,
+                    "message": "the request exceeds the available context size, try increasing it",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": prompt,
+                    "n_ctx": window,
+                }}),
+            ),
+            Protocol::Anthropic => sse::error_response(
+                400,
+                anthropic::error_body(
+                    400,
+                    &format!("prompt is too long: {prompt} tokens > {window} maximum"),
+                ),
+            ),
+        }
+    }
+
+    fn view(self, body: &Value) -> crate::decide::RequestView {
+        match self {
+            Protocol::Chat => chat::view(body),
+            Protocol::Responses => responses::view(body),
+            Protocol::Anthropic => anthropic::view(body),
+        }
+    }
+
+    fn prior_replies(self, body: &Value) -> Vec<crate::script::PriorReply> {
+        match self {
+            Protocol::Chat => chat::prior_replies(body),
+            Protocol::Responses => responses::prior_replies(body),
+            Protocol::Anthropic => anthropic::prior_replies(body),
+        }
+    }
+
+    fn prompt_bytes(self, body: &Value) -> usize {
+        match self {
+            Protocol::Chat => chat::prompt_bytes(body),
+            Protocol::Responses => responses::prompt_bytes(body),
+            Protocol::Anthropic => anthropic::prompt_bytes(body),
+        }
+    }
+
+    fn reply(self, body: &Value, answer: &Answer, flags: &Flags, n: u64) -> Response {
+        let streaming = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+        match (self, streaming) {
+            (Protocol::Chat, true) => {
+                sse::Script::new(chat::frames(body, answer, flags, n), flags).into_response()
             }
-            Protocol::Responses => {
-                let reply = decide(&responses::view(body));
-                if streaming {
-                    sse::Script::new(responses::frames(body, &reply, flags, n), flags)
-                        .into_response()
-                } else {
-                    axum::Json(responses::complete(body, &reply, flags, n)).into_response()
-                }
+            (Protocol::Chat, false) => {
+                axum::Json(chat::completion(body, answer, flags, n)).into_response()
             }
-            Protocol::Anthropic => {
-                let reply = decide(&anthropic::view(body));
-                if streaming {
-                    sse::Script::new(anthropic::frames(body, &reply, flags, n), flags)
-                        .into_response()
-                } else {
-                    axum::Json(anthropic::message(body, &reply, flags, n)).into_response()
-                }
+            (Protocol::Responses, true) => {
+                sse::Script::new(responses::frames(body, answer, flags, n), flags).into_response()
+            }
+            (Protocol::Responses, false) => {
+                axum::Json(responses::complete(body, answer, flags, n)).into_response()
+            }
+            (Protocol::Anthropic, true) => {
+                sse::Script::new(anthropic::frames(body, answer, flags, n), flags).into_response()
+            }
+            (Protocol::Anthropic, false) => {
+                axum::Json(anthropic::message(body, answer, flags, n)).into_response()
             }
         }
     }
 }
 
-fn models() -> axum::Json<Value> {
+/// vLLM's model list: `scripted-model` and every registered script name,
+/// each with `max_model_len` (the default window).
+fn models(scripts: &[String]) -> axum::Json<Value> {
+    let data: Vec<Value> = std::iter::once("scripted-model".to_string())
+        .chain(scripts.iter().filter(|s| *s != "scripted-model").cloned())
+        .map(|id| {
+            json!({"id": id, "object": "model", "created": 1_700_000_000u64,
+                   "owned_by": "coderig-scripted-model", "root": id,
+                   "max_model_len": crate::decide::DEFAULT_CONTEXT})
+        })
+        .collect();
+    axum::Json(json!({"object": "list", "data": data}))
+}
+
+/// The value of `key` in a URL query (percent-decoding `%XX` and `+`).
+fn query_param(query: Option<&str>, key: &str) -> Option<String> {
+    query?.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == key).then(|| percent_decode(v))
+    })
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 3;
+                        continue;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            // In a query `+` is a space, but model names use `+` for flags:
+            // keep it (clients that encode the name send `%2B`).
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// llama.cpp's `GET /props` for the model named by the `model` query
+/// parameter (flags honoured); without one, the default window.
+fn props(query: Option<&str>) -> axum::Json<Value> {
+    let model = query_param(query, "model").unwrap_or_else(|| "scripted-model".into());
+    let window = Flags::parse(&model).1.window();
     axum::Json(json!({
-        "object": "list",
-        "data": [{"id": "scripted-model", "object": "model", "created": 1_700_000_000u64,
-                  "owned_by": "coderig-scripted-model"}]
+        "default_generation_settings": {
+            "id": 0, "id_task": -1, "n_ctx": window, "speculative": false,
+            "is_processing": false,
+            "params": {"n_predict": -1, "temperature": 0.8, "top_k": 40, "top_p": 0.95},
+        },
+        "total_slots": 1,
+        "model_path": format!("/models/{}.gguf", Flags::parse(&model).0),
+        "chat_template": "{{ messages }}",
+        "modalities": {"vision": false, "audio": false},
+        "build_info": "b0-coderig-scripted-model",
     }))
+}
+
+/// Ollama's `POST /api/show {"model": M}` (or the older `"name"`): the
+/// window the model runs with in `parameters` (`num_ctx`, padded as Ollama
+/// pads it), and a larger trained length in `model_info` that is not the
+/// window.
+fn ollama_show(body: &Value) -> Response {
+    let Some(model) = body
+        .get("model")
+        .or_else(|| body.get("name"))
+        .and_then(Value::as_str)
+    else {
+        return sse::error_response(400, json!({"error": "model is required"}));
+    };
+    let window = Flags::parse(model).1.window();
+    let parameters = [
+        format!("{:<30} {}", "num_ctx", window),
+        format!("{:<30} {:?}", "stop", "<|im_end|>"),
+        format!("{:<30} {}", "temperature", 0.7),
+    ]
+    .join("\n");
+    axum::Json(json!({
+        "license": "",
+        "modelfile": format!("FROM /models/{model}\nPARAMETER num_ctx {window}\n"),
+        "parameters": parameters,
+        "template": "{{ .Prompt }}",
+        "details": {"parent_model": "", "format": "gguf", "family": "llama",
+                    "families": ["llama"], "parameter_size": "8.0B",
+                    "quantization_level": "Q4_K_M"},
+        "model_info": {"general.architecture": "llama", "general.parameter_count": 8_000_000_000u64,
+                       "llama.context_length": 131_072},
+        "capabilities": ["completion", "tools"],
+        "modified_at": "2024-01-01T00:00:00Z",
+    }))
+    .into_response()
 }
