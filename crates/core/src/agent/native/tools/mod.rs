@@ -12,6 +12,8 @@
 //! with `ok: false` and a message that says what to do next.
 
 pub mod edit;
+pub mod grep;
+pub mod list;
 pub mod paths;
 pub mod read;
 pub mod run;

@@ -13,7 +13,7 @@
 //! guards against a process racing the tools.
 
 use ignore::WalkBuilder;
-use rapidfuzz::distance::levenshtein;
+use rapidfuzz::distance::osa;
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
@@ -259,8 +259,11 @@ fn resolve_missing(
     let mut message = format!("{shown} does not exist.");
     if suggestions.is_empty() {
         message.push_str(&format!(
-            " Nothing with a similar name is in {}/. Use list_files or grep to find the file.",
-            display(root, &ancestor)
+            " Nothing with a similar name is in {}. Use list_files or grep to find the file.",
+            match display(root, &ancestor).as_str() {
+                "." => "the workdir".to_string(),
+                d => format!("{d}/"),
+            }
         ));
     } else {
         message.push_str(&format!(
@@ -286,8 +289,10 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
+/// Similarity in `[0, 1]`: edits with transpositions (`scr` is one edit
+/// from `src`) over the longer length.
 fn similarity(a: &str, b: &str) -> f64 {
-    levenshtein::normalized_similarity(a.chars(), b.chars())
+    osa::normalized_similarity(a.chars(), b.chars())
 }
 
 /// The closest existing names for the missing `wanted`: entries of
