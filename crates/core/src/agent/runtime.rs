@@ -102,7 +102,7 @@ pub(crate) fn build_openai_agent(
 }
 
 /// The native agent a `kind = "native"` table describes (feature `http`).
-#[cfg(all(feature = "http", any()))]
+#[cfg(feature = "http")]
 pub(crate) fn build_native_agent(
     identity: &str,
     spec: &super::config::AgentSpec,
@@ -114,7 +114,7 @@ pub(crate) fn build_native_agent(
 }
 
 /// The native agent a `kind = "native"` table describes (feature `http`).
-#[cfg(not(all(feature = "http", any())))]
+#[cfg(not(feature = "http"))]
 pub(crate) fn build_native_agent(
     identity: &str,
     spec: &super::config::AgentSpec,

@@ -30,11 +30,10 @@ pub mod wire;
 #[cfg(feature = "runtime")]
 pub mod tools;
 
-// WIP: the loop is enabled once the rooms it uses have landed.
-// #[cfg(feature = "http")]
-// mod agent;
-// #[cfg(feature = "http")]
-// pub use agent::NativeAgent;
+#[cfg(feature = "http")]
+mod agent;
+#[cfg(feature = "http")]
+pub use agent::NativeAgent;
 
 pub use config::NativeConfig;
 
