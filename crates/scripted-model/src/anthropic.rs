@@ -346,6 +346,30 @@ mod tests {
     }
 
     #[test]
+    fn prior_replies_read_tool_use_and_tool_result_blocks() {
+        let body = json!({"messages": [
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": [{"type": "text", "text": "t"}, {"type": "tool_use", "id": "a", "name": "x", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "one"},
+                {"type": "tool_result", "tool_use_id": "b", "content": [{"type": "text", "text": "two"}]}]},
+            {"role": "assistant", "content": "plain"},
+            {"role": "user", "content": "more"}
+        ]});
+        let got = prior_replies(&body);
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            (got[0].had_calls, got[0].results.as_str()),
+            (true, "one\ntwo")
+        );
+        assert_eq!((got[1].had_calls, got[1].results.as_str()), (false, "more"));
+        assert_eq!(
+            prompt_bytes(&body),
+            "task".len() + 1 + 1 + 2 + 3 + 3 + "plain".len() + "more".len()
+        );
+    }
+
+    #[test]
     fn view_reads_claude_shapes() {
         let body = json!({
             "system": [{"type": "text", "text": "Primary working directory: /w"}],

@@ -372,6 +372,43 @@ mod tests {
     }
 
     #[test]
+    fn prior_replies_pair_each_assistant_message_with_what_answered_it() {
+        let body = json!({"messages": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "function": {"name": "x", "arguments": "{}"}}, {"id": "b", "function": {"name": "y", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "one"},
+            {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": "two"}]},
+            {"role": "assistant", "content": "<tool_call>\n<function=x>\n</function>\n</tool_call>"},
+            {"role": "user", "content": "<tool_response>three</tool_response>"},
+            {"role": "assistant", "content": "just text"}
+        ]});
+        let got = prior_replies(&body);
+        let want = [
+            (true, "one\ntwo"),
+            (true, "<tool_response>three</tool_response>"),
+            (false, ""),
+        ];
+        assert_eq!(got.len(), 3);
+        for (g, (calls, results)) in got.iter().zip(want) {
+            assert_eq!((g.had_calls, g.results.as_str()), (calls, results));
+        }
+        assert!(prior_replies(&json!({})).is_empty());
+        let bytes = prompt_bytes(&body);
+        assert_eq!(
+            bytes,
+            "sys".len()
+                + "task".len()
+                + 2 * 3
+                + "one".len()
+                + "two".len()
+                + body["messages"][5]["content"].as_str().unwrap().len()
+                + "<tool_response>three</tool_response>".len()
+                + "just text".len()
+        );
+    }
+
+    #[test]
     fn view_reads_tools_results_and_array_content() {
         let body = json!({
             "model": "m",

@@ -11,6 +11,13 @@ fn tool(name: &str, schema: Value) -> ToolInfo {
 }
 
 #[test]
+fn windows() {
+    assert_eq!(Flags::parse("m").1.window(), 32_768);
+    assert_eq!(Flags::parse("m+tiny_context").1.window(), 2_048);
+    assert_eq!(Flags::parse("m+tiny_context+ctx_100").1.window(), 100);
+}
+
+#[test]
 fn flags_parse_table() {
     let cases: &[(&str, &str, Flags)] = &[
         ("scripted-model", "scripted-model", Flags::default()),
@@ -54,6 +61,37 @@ fn flags_parse_table() {
             },
         ),
         ("", "", Flags::default()),
+        (
+            "fix+xml_calls+hermes_calls+split_args+no_ids+index_reuse+bad_json+length_cut",
+            "fix",
+            Flags {
+                xml_calls: true,
+                hermes_calls: true,
+                split_args: true,
+                no_ids: true,
+                index_reuse: true,
+                bad_json: true,
+                length_cut: true,
+                ..Flags::default()
+            },
+        ),
+        (
+            "m+tiny_context",
+            "m",
+            Flags {
+                context: Some(2048),
+                ..Flags::default()
+            },
+        ),
+        (
+            "m+ctx_4096",
+            "m",
+            Flags {
+                context: Some(4096),
+                ..Flags::default()
+            },
+        ),
+        ("m+ctx_0+ctx_x", "m", Flags::default()),
     ];
     for (model, name, flags) in cases {
         assert_eq!(

@@ -410,6 +410,32 @@ mod tests {
     }
 
     #[test]
+    fn prior_replies_group_consecutive_model_items() {
+        let body = json!({"input": [
+            {"type": "message", "role": "user", "content": "task"},
+            {"type": "reasoning", "summary": []},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "t"}]},
+            {"type": "function_call", "call_id": "a", "name": "x", "arguments": "{}"},
+            {"type": "function_call", "call_id": "b", "name": "y", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "a", "output": "one"},
+            {"type": "function_call_output", "call_id": "b", "output": [{"type": "input_text", "text": "two"}]},
+            {"role": "assistant", "content": "final"},
+            {"type": "message", "role": "user", "content": "again"}
+        ]});
+        let got = prior_replies(&body);
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            (got[0].had_calls, got[0].results.as_str()),
+            (true, "one\ntwo")
+        );
+        assert_eq!(
+            (got[1].had_calls, got[1].results.as_str()),
+            (false, "again")
+        );
+        assert!(prior_replies(&json!({"input": "hi"})).is_empty());
+    }
+
+    #[test]
     fn view_reads_codex_shapes() {
         let body = json!({
             "instructions": "be brief",
