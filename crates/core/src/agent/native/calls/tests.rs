@@ -1013,3 +1013,38 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn large_adversarial_replies_are_read_in_linear_time() {
+    // Each about 200 KB; a quadratic scan would take minutes here.
+    let texts = [
+        "<function=x".repeat(20_000),
+        "<tool_call>{".repeat(20_000),
+        "<tool_call><function=run>".repeat(8_000),
+        "<parameter=a>".repeat(15_000),
+        "```json\n".repeat(25_000),
+        format!(
+            "<tool_call>{{'name': 'run', 'arguments': {{'command': x{}y}}",
+            " ".repeat(200_000)
+        ),
+        format!(
+            "<function=write_file>\n<parameter=content>{}",
+            "<".repeat(200_000)
+        ),
+    ];
+    let start = std::time::Instant::now();
+    for text in &texts {
+        for finish in [None, Some(FinishReason::Length)] {
+            let r = text_only(text, finish);
+            check_invariants(&r, &tools());
+        }
+    }
+    let args = format!("{{'command': x{}y", " ".repeat(200_000));
+    let r = one("run", &args);
+    check_invariants(&r, &tools());
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+}
