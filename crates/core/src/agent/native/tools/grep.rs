@@ -203,7 +203,7 @@ pub fn grep(root: &Path, call: &ToolCall, spec: &ToolSpec) -> ToolResult {
     let files: Vec<PathBuf> = if start.is_file() {
         vec![start.clone()]
     } else {
-        let mut walk = paths::walker(&start);
+        let mut walk = paths::walker(root, &start);
         if let Some(f) = filter {
             walk.overrides(f);
         }

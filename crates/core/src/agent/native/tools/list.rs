@@ -109,7 +109,7 @@ pub fn list_files(root: &Path, call: &ToolCall, spec: &ToolSpec) -> ToolResult {
         (None, None) => Some(DEFAULT_LIST_DEPTH),
         (None, Some(_)) => None,
     };
-    let mut walk = paths::walker(&dir);
+    let mut walk = paths::walker(root, &dir);
     walk.max_depth(depth);
     if let Some(f) = filter {
         walk.overrides(f);

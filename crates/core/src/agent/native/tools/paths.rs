@@ -110,19 +110,50 @@ pub fn display(root: &Path, path: &Path) -> String {
 }
 
 /// A `.gitignore`-aware walk of `start` (inside `root`) as the tools see
-/// the workdir: ignore files honoured even outside a git repository, hidden
-/// files included, `.git` never entered, symlinks listed but never
-/// followed (so a walk cannot leave the workdir), entries sorted by name.
-pub fn walker(start: &Path) -> WalkBuilder {
+/// the workdir: ignore files honoured even outside a git repository (those
+/// of `root`'s ancestors too, up to a git root, as git does — unless they
+/// ignore `root` or a folder above it: then only the workdir's own count),
+/// hidden files
+/// included, `.git` never entered, symlinks listed but never followed (so
+/// a walk cannot leave the workdir), entries sorted by name.
+pub fn walker(root: &Path, start: &Path) -> WalkBuilder {
     let mut builder = WalkBuilder::new(start);
     builder
         .hidden(false)
         .require_git(false)
         .follow_links(false)
         .git_global(false)
+        .parents(!ignored_by_ancestors(root))
         .filter_entry(|e| e.file_name() != OsStr::new(".git"))
         .sort_by_file_name(|a, b| a.cmp(b));
     builder
+}
+
+/// Whether `root`, or a folder between it and the git root above it, is
+/// ignored by the ignore files above it (a workdir inside an ignored
+/// folder of an enclosing repository, which git does not govern).
+fn ignored_by_ancestors(root: &Path) -> bool {
+    for dir in root.ancestors() {
+        if dir.join(".git").exists() {
+            return false;
+        }
+        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return false;
+        };
+        let name = name.to_owned();
+        let mut builder = WalkBuilder::new(parent);
+        builder
+            .hidden(false)
+            .require_git(false)
+            .follow_links(false)
+            .git_global(false)
+            .max_depth(Some(1))
+            .filter_entry(move |e| e.depth() == 0 || e.file_name() == name);
+        if !builder.build().flatten().any(|e| e.depth() == 1) {
+            return true;
+        }
+    }
+    false
 }
 
 /// `root.join(path)` with `.` and `..` applied lexically; refused when it
@@ -327,7 +358,7 @@ fn suggest(root: &Path, parent: &Path, missing: &Path, wanted: &Path) -> Vec<Str
     }
 
     if !base.is_empty() {
-        for entry in walker(root)
+        for entry in walker(root, root)
             .build()
             .flatten()
             .take(SUGGEST_WALK_LIMIT)
@@ -531,6 +562,41 @@ mod tests {
         fs::write(t.root.join("build/out.js"), "x").unwrap();
         let e = resolve(&t.root, "src/out.js", true).unwrap_err();
         assert!(!e.message.contains("build/out.js"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_workdir_ignored_by_an_enclosing_repo_still_sees_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let outer = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir_all(outer.join(".git")).unwrap();
+        fs::write(outer.join(".gitignore"), "scratch/\n*.tmp\n").unwrap();
+        let root = outer.join("scratch/work");
+        fs::create_dir_all(root.join("src")).unwrap();
+        fs::write(root.join("src/app.py"), "x").unwrap();
+        fs::write(root.join("a.tmp"), "x").unwrap();
+        let names = |start: &Path| -> Vec<String> {
+            walker(&root, start)
+                .build()
+                .flatten()
+                .filter(|e| e.depth() > 0)
+                .map(|e| display(&root, e.path()))
+                .collect()
+        };
+        // The enclosing repo ignores the workdir: its rules are not read.
+        assert_eq!(names(&root), ["a.tmp", "src", "src/app.py"]);
+        assert_eq!(names(&root.join("src")), ["src/app.py"]);
+        // A workdir in a repo's subfolder keeps the repo's rules, as git does.
+        let sub = outer.join("pkg");
+        fs::create_dir_all(&sub).unwrap();
+        fs::write(sub.join("b.tmp"), "x").unwrap();
+        fs::write(sub.join("b.py"), "x").unwrap();
+        let got: Vec<String> = walker(&sub, &sub)
+            .build()
+            .flatten()
+            .filter(|e| e.depth() > 0)
+            .map(|e| display(&sub, e.path()))
+            .collect();
+        assert_eq!(got, ["b.py"]);
     }
 
     #[test]
