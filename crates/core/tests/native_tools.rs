@@ -588,6 +588,75 @@ async fn run_timeout_kills_the_whole_tree() {
 }
 
 #[tokio::test]
+async fn run_timeout_under_the_sandbox_kills_daemons_and_term_ignorers() {
+    let s = scene();
+    let mut tools = s.tools();
+    let marker = "987654";
+    let started = Instant::now();
+    // A daemon in a session of its own (out of the process group) and a
+    // shell that ignores SIGTERM: the PID namespace takes both.
+    let r = call(
+        &mut tools,
+        "run",
+        json!({"command": format!("setsid sleep {marker} & bash -c 'trap \"\" TERM; sleep {marker}; sleep {marker}'"), "timeout_s": 1}),
+    )
+    .await;
+    refused(&r, "TIMEOUT");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    let left = wait_none_with(marker, Duration::from_secs(3));
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
+/// Set in the child process of
+/// [`run_without_landlock_enforce_refuses_and_auto_says_so`].
+const CHILD: &str = "CODERIG_NATIVE_TOOLS_CHILD";
+
+/// Runs only in a child process with `CODERIG_SANDBOX_PRETEND_MISSING=landlock`.
+#[tokio::test]
+async fn no_landlock_child() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let s = scene();
+    let mut tools = s.tools();
+    let r = call(&mut tools, "run", json!({"command": "touch ran"})).await;
+    refused(&r, "SANDBOX_UNAVAILABLE");
+    assert!(r.output.contains("Landlock"), "{}", r.output);
+    assert!(
+        !s.work.join("ran").exists(),
+        "an unconfined run under enforce"
+    );
+
+    let mut settings = s.settings(Access::Edit);
+    settings.sandbox = Some(coderig::sandbox::SandboxMode::Auto);
+    let mut tools = ToolBox::new(settings).unwrap();
+    let r = call(&mut tools, "run", json!({"command": "touch ran"})).await;
+    assert!(r.ok, "{}", r.output);
+    assert!(
+        r.output.contains("sandbox: auto: filesystem unconfined"),
+        "{}",
+        r.output
+    );
+    assert!(s.work.join("ran").exists());
+    println!("child checks passed");
+}
+
+#[test]
+fn run_without_landlock_enforce_refuses_and_auto_says_so() {
+    let out = procs::child_test("no_landlock_child")
+        .env(CHILD, "1")
+        .env("CODERIG_SANDBOX_PRETEND_MISSING", "landlock")
+        .output()
+        .unwrap();
+    let text = procs::passed(out);
+    assert!(text.contains("child checks passed"), "{text}");
+}
+
+#[tokio::test]
 async fn run_cancel_kills_the_whole_tree_confined_or_not() {
     for (access, marker) in [(Access::Edit, "987652"), (Access::Full, "987653")] {
         let s = scene();

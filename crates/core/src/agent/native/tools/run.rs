@@ -64,7 +64,8 @@ struct RunArgs {
 
 /// `run`: `command` through `bash -c` (`sh -c` when there is no bash) in
 /// the workdir, stdin empty, stdout and stderr merged in the order written,
-/// `settings.env` added to the environment.
+/// `settings.env` added to the environment (after `PAGER` and `GIT_PAGER`
+/// set to `cat`, which it may override).
 ///
 /// Guarantees:
 /// - at `read_only` nothing runs (`READ_ONLY`); at `edit` the command runs
@@ -150,16 +151,17 @@ pub async fn run(
     let mut output = HeadTail::default();
     let exit = run_process_bytes(&spec, &limits, cancel, |bytes| output.push(bytes)).await;
     let elapsed = started.elapsed();
-    let exit =
-        match exit {
-            Ok(exit) => exit,
-            Err(e) => return ToolResult::refused(
+    let exit = match exit {
+        Ok(exit) => exit,
+        Err(e) => {
+            return ToolResult::refused(
                 "SPAWN",
                 format!(
                     "the command could not start: {e}. Check that the shell exists, or try again."
                 ),
-            ),
-        };
+            )
+        }
+    };
     let mut text = output.into_string();
     if !exit.stderr_tail.trim().is_empty() {
         if !text.is_empty() && !text.ends_with('\n') {
@@ -242,13 +244,16 @@ fn sandbox(
         Err(e) if e.kind() == ErrorKind::Unavailable => Err(ToolResult::refused(
             "SANDBOX_UNAVAILABLE",
             format!(
-                "run cannot start: {} Nothing ran. Continue without running commands (read, edit, and say in finish what you could not check), or ask for the turn to run with access full or sandbox auto.",
-                e.message()
+                "run cannot start: {}. Nothing ran. Continue without running commands (read, edit, and say in finish what you could not check); the user can run the turn with access full or sandbox auto.",
+                e.message().trim_end_matches('.')
             ),
         )),
         Err(e) => Err(ToolResult::refused(
             "SANDBOX_UNAVAILABLE",
-            format!("run cannot start: the sandbox could not be prepared: {}. Nothing ran; try again.", e.message()),
+            format!(
+                "run cannot start: the sandbox could not be prepared: {}. Nothing ran; try again.",
+                e.message().trim_end_matches('.')
+            ),
         )),
     }
 }
