@@ -8,7 +8,7 @@
 //! (`NOT_FOUND`, `AMBIGUOUS`, `GUARD`, `NO_OP`, `HASHLINE_MISMATCH`,
 //! `INVALID_INPUT`, `IO`) and what the model should send next.
 
-use super::paths::resolve;
+use super::paths::{display, resolve};
 use super::{arguments, ToolResult};
 use crate::agent::native::{ToolCall, ToolSpec};
 use crate::edit::apply::{ApplyOptions, Edit};
@@ -145,7 +145,7 @@ pub fn edit_file(
         Ok(p) => p,
         Err(r) => return r,
     };
-    let shown = display(root, &path, &args.path);
+    let shown = display(root, &path);
     let result = edit_resolved(&path, &shown, &args);
     if result.ok {
         failures.remove(&path);
@@ -285,7 +285,7 @@ pub fn write_file(root: &Path, call: &ToolCall, spec: &ToolSpec) -> ToolResult {
         Ok(p) => p,
         Err(r) => return r,
     };
-    let shown = display(root, &path, &args.path);
+    let shown = display(root, &path);
     if path.is_dir() {
         return ToolResult::refused(
             "INVALID_INPUT",
@@ -374,7 +374,7 @@ pub fn edit_lines(root: &Path, call: &ToolCall, spec: &ToolSpec) -> ToolResult {
         Ok(p) => p,
         Err(r) => return r,
     };
-    let shown = display(root, &path, &args.path);
+    let shown = display(root, &path);
     if path.is_dir() {
         return ToolResult::refused(
             "INVALID_INPUT",
@@ -500,15 +500,6 @@ fn read_text(path: &Path, shown: &str) -> Result<String, ToolResult> {
             format!("{shown} is not UTF-8 text: it cannot be edited; replace it whole with write_file if you must."),
         )
     })
-}
-
-/// How a path is shown to the model: relative to the workdir (as it asked
-/// for it when it cannot be made relative).
-fn display(root: &Path, path: &Path, asked: &str) -> String {
-    match path.strip_prefix(root) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => asked.to_string(),
-    }
 }
 
 /// The 1-based lines `first..=last` of `content` (as `str::lines` splits
