@@ -198,7 +198,13 @@ fn opens_new(c: &OpenCall, id: Option<&str>, name: Option<&str>, args: &str) -> 
     }
     match (name, c.name.as_deref()) {
         (Some(new), Some(old)) if new != old => true,
-        (Some(_), Some(_)) => args.trim_start().starts_with('{') && json::is_complete(&c.arguments),
+        // The same name again once the call is complete is the next call:
+        // a server names a call on its first piece only (Ollama's constant
+        // index, no ids), and that piece's arguments are empty or start one.
+        (Some(_), Some(_)) => {
+            let args = args.trim_start();
+            (args.is_empty() || args.starts_with('{')) && json::is_complete(&c.arguments)
+        }
         _ => false,
     }
 }

@@ -254,6 +254,27 @@ fn ollama_index_zero_without_ids_same_tool_twice() {
 }
 
 #[test]
+fn index_zero_without_ids_names_first_then_split_arguments() {
+    // The scripted server's index_reuse+no_ids: each call's name on a
+    // piece of its own with empty arguments, the arguments in pieces.
+    let r = read(
+        vec![
+            frag(Some(0), None, Some("read_file"), ""),
+            frag(Some(0), None, None, r#"{"path""#),
+            frag(Some(0), None, None, r#":"a"}"#),
+            frag(Some(0), None, Some("read_file"), ""),
+            frag(Some(0), None, None, r#"{"limit":5,""#),
+            frag(Some(0), None, None, r#"path":"b"}"#),
+        ],
+        "",
+        Some(FinishReason::ToolCalls),
+    );
+    assert_eq!(r.calls.len(), 2, "{r:?}");
+    assert_eq!(r.calls[0].call.arguments, json!({"path": "a"}));
+    assert_eq!(r.calls[1].call.arguments, json!({"path": "b", "limit": 5}));
+}
+
+#[test]
 fn fragments_without_index_or_id() {
     // A server that numbers nothing: a name opens a call, pieces join it.
     let r = read(
