@@ -364,8 +364,12 @@ impl NativeAgent {
             env,
         })
         .map_err(|m| AgentError::new(AgentErrorKind::Spawn, m))?;
-        let specs = tools.specs().to_vec();
         let (window, source) = self.context_window(&model).await;
+        let specs: Vec<_> = if window < prompt::COMPACT_UNDER {
+            tools.specs().iter().map(prompt::compact).collect()
+        } else {
+            tools.specs().to_vec()
+        };
         stats.window = Some(window);
         let configured = self
             .config
@@ -400,7 +404,13 @@ impl NativeAgent {
         }];
         log.message(&transcript[0]);
         let mut control = Control::new(self.config.limits, self.config.prices.is_some());
-        let mut ids = IdMinter::new(&session[7..15]);
+        let mut ids = IdMinter::new(
+            session
+                .trim_start_matches("native-")
+                .chars()
+                .take(8)
+                .collect::<String>(),
+        );
         loop {
             if let Some(stop) = control.before_request(events.start.elapsed(), &stats.usage) {
                 return Ok((stop, last_text(&transcript)));

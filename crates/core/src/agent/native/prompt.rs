@@ -33,7 +33,7 @@ pub fn system_prompt(
     let base = match (configured, mode) {
         (Some(c), _) => c,
         (None, ToolsMode::Bash) => BASH,
-        (None, ToolsMode::Coderig) if window < 8192 => COMPACT,
+        (None, ToolsMode::Coderig) if window < COMPACT_UNDER => COMPACT,
         (None, ToolsMode::Coderig) => CODERIG,
     };
     match turn_system.map(str::trim).filter(|s| !s.is_empty()) {
@@ -41,6 +41,39 @@ pub fn system_prompt(
         None => base.to_string(),
     }
 }
+
+/// `spec` shortened for a small context window: the description cut to
+/// its first sentence, the arguments' own descriptions dropped (their
+/// names and types stay). Every byte of the tools is sent with every
+/// request, and at 2–8k tokens they would crowd out the task.
+pub fn compact(spec: &super::ToolSpec) -> super::ToolSpec {
+    let first = spec
+        .description
+        .split_inclusive(". ")
+        .next()
+        .unwrap_or(&spec.description)
+        .trim()
+        .to_string();
+    let mut parameters = spec.parameters.clone();
+    if let Some(props) = parameters
+        .get_mut("properties")
+        .and_then(|p| p.as_object_mut())
+    {
+        for p in props.values_mut() {
+            if let Some(o) = p.as_object_mut() {
+                o.remove("description");
+            }
+        }
+    }
+    super::ToolSpec {
+        name: spec.name.clone(),
+        description: first,
+        parameters,
+    }
+}
+
+/// The context window under which the compact prompt and tools are used.
+pub const COMPACT_UNDER: u32 = 8192;
 
 /// What the model is told when it answered without a call although its
 /// reply was cut by the output limit.
