@@ -138,6 +138,10 @@ pub struct TurnOptions {
     /// Environment variables added for this turn.
     #[napi(ts_type = "Record<string, string> | null")]
     pub env: Option<String>,
+    /// A directory for the turn's records (the native agent's transcript
+    /// and cut tool outputs).
+    #[napi(ts_type = "string | null")]
+    pub artifacts: Option<String>,
 }
 
 /// What `rig.agents(options)` takes.

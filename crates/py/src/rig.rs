@@ -561,12 +561,15 @@ impl Rig {
     /// `model` may be None (the agent's default); the options are the
     /// core's `TurnOptions`: `access` is `read_only` (default), `edit` or
     /// `full`; `timeout` and `idle_timeout` are seconds or duration strings
-    /// (None: the agent's defaults); `env` adds environment variables. An
+    /// (None: the agent's defaults); `env` adds environment variables;
+    /// `artifacts` is a directory for the turn's records (the native
+    /// agent's transcript and cut tool outputs). An
     /// unknown identity is a `NotFoundIdError` (`.details["known"]` lists
     /// the configured ones); a bad option an `InvalidInputError` naming it
     /// (`` `idle_timeout`: bad duration ... ``).
     #[pyo3(signature = (identity, model, prompt, workdir=None, access=None,
-                        timeout=None, idle_timeout=None, system=None, env=None))]
+                        timeout=None, idle_timeout=None, system=None, env=None,
+                        artifacts=None))]
     #[allow(clippy::too_many_arguments)]
     fn run_turn(
         &self,
@@ -579,8 +582,10 @@ impl Rig {
         idle_timeout: Option<&Bound<'_, PyAny>>,
         system: Option<&Bound<'_, PyAny>>,
         env: Option<&Bound<'_, PyAny>>,
+        artifacts: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Turn> {
         let workdir = workdir.map(fspath);
+        let artifacts = artifacts.map(fspath);
         for (at, value) in [("timeout", timeout), ("idle_timeout", idle_timeout)] {
             value.map(|v| finite(v, at)).transpose()?;
         }
@@ -591,6 +596,7 @@ impl Rig {
             ("idle_timeout", idle_timeout),
             ("system", system),
             ("env", env),
+            ("artifacts", artifacts.as_ref()),
         ])?;
         let turn = TurnOptions::from_json(options)
             .map_err(to_py_err)?

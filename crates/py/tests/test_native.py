@@ -138,7 +138,9 @@ def test_a_flow_whose_fixer_is_native(world):
 
 def test_run_turn_reports_the_native_outcome(world):
     rig, project = world
-    turn = rig.run_turn("local", "fix", "Implement bowling.py", workdir=str(project), access="edit")
+    records = project.parent / "records"
+    turn = rig.run_turn("local", "fix", "Implement bowling.py", workdir=str(project), access="edit",
+                        artifacts=records)
     kinds = [e["type"] for e in turn.events()]
     outcome = turn.wait()
     assert outcome["stop_reason"] == "finished"
@@ -146,3 +148,6 @@ def test_run_turn_reports_the_native_outcome(world):
     assert outcome["calls_read"]["structured"] == 5
     assert kinds.count("tool_call") == 5 and kinds.count("tool_result") == 5
     assert passes(project)
+    lines = [json.loads(l) for l in (records / "transcript.jsonl").read_text().splitlines()]
+    assert lines[0]["type"] == "start" and lines[0]["model"] == "fix"
+    assert sum(1 for l in lines if l["type"] == "message" and l["message"]["role"] == "tool") == 5

@@ -243,6 +243,11 @@ async fn a_battle_of_two_native_contestants_is_won_by_the_one_that_fixes_over_ht
     );
     assert_eq!(battle["winner_source"], "oracle", "{battle:#}");
     assert_eq!(by("fix")["instruction"], "Run the tests before you finish.");
+    // The native agent's transcript sits in the contestant's results folder.
+    let folder =
+        Path::new(battle["results_dir"].as_str().unwrap()).join(by("fix")["dir"].as_str().unwrap());
+    let transcript = std::fs::read_to_string(folder.join("agent/transcript.jsonl")).unwrap();
+    assert!(transcript.lines().count() >= 11, "{transcript}");
     assert!(
         !tests_pass(&w.project),
         "the project itself is untouched until apply"

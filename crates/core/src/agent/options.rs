@@ -33,6 +33,10 @@ pub struct TurnOptions {
     /// Environment variables added for this turn.
     #[serde(default)]
     pub env: Option<BTreeMap<String, String>>,
+    /// A directory for the turn's artifacts (the native agent's
+    /// transcript and cut tool outputs).
+    #[serde(default)]
+    pub artifacts: Option<PathBuf>,
 }
 
 impl TurnOptions {
@@ -54,6 +58,7 @@ impl TurnOptions {
         turn.idle_timeout = self.idle_timeout;
         turn.system = self.system;
         turn.env = self.env.unwrap_or_default();
+        turn.artifacts = self.artifacts;
         turn
     }
 }
@@ -65,8 +70,9 @@ mod tests {
 
     #[test]
     fn options_decode_strictly_with_paths() {
-        let o = TurnOptions::from_json(json!({"workdir": "/w", "access": "edit", "timeout": 90, "idle_timeout": "500ms", "env": {"A": "1"}})).unwrap();
+        let o = TurnOptions::from_json(json!({"workdir": "/w", "access": "edit", "timeout": 90, "idle_timeout": "500ms", "env": {"A": "1"}, "artifacts": "/a"})).unwrap();
         let turn = o.into_turn("p", Some("m".into()));
+        assert_eq!(turn.artifacts, Some(PathBuf::from("/a")));
         assert_eq!(turn.access, Access::Edit);
         assert_eq!(turn.timeout, Some(Duration::from_secs(90)));
         assert_eq!(turn.idle_timeout, Some(Duration::from_millis(500)));

@@ -766,8 +766,11 @@ class Rig:
         idle_timeout: Optional[_Duration] = None,
         system: Optional[str] = None,
         env: Optional[Mapping[str, str]] = None,
+        artifacts: Optional[_StrPath] = None,
     ) -> Turn:
-        """Starts a turn. access: "read_only" (default) | "edit" | "full". NotFoundIdError
+        """Starts a turn. access: "read_only" (default) | "edit" | "full"; artifacts: a
+        directory for the turn's records (the native agent's transcript.jsonl and cut tool
+        outputs). NotFoundIdError
         for an unknown identity (details["known"]), InvalidInputError naming the option for
         a bad one (`idle_timeout`: bad duration ...). Turns still running at interpreter
         exit are cancelled and waited for (at most 6 s), their processes stopped; so are

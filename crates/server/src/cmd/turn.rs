@@ -56,6 +56,10 @@ pub struct Args {
     /// A system prompt.
     #[arg(long, value_name = "TEXT")]
     system: Option<String>,
+    /// Where the agent keeps the turn's records (the native agent's
+    /// transcript.jsonl and its cut tool outputs).
+    #[arg(long, value_name = "DIR")]
+    artifacts: Option<PathBuf>,
     /// Print each event and the outcome as JSON lines.
     #[arg(long)]
     json: bool,
@@ -110,6 +114,7 @@ fn prepare(args: &Args, rig: &RigArgs) -> Result<(Registry, String, Turn), coder
         idle_timeout: args.idle_timeout,
         system: args.system.clone(),
         env: None,
+        artifacts: args.artifacts.clone(),
     };
     let turn = options.into_turn(prompt, model.map(str::to_string));
     Ok((registry, identity.to_string(), turn))

@@ -186,6 +186,12 @@ pub(crate) async fn run(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
         .workdir(workdir)
         .access(access)
         .timeout(spec.contestant_timeout);
+    // The agent's own records (the native agent's transcript and cut tool
+    // outputs) in the contestant's results folder, beside its diff.
+    let turn = Turn {
+        artifacts: Some(results_dir.join(&data.dir).join("agent")),
+        ..turn
+    };
     let mut outcome = None;
     match inner.registry.start_turn(&data.identity, turn) {
         Err(e) => data.error = Some(e.to_string()),

@@ -352,6 +352,14 @@ impl Driver {
                         turn.workdir = Some(dir);
                         turn.access = access;
                         turn.timeout = step.timeout;
+                        // Beside the step's dir, never inside a workdir: the
+                        // native agent's transcript and cut outputs (attempts
+                        // append; `.agents` is no step id).
+                        turn.artifacts = Some(
+                            artifacts::run_dir(&self.inner.config.data_dir, &self.run_id)
+                                .join(".agents")
+                                .join(&step.id),
+                        );
                         Ok(Prepared::Agent(AgentCall {
                             run_id: self.run_id.clone(),
                             step_id: step.id.clone(),
