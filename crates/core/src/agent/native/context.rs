@@ -497,6 +497,53 @@ mod tests {
         assert!(e.contains("4096 tokens"), "{e}");
     }
 
+    proptest::proptest! {
+        /// Any transcript of parallel and single calls with outputs of any
+        /// size, in any window: the view fits the hard budget (or the
+        /// shaping refuses), starts with the task, pairs every result with
+        /// a call of the reply before it, and ends with the last result.
+        #[test]
+        fn every_view_fits_and_keeps_calls_and_results_paired(
+            steps in proptest::collection::vec((1usize..4, 0usize..6000, 0usize..600), 0..40),
+            window in 1024u32..40_000,
+            fixed in 0u32..900,
+        ) {
+            let mut t = vec![user("the task")];
+            for (i, (calls, out, args)) in steps.iter().enumerate() {
+                let ids: Vec<String> = (0..*calls).map(|c| format!("c{i}-{c}")).collect();
+                t.push(Message::Assistant {
+                    text: "x".repeat(*args / 10),
+                    reasoning: String::new(),
+                    calls: ids.iter().map(|id| ToolCall { id: id.clone(), name: "run".into(),
+                        arguments: json!({"command": "y".repeat(*args)}) }).collect(),
+                });
+                for id in &ids {
+                    t.push(result(id, "run", &"z\n".repeat(out / 2)));
+                }
+            }
+            let b = Budget::new(window, 4096);
+            match shape(&t, fixed, b) {
+                Err(_) => {}
+                Ok(s) => {
+                    proptest::prop_assert!(s.tokens <= b.hard(), "{} > {}", s.tokens, b.hard());
+                    proptest::prop_assert_eq!(&s.messages[0], &user("the task"));
+                    let mut open: Vec<String> = vec![];
+                    for m in &s.messages {
+                        match m {
+                            Message::Assistant { calls, .. } => open = calls.iter().map(|c| c.id.clone()).collect(),
+                            Message::Tool { call_id, .. } => proptest::prop_assert!(open.contains(call_id)),
+                            Message::User { .. } => {}
+                        }
+                    }
+                    if let Some(Message::Tool { call_id, .. }) = t.last() {
+                        let last_is_it = matches!(s.messages.last(), Some(Message::Tool { call_id: c, .. }) if c == call_id);
+                        proptest::prop_assert!(last_is_it, "the last result is kept");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn long_arguments_of_old_calls_are_elided() {
         let mut t = vec![user("write it")];
