@@ -421,3 +421,40 @@ async fn a_tiny_context_window_is_read_from_the_server_and_never_overrun() {
     // The server refuses an over-long request with 400, which would have
     // failed the turn: every turn above finished, so none was sent.
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_task_in_a_small_window_is_summarized_and_still_finishes() {
+    // The whole fix of the biggest exercise at 3,072 tokens: its reads and
+    // its two edits do not fit beside each other, so the older steps
+    // become coderig's digest; the scripted model reads the digest back as
+    // the replies it replaced and keeps its place.
+    let server = ScriptedModelServer::start().unwrap();
+    for api in [Api::Chat, Api::Anthropic, Api::Responses] {
+        let ex = exercise("zebra-puzzle");
+        let script = format!("long-{api}");
+        server.add_script(&script, fix_script(&ex));
+        let records = ex.repo.parent().unwrap().join("records");
+        let mut t = turn(&ex, &format!("{script}+ctx_3072"));
+        t.artifacts = Some(records.clone());
+        let (result, events) = run(&agent(&server, api), t).await;
+        let outcome = result.unwrap_or_else(|e| panic!("{api}: {e}\n{events:#?}"));
+        assert_eq!(
+            outcome.stop_reason.as_deref(),
+            Some("finished"),
+            "{api}: {:#?}",
+            results(&events)
+        );
+        assert!(tests_pass(&ex), "{api}");
+        let log = std::fs::read_to_string(records.join("transcript.jsonl")).unwrap();
+        let summarized: Vec<u64> = log
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["type"] == "request")
+            .map(|v| v["summarized"].as_u64().unwrap())
+            .collect();
+        assert!(
+            summarized.iter().any(|n| *n > 0),
+            "{api}: never summarized: {summarized:?}"
+        );
+    }
+}

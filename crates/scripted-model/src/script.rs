@@ -109,6 +109,56 @@ impl Step {
     }
 }
 
+/// The first line of the digest coderig's native agent puts in place of
+/// the steps it summarized to fit a context window.
+pub const DIGEST_MARKER: &str = "[Earlier steps, summarized by coderig";
+
+/// The replies a client summarized away, read back from coderig's digest
+/// (any string in the request that starts with [`DIGEST_MARKER`]): a
+/// `- name(args) → answer` line is one reply with calls whose results are
+/// the answer, `- said: …` one reply without calls, `- ... N earlier calls
+/// omitted` N replies with calls and no results. So a script keeps its
+/// place when the agent under test summarizes, as long as its summarized
+/// steps made one call each (a reply of two calls reads back as two).
+pub fn digested_replies(body: &Value) -> Vec<PriorReply> {
+    fn find(v: &Value) -> Option<&str> {
+        match v {
+            Value::String(s) if s.trim_start().starts_with(DIGEST_MARKER) => Some(s),
+            Value::Array(a) => a.iter().find_map(find),
+            Value::Object(o) => o.values().find_map(find),
+            _ => None,
+        }
+    }
+    let Some(text) = find(body) else {
+        return vec![];
+    };
+    let mut out = vec![];
+    for line in text.lines().skip(1) {
+        let Some(rest) = line.strip_prefix("- ") else {
+            continue;
+        };
+        if let Some(n) = rest
+            .strip_prefix("... ")
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            out.extend((0..n).map(|_| PriorReply {
+                had_calls: true,
+                results: String::new(),
+            }));
+        } else if rest.starts_with("said: ") {
+            out.push(PriorReply::default());
+        } else {
+            let results = rest.split_once(" → ").map(|(_, r)| r).unwrap_or_default();
+            out.push(PriorReply {
+                had_calls: true,
+                results: results.to_string(),
+            });
+        }
+    }
+    out
+}
+
 /// The step to play after `replies` (the conversation's earlier assistant
 /// replies, in order).
 ///
@@ -221,6 +271,36 @@ mod tests {
         assert_eq!(first.think.as_deref(), Some("look first"));
         assert_eq!(first.say.as_deref(), Some("Listing."));
         assert_eq!(first.calls[0].arguments, json!({}));
+    }
+
+    #[test]
+    fn a_digest_reads_back_as_the_replies_it_replaced() {
+        let digest = format!(
+            "{DIGEST_MARKER} to fit the context window]\n- ... 2 earlier calls omitted\n- read_file(path=a.py) → 1|x\n- said: thinking\n- edit_file(path=a.py) → AMBIGUOUS: 2 places\n"
+        );
+        for body in [
+            json!({"messages": [{"role": "user", "content": "task"}, {"role": "user", "content": digest}]}),
+            json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "task"}, {"type": "text", "text": digest}]}]}),
+        ] {
+            let got = digested_replies(&body);
+            let want: Vec<(bool, &str)> = vec![
+                (true, ""),
+                (true, ""),
+                (true, "1|x"),
+                (false, ""),
+                (true, "AMBIGUOUS: 2 places"),
+            ];
+            assert_eq!(
+                got.iter()
+                    .map(|r| (r.had_calls, r.results.as_str()))
+                    .collect::<Vec<_>>(),
+                want
+            );
+        }
+        assert!(
+            digested_replies(&json!({"messages": [{"role": "user", "content": "- a → b"}]}))
+                .is_empty()
+        );
     }
 
     #[test]

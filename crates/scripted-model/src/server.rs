@@ -331,11 +331,15 @@ impl Protocol {
     }
 
     fn prior_replies(self, body: &Value) -> Vec<crate::script::PriorReply> {
-        match self {
+        // Replies a client summarized away come first (see
+        // `script::digested_replies`), then the ones still in the request.
+        let mut replies = crate::script::digested_replies(body);
+        replies.extend(match self {
             Protocol::Chat => chat::prior_replies(body),
             Protocol::Responses => responses::prior_replies(body),
             Protocol::Anthropic => anthropic::prior_replies(body),
-        }
+        });
+        replies
     }
 
     fn prompt_bytes(self, body: &Value) -> usize {
