@@ -102,6 +102,39 @@ impl Budget {
     }
 }
 
+/// Whether `err` is a server refusing a request for its length (llama.cpp
+/// `exceed_context_size_error`, vLLM's and OpenAI's "maximum context
+/// length", Anthropic's "prompt is too long", Ollama's "context length").
+/// Only a 400 / 413 / 422 answer counts: a 429 "rate limit exceeded" is
+/// no context problem.
+pub fn is_context_overflow(err: &crate::agent::AgentError) -> bool {
+    if !matches!(err.http_status, Some(400 | 413 | 422)) {
+        return false;
+    }
+    let m = err.message.to_ascii_lowercase();
+    [
+        "context size",
+        "context length",
+        "context window",
+        "maximum context",
+        "context_length",
+        "exceed_context",
+        "prompt is too long",
+        "too many tokens",
+        "n_ctx",
+    ]
+    .iter()
+    .any(|needle| m.contains(needle))
+}
+
+/// The window to shape for after the server refused a request of about
+/// `sent` estimated tokens for its length: 70 % of what was sent, since
+/// the server counts more tokens than the estimate did (never under
+/// 1,024, never above the old window).
+pub fn shrunk_window(window: u32, sent: u32) -> u32 {
+    ((sent as f64 * 0.7) as u32).clamp(1024, window.max(1024))
+}
+
 /// A shaped view and what shaping did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shaped {
@@ -542,6 +575,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn context_overflow_refusals_are_recognized_by_status_and_words() {
+        use crate::agent::{AgentError, AgentErrorKind};
+        let err = |status, m: &str| {
+            let mut e = AgentError::new(AgentErrorKind::Provider, m);
+            e.http_status = status;
+            e
+        };
+        for (status, message, want) in [
+            (
+                Some(400),
+                "the request exceeds the available context size, try increasing it",
+                true,
+            ),
+            (
+                Some(400),
+                "This model's maximum context length is 8192 tokens",
+                true,
+            ),
+            (
+                Some(400),
+                "prompt is too long: 5000 tokens > 4096 maximum",
+                true,
+            ),
+            (Some(413), "too many tokens", true),
+            (Some(429), "rate limit exceeded for context", false),
+            (Some(400), "invalid tool schema", false),
+            (None, "maximum context length", false),
+        ] {
+            assert_eq!(
+                is_context_overflow(&err(status, message)),
+                want,
+                "{status:?} {message}"
+            );
+        }
+        assert_eq!(shrunk_window(8192, 8000), 5600);
+        assert_eq!(shrunk_window(8192, 100), 1024);
+        assert_eq!(shrunk_window(4096, 9000), 4096);
     }
 
     #[test]
