@@ -476,8 +476,12 @@ impl NativeAgent {
                         input: json!({"unreadable_arguments": r.raw}),
                     })
                     .await;
-                let result =
-                    ToolResult::refused(if r.cut { "CUT" } else { "MALFORMED" }, r.message.clone());
+                let code = match (r.cut, r.unknown_tool) {
+                    (true, _) => "CUT",
+                    (false, true) => "UNKNOWN_TOOL",
+                    (false, false) => "MALFORMED",
+                };
+                let result = ToolResult::refused(code, r.message.clone());
                 self.answer(&mut transcript, &mut log, events, &r.call, &result)
                     .await;
             }

@@ -3,8 +3,8 @@
 //!
 //! The rules, all counted "in a row" (anything else in between resets):
 //! - a limit reached before a request (`max_steps`, `max_wall`,
-//!   `max_tokens`, `max_cost`) stops the turn; one step before
-//!   `max_steps` the model is told to finish;
+//!   `max_tokens`, `max_cost`) stops the turn; the last request
+//!   `max_steps` allows tells the model to finish;
 //! - three unreadable calls in a row (broken beyond repair, cut by the
 //!   length limit, an unknown tool) stop it (`format_errors`);
 //! - the same call (name + canonical arguments) a third and fourth time
@@ -125,9 +125,10 @@ impl Control {
         None
     }
 
-    /// The nudge to add before the last allowed request, if this is it.
+    /// The nudge to add to the last allowed request, if the request just
+    /// counted by [`before_request`](Self::before_request) is it.
     pub fn nudge(&self) -> Option<String> {
-        (self.steps + 1 == self.limits.max_steps).then(|| {
+        (self.steps == self.limits.max_steps).then(|| {
             "This is your last step: call finish now with a summary of what you did and what is left.".to_string()
         })
     }
@@ -279,7 +280,7 @@ mod tests {
     }
 
     #[test]
-    fn the_nudge_comes_one_step_before_the_last() {
+    fn the_nudge_goes_with_the_last_allowed_request() {
         let mut c = Control::new(
             Limits {
                 max_steps: 3,
@@ -294,8 +295,8 @@ mod tests {
         {
             nudges.push(c.nudge().is_some());
         }
-        // Requests 1, 2, 3 are made; the nudge goes with the 3rd (after 2 made).
-        assert_eq!(nudges, [false, true, false]);
+        // Requests 1, 2, 3 are made; the nudge goes with the 3rd, the last.
+        assert_eq!(nudges, [false, false, true]);
     }
 
     #[test]

@@ -262,6 +262,9 @@ pub struct RejectedCall {
     pub raw: String,
     /// The output-token limit cut it.
     pub cut: bool,
+    /// It names no offered tool (answered `UNKNOWN_TOOL`, as the tools
+    /// answer a name they do not have; counted malformed).
+    pub unknown_tool: bool,
     /// For the model: what was wrong, and what to send instead.
     pub message: String,
 }
@@ -282,8 +285,7 @@ fn read_structured(
         return;
     }
     let Some(spec) = coerce::resolve_name(&given, tools, true) else {
-        let message = unknown_tool(&given, tools);
-        out.rejected.push(rejected(id, given, raw, message));
+        out.rejected.push(unknown(id, given, raw, tools));
         return;
     };
     let mut notes = Vec::new();
@@ -340,8 +342,7 @@ fn read_found(f: text::Found, tools: &[ToolSpec], ids: &mut IdMinter, out: &mut 
             mut notes,
         } => {
             let Some(spec) = coerce::resolve_name(&name, tools, true) else {
-                let message = unknown_tool(&name, tools);
-                out.rejected.push(rejected(id, name, raw, message));
+                out.rejected.push(unknown(id, name, raw, tools));
                 return;
             };
             match settle(&name, spec, arguments, from_strings, &mut notes) {
@@ -415,7 +416,16 @@ fn rejected(id: String, name: String, raw: String, message: String) -> RejectedC
         },
         raw,
         cut: false,
+        unknown_tool: false,
         message,
+    }
+}
+
+fn unknown(id: String, name: String, raw: String, tools: &[ToolSpec]) -> RejectedCall {
+    let message = unknown_tool(&name, tools);
+    RejectedCall {
+        unknown_tool: true,
+        ..rejected(id, name, raw, message)
     }
 }
 

@@ -872,6 +872,24 @@ fn text_call_to_an_unknown_tool_is_rejected() {
 }
 
 #[test]
+fn a_call_to_an_unknown_tool_is_flagged_unknown_and_counted_malformed() {
+    let r = one("create_file", r#"{"path": "a"}"#);
+    assert!(r.calls.is_empty());
+    assert!(r.rejected[0].unknown_tool && !r.rejected[0].cut);
+    let r = text_only(
+        "<function=str_replace_editor>\n<parameter=command>view</parameter>\n</function>",
+        None,
+    );
+    assert!(r.rejected[0].unknown_tool);
+    // Broken arguments of a known tool are not an unknown tool.
+    let r = one("read_file", "```json\n{'path': 'a'\n```");
+    assert!(!r.rejected[0].unknown_tool);
+    let mut counts = CallsRead::default();
+    one("create_file", "{}").count_into(&mut counts);
+    assert_eq!(counts.malformed, 1);
+}
+
+#[test]
 fn plain_text_is_kept() {
     for text in [
         "",

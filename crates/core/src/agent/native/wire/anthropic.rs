@@ -182,7 +182,11 @@ impl AnthropicDecoder {
             }
             "error" => {
                 let err = v.get("error").filter(|e| !e.is_null()).unwrap_or(&v);
-                return Err(provider_error(err, None, "stream error"));
+                let status = err
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .and_then(status_of_type);
+                return Err(provider_error(err, status, "stream error"));
             }
             _ => {}
         }
@@ -341,6 +345,26 @@ pub fn status_error(
     // OpenAI's reader takes the body's `error` object, whose `type` is
     // Anthropic's error name: one reader for both shapes.
     crate::agent::openai_chunk::status_error(status, body, retry_after, now)
+}
+
+/// The HTTP status Anthropic documents for an error `type`: what a
+/// mid-stream `error` event (sent after a 200) stands for, so that it is
+/// classified as the same error answered as a status would be
+/// (`api_error` is an internal server error: retry).
+fn status_of_type(t: &str) -> Option<u16> {
+    Some(match t {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "billing_error" => 402,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "api_error" => 500,
+        "timeout_error" => 504,
+        "overloaded_error" => 529,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -260,6 +260,27 @@ fn error_events_and_garbage_are_errors() {
             AgentErrorKind::Provider,
             ErrorClass::Fatal,
         ),
+        // Anthropic's internal server error, mid-stream: retry, as its 500 is.
+        (
+            r#"{"type":"error","error":{"type":"api_error","message":"Internal server error"}}"#,
+            AgentErrorKind::Provider,
+            ErrorClass::Retry,
+        ),
+        (
+            r#"{"type":"error","error":{"type":"api_error","message":"scripted midstream error"}}"#,
+            AgentErrorKind::Provider,
+            ErrorClass::Retry,
+        ),
+        (
+            r#"{"type":"error","error":{"type":"billing_error","message":"no"}}"#,
+            AgentErrorKind::Provider,
+            ErrorClass::Stop,
+        ),
+        (
+            r#"{"type":"error","error":{"type":"not_found_error","message":"no"}}"#,
+            AgentErrorKind::Provider,
+            ErrorClass::Fallback,
+        ),
         ("{not json", AgentErrorKind::Protocol, ErrorClass::Retry),
         ("[]", AgentErrorKind::Protocol, ErrorClass::Retry),
     ];

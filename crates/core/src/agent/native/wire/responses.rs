@@ -167,7 +167,7 @@ impl ResponsesDecoder {
                     .filter(|e| !e.is_null())
                     .cloned()
                     .unwrap_or_else(|| json!("response failed"));
-                return Err(provider_error(&err, None, "response failed"));
+                return Err(provider_error(&err, failed_status(&err), "response failed"));
             }
             "error" => {
                 let err = v.get("error").filter(|e| e.is_object()).unwrap_or(&v);
@@ -281,7 +281,7 @@ pub fn whole(body: &str) -> Result<Vec<Piece>, AgentError> {
     let v = parse_object(body, "response")?;
     let failed = v.get("status").and_then(Value::as_str) == Some("failed");
     if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        return Err(provider_error(err, None, "response failed"));
+        return Err(provider_error(err, failed_status(err), "response failed"));
     }
     if failed {
         return Err(provider_error(
@@ -328,6 +328,18 @@ pub fn whole(body: &str) -> Result<Vec<Piece>, AgentError> {
     }
     d.end_of(&v, false, &mut out);
     Ok(out)
+}
+
+/// The HTTP status a failed response's error `code` stands for (the
+/// response itself came with a 200): `server_error` is an internal server
+/// error (500, retry) and `rate_limit_exceeded` a 429; other codes carry
+/// their meaning in their name or message.
+fn failed_status(err: &Value) -> Option<u16> {
+    match err.get("code").and_then(Value::as_str)? {
+        "server_error" => Some(500),
+        "rate_limit_exceeded" => Some(429),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

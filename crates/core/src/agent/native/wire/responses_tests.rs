@@ -239,6 +239,12 @@ fn failures_and_garbage_are_errors() {
             AgentErrorKind::Provider,
             ErrorClass::Retry,
         ),
+        // An internal server error after the 200: retry, as its 500 is.
+        (
+            r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"scripted midstream error"}}}"#,
+            AgentErrorKind::Provider,
+            ErrorClass::Retry,
+        ),
         (
             r#"{"type":"response.failed","response":{"status":"failed","error":null}}"#,
             AgentErrorKind::Provider,
@@ -311,6 +317,7 @@ fn whole_responses_decode_to_pieces() {
     for (body, kind) in errors {
         assert_eq!(whole(body).unwrap_err().kind, kind, "{body}");
     }
+    assert_eq!(whole(errors[0].0).unwrap_err().class, ErrorClass::Retry);
 }
 
 #[test]
