@@ -458,3 +458,34 @@ async fn a_long_task_in_a_small_window_is_summarized_and_still_finishes() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_the_config_overstates_is_learned_from_the_refusal() {
+    // The config says 32,768 tokens, the server holds 2,048 and refuses
+    // longer requests with 400: the agent shapes the refused request again
+    // for a smaller window and the turn finishes, with no error event.
+    let server = ScriptedModelServer::start().unwrap();
+    for api in [Api::Chat, Api::Anthropic, Api::Responses] {
+        let ex = exercise("list-ops");
+        let script = format!("overstated-{api}");
+        server.add_script(&script, fix_script(&ex));
+        let mut config = NativeConfig::new(format!("{}/v1", server.base_url()), api);
+        config.context_window = Some(32_768);
+        let agent = NativeAgent::new(config).unwrap();
+        let records = ex.repo.parent().unwrap().join("records");
+        let mut t = turn(&ex, &format!("{script}+ctx_2048"));
+        t.artifacts = Some(records.clone());
+        let (result, events) = run(&agent, t).await;
+        let outcome = result.unwrap_or_else(|e| panic!("{api}: {e}\n{events:#?}"));
+        assert_eq!(outcome.stop_reason.as_deref(), Some("finished"), "{api}");
+        assert!(tests_pass(&ex), "{api}");
+        assert!(
+            outcome.context_window.unwrap() < 2048,
+            "{api}: {:?}",
+            outcome.context_window
+        );
+        assert!(!events.iter().any(|e| e.type_name() == "error"), "{api}");
+        let log = std::fs::read_to_string(records.join("transcript.jsonl")).unwrap();
+        assert!(log.contains("\"context_overflow\""), "{api}");
+    }
+}

@@ -33,6 +33,9 @@ use super::prompt;
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// How long one context-window probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How many times one request is shaped again for a smaller window after
+/// the server refused it for its length.
+const MAX_OVERFLOW_RETRIES: u32 = 4;
 /// How long `models()` waits when the config sets no timeout.
 const MODELS_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -243,7 +246,11 @@ impl NativeAgent {
                 retry_after.as_deref(),
                 SystemTime::now(),
             );
-            events.error(&err).await;
+            // A refusal for length may be recovered from by the loop,
+            // which reports it when it is not.
+            if !context::is_context_overflow(&err) {
+                events.error(&err).await;
+            }
             return Err(err);
         }
         let is_sse = resp
@@ -365,25 +372,32 @@ impl NativeAgent {
         })
         .map_err(|m| AgentError::new(AgentErrorKind::Spawn, m))?;
         let (window, source) = self.context_window(&model).await;
-        let specs: Vec<_> = if window < prompt::COMPACT_UNDER {
-            tools.specs().iter().map(prompt::compact).collect()
-        } else {
-            tools.specs().to_vec()
-        };
-        stats.window = Some(window);
         let configured = self
             .config
             .override_for(&model)
             .and_then(|o| o.system_prompt.clone())
             .or_else(|| self.config.system_prompt.clone());
-        let system = prompt::system_prompt(
-            configured.as_deref(),
-            self.config.tools,
-            window,
-            turn.system.as_deref(),
-        );
-        let budget = Budget::new(window, self.config.limits.max_output_tokens);
-        let fixed = context::fixed_tokens(&system, &specs);
+        // What every request carries, for a window: the system prompt and
+        // the tools, compact under 8,192 tokens.
+        let offered = tools.specs().to_vec();
+        let frame = |window: u32| {
+            let specs: Vec<_> = if window < prompt::COMPACT_UNDER {
+                offered.iter().map(prompt::compact).collect()
+            } else {
+                offered.clone()
+            };
+            let system = prompt::system_prompt(
+                configured.as_deref(),
+                self.config.tools,
+                window,
+                turn.system.as_deref(),
+            );
+            let fixed = context::fixed_tokens(&system, &specs);
+            let budget = Budget::new(window, self.config.limits.max_output_tokens);
+            (specs, system, fixed, budget)
+        };
+        let (mut specs, mut system, mut fixed, mut budget) = frame(window);
+        stats.window = Some(window);
         let sampling = self.config.sampling_for(&model);
         let session = format!("native-{:016x}", rand_u64());
         events
@@ -420,21 +434,54 @@ impl NativeAgent {
                 log.message(&m);
                 transcript.push(m);
             }
-            let shaped = context::shape(&transcript, fixed, budget)
-                .map_err(|m| AgentError::new(AgentErrorKind::Unavailable, m))?;
-            let req = Request {
-                model: &model,
-                system: &system,
-                messages: &shaped.messages,
-                tools: &specs,
-                max_output_tokens: Some(budget.reply),
-                extra: &sampling,
+            let mut overflows = 0;
+            let reply = loop {
+                let shaped = context::shape(&transcript, fixed, budget)
+                    .map_err(|m| AgentError::new(AgentErrorKind::Unavailable, m))?;
+                let req = Request {
+                    model: &model,
+                    system: &system,
+                    messages: &shaped.messages,
+                    tools: &specs,
+                    max_output_tokens: Some(budget.reply),
+                    extra: &sampling,
+                };
+                let body = wire::request_body(self.config.api, &req);
+                log.write(&json!({"type": "request", "n": control.steps(),
+                    "estimated_tokens": shaped.tokens, "elided": shaped.elided,
+                    "summarized": shaped.summarized}));
+                match self.stream_reply(&body, events.idle, events).await {
+                    Ok(reply) => break reply,
+                    // A server that hid its window (or counts tokens far
+                    // above the estimate) refused the request for its
+                    // length: shape again for a smaller window, and keep
+                    // it for this model's next turns.
+                    Err(e)
+                        if context::is_context_overflow(&e) && overflows < MAX_OVERFLOW_RETRIES =>
+                    {
+                        let smaller = context::shrunk_window(budget.window, shaped.tokens);
+                        if smaller >= budget.window {
+                            events.error(&e).await;
+                            return Err(e);
+                        }
+                        overflows += 1;
+                        log.write(&json!({"type": "context_overflow", "window": budget.window,
+                            "estimated_tokens": shaped.tokens, "shrunk_to": smaller,
+                            "message": e.message}));
+                        (specs, system, fixed, budget) = frame(smaller);
+                        stats.window = Some(smaller);
+                        if let Ok(mut w) = self.windows.lock() {
+                            w.insert(model.clone(), (smaller, probe::WindowSource::Assumed));
+                        }
+                    }
+                    Err(e) => {
+                        if context::is_context_overflow(&e) {
+                            events.error(&e).await;
+                        }
+                        return Err(e);
+                    }
+                }
             };
-            let body = wire::request_body(self.config.api, &req);
-            log.write(&json!({"type": "request", "n": control.steps(),
-                "estimated_tokens": shaped.tokens, "elided": shaped.elided,
-                "summarized": shaped.summarized}));
-            let reply = self.stream_reply(&body, events.idle, events).await?;
             stats.requests += 1;
             if stats.model.is_none() {
                 stats.model = reply.model.clone();
