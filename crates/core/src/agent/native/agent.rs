@@ -3,24 +3,22 @@
 //! the pure rooms beside this file; this one moves bytes, keeps time and
 //! writes the transcript.
 
-use super::calls::{CallAccumulator, IdMinter};
+use super::calls::IdMinter;
 use super::context::{self, Budget};
 use super::control::{CallVerdict, Control, StopReason};
 use super::tools::{ToolBox, ToolResult, ToolSettings};
-use super::wire::{self, probe, WireStream};
-use super::{Api, CallsRead, FinishReason, Message, Piece, Request, ToolCall};
-use crate::agent::openai_sse::SseDecoder;
+use super::transcript::Transcript;
+use super::transport::read_bounded;
+use super::wire::{self, probe};
+use super::{Api, CallsRead, Message, Request, ToolCall};
 use crate::agent::{
     Agent, AgentError, AgentErrorKind, AgentEvent, OutcomeBuilder, Turn, TurnOutcome, Usage,
 };
-use crate::model::classify_error;
 use async_trait::async_trait;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
-use serde_json::{json, Value};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::json;
 use std::collections::HashMap;
 use std::future::Future;
-use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
@@ -29,10 +27,6 @@ use tokio_util::sync::CancellationToken;
 use super::config::{NativeConfig, DEFAULT_RUN_TIMEOUT};
 use super::prompt;
 
-/// How much of an error response body is read.
-const ERROR_BODY_LIMIT: usize = 64 * 1024;
-/// How long one context-window probe may take.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many times one request is shaped again for a smaller window after
 /// the server refused it for its length.
 const MAX_OVERFLOW_RETRIES: u32 = 4;
@@ -55,25 +49,11 @@ const MODELS_TIMEOUT: Duration = Duration::from_secs(30);
 /// (`cancelled`).
 #[derive(Debug)]
 pub struct NativeAgent {
-    config: NativeConfig,
-    base: String,
-    headers: HeaderMap,
-    client: reqwest::Client,
-    windows: Mutex<HashMap<String, (u32, probe::WindowSource)>>,
-}
-
-/// One streamed reply, decoded.
-#[derive(Debug, Default)]
-struct Reply {
-    text: String,
-    reasoning: String,
-    calls: CallAccumulator,
-    finish: Option<FinishReason>,
-    usage: Usage,
-    model: Option<String>,
-    generation_ms: Option<u64>,
-    first_ms: Option<u64>,
-    last_ms: Option<u64>,
+    pub(super) config: NativeConfig,
+    pub(super) base: String,
+    pub(super) headers: HeaderMap,
+    pub(super) client: reqwest::Client,
+    pub(super) windows: Mutex<HashMap<String, (u32, probe::WindowSource)>>,
 }
 
 impl NativeAgent {
@@ -108,227 +88,6 @@ impl NativeAgent {
     /// The config this agent was built from.
     pub fn config(&self) -> &NativeConfig {
         &self.config
-    }
-
-    fn api_key(&self) -> Result<Option<String>, AgentError> {
-        if let Some(k) = &self.config.api_key {
-            return Ok(Some(k.clone()));
-        }
-        match &self.config.api_key_env {
-            None => Ok(None),
-            Some(var) => std::env::var(var).map(Some).map_err(|_| {
-                AgentError::new(
-                    AgentErrorKind::Spawn,
-                    format!("the API key variable {var} is not set"),
-                )
-            }),
-        }
-    }
-
-    fn request(
-        &self,
-        method: reqwest::Method,
-        url: &str,
-    ) -> Result<reqwest::RequestBuilder, AgentError> {
-        let mut req = self
-            .client
-            .request(method, url)
-            .headers(self.headers.clone());
-        if let Some(key) = self.api_key()? {
-            req = match self.config.api {
-                Api::Anthropic => req.header("x-api-key", key),
-                _ => req.bearer_auth(key),
-            };
-        }
-        Ok(req)
-    }
-
-    fn connection_error(&self, e: &reqwest::Error) -> AgentError {
-        let message = format!("cannot reach {}: {}", self.base, error_chain(e));
-        AgentError {
-            class: classify_error(Some("APIConnectionError"), Some(&message), None),
-            ..AgentError::new(AgentErrorKind::Provider, message)
-        }
-    }
-
-    /// The context window of `model`: the config's, else what the server
-    /// says (vLLM `/v1/models`, llama.cpp `/props`, Ollama `/api/show`, in
-    /// that order), else [`probe::ASSUMED_WINDOW`]. Asked once per model.
-    pub async fn context_window(&self, model: &str) -> (u32, probe::WindowSource) {
-        if let Some(w) = self.config.window_for(model) {
-            return (w, probe::WindowSource::Config);
-        }
-        if let Some(found) = self.windows.lock().ok().and_then(|w| w.get(model).copied()) {
-            return found;
-        }
-        let found = self.probe_window(model).await;
-        if let Ok(mut w) = self.windows.lock() {
-            w.insert(model.to_string(), found);
-        }
-        found
-    }
-
-    async fn probe_window(&self, model: &str) -> (u32, probe::WindowSource) {
-        let root = probe::server_root(&self.base);
-        let get = |url: String| async move {
-            let req = self.request(reqwest::Method::GET, &url).ok()?;
-            let resp = tokio::time::timeout(PROBE_TIMEOUT, req.send())
-                .await
-                .ok()?
-                .ok()?;
-            if !resp.status().is_success() {
-                return None;
-            }
-            tokio::time::timeout(PROBE_TIMEOUT, resp.text())
-                .await
-                .ok()?
-                .ok()
-        };
-        if let Some(w) = get(format!("{}/models", self.base))
-            .await
-            .and_then(|b| probe::from_models(&b, model))
-        {
-            return (w, probe::WindowSource::Models);
-        }
-        let props = format!("{root}/props?model={}", url_escape(model));
-        if let Some(w) = get(props).await.and_then(|b| probe::from_props(&b)) {
-            return (w, probe::WindowSource::Props);
-        }
-        let show = async {
-            let req = self
-                .request(reqwest::Method::POST, &format!("{root}/api/show"))
-                .ok()?
-                .json(&probe::ollama_show_body(model));
-            let resp = tokio::time::timeout(PROBE_TIMEOUT, req.send())
-                .await
-                .ok()?
-                .ok()?;
-            if !resp.status().is_success() {
-                return None;
-            }
-            let body = tokio::time::timeout(PROBE_TIMEOUT, resp.text())
-                .await
-                .ok()?
-                .ok()?;
-            probe::from_ollama_show(&body)
-        };
-        if let Some(w) = show.await {
-            return (w, probe::WindowSource::OllamaShow);
-        }
-        (probe::ASSUMED_WINDOW, probe::WindowSource::Assumed)
-    }
-
-    /// Streams one request and decodes its reply, sending text and
-    /// reasoning as events as they come.
-    async fn stream_reply(
-        &self,
-        body: &Value,
-        idle: Option<Duration>,
-        events: &Events<'_>,
-    ) -> Result<Reply, AgentError> {
-        let url = format!("{}{}", self.base, wire::path(self.config.api));
-        let req = self.request(reqwest::Method::POST, &url)?.json(body);
-        let mut resp = within(idle, req.send())
-            .await?
-            .map_err(|e| self.connection_error(&e))?;
-        let status = resp.status().as_u16();
-        if status >= 400 {
-            let retry_after = resp
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .map(String::from);
-            let body = read_bounded(&mut resp, idle).await?;
-            let err = wire::status_error(
-                self.config.api,
-                status,
-                &body,
-                retry_after.as_deref(),
-                SystemTime::now(),
-            );
-            // A refusal for length may be recovered from by the loop,
-            // which reports it when it is not.
-            if !context::is_context_overflow(&err) {
-                events.error(&err).await;
-            }
-            return Err(err);
-        }
-        let is_sse = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_none_or(|t| t.contains("event-stream"));
-        let mut reply = Reply::default();
-        if !is_sse {
-            // A server that ignored `stream: true` (some Ollama versions
-            // with tools): one JSON body.
-            let text = read_all(&mut resp, idle).await?;
-            for piece in wire::decode_whole(self.config.api, &text)? {
-                self.take(&mut reply, piece, events).await;
-            }
-            return Ok(reply);
-        }
-        let mut sse = SseDecoder::new();
-        let mut stream = WireStream::new(self.config.api);
-        loop {
-            let bytes = within(idle, resp.chunk())
-                .await?
-                .map_err(|e| self.connection_error(&e))?;
-            let (frames, last) = match bytes {
-                Some(b) => (sse.push(&b), false),
-                None => (sse.finish().map(|e| e.into_iter().collect()), true),
-            };
-            let frames =
-                frames.map_err(|e| AgentError::new(AgentErrorKind::Protocol, e.to_string()))?;
-            for f in frames {
-                match stream.feed(f.event.as_deref(), &f.data) {
-                    Ok(pieces) => {
-                        for p in pieces {
-                            self.take(&mut reply, p, events).await;
-                        }
-                    }
-                    Err(err) => {
-                        if err.kind == AgentErrorKind::Provider {
-                            events.error(&err).await;
-                        }
-                        return Err(err);
-                    }
-                }
-            }
-            if last || stream.is_done() {
-                stream.end()?;
-                return Ok(reply);
-            }
-        }
-    }
-
-    async fn take(&self, reply: &mut Reply, piece: Piece, events: &Events<'_>) {
-        let now = events.elapsed_ms();
-        match piece {
-            Piece::Text(t) => {
-                reply.first_ms.get_or_insert(now);
-                reply.last_ms = Some(now);
-                reply.text.push_str(&t);
-                events.send(AgentEvent::TextDelta { text: t }).await;
-            }
-            Piece::Reasoning(t) => {
-                reply.first_ms.get_or_insert(now);
-                reply.last_ms = Some(now);
-                reply.reasoning.push_str(&t);
-                events.send(AgentEvent::ReasoningDelta { text: t }).await;
-            }
-            Piece::Call(f) => {
-                reply.first_ms.get_or_insert(now);
-                reply.last_ms = Some(now);
-                reply.calls.push(f);
-            }
-            Piece::Usage(u) => reply.usage.add(&u),
-            Piece::Finish(r) => reply.finish = Some(r),
-            Piece::Model(m) => {
-                reply.model.get_or_insert(m);
-            }
-            Piece::GenerationMs(ms) => reply.generation_ms = Some(ms),
-        }
     }
 
     /// The turn without its wall-clock limit and cancellation.
@@ -649,19 +408,19 @@ struct Stats {
 
 /// The turn's event channel and clock; every event also goes to the
 /// outcome builder.
-struct Events<'a> {
-    tx: &'a mpsc::Sender<AgentEvent>,
-    outcome: Mutex<OutcomeBuilder>,
-    start: Instant,
-    idle: Option<Duration>,
+pub(super) struct Events<'a> {
+    pub(super) tx: &'a mpsc::Sender<AgentEvent>,
+    pub(super) outcome: Mutex<OutcomeBuilder>,
+    pub(super) start: Instant,
+    pub(super) idle: Option<Duration>,
 }
 
 impl Events<'_> {
-    fn elapsed_ms(&self) -> u64 {
+    pub(super) fn elapsed_ms(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    async fn send(&self, ev: AgentEvent) {
+    pub(super) async fn send(&self, ev: AgentEvent) {
         if let Ok(mut o) = self.outcome.lock() {
             o.observe(&ev, self.elapsed_ms());
         }
@@ -669,7 +428,7 @@ impl Events<'_> {
         let _ = self.tx.send(ev).await;
     }
 
-    async fn error(&self, err: &AgentError) {
+    pub(super) async fn error(&self, err: &AgentError) {
         self.send(AgentEvent::Error {
             message: err.message.clone(),
             class: err.class,
@@ -751,65 +510,6 @@ impl Agent for NativeAgent {
     }
 }
 
-/// The turn's transcript and cut outputs on disk, when the turn has an
-/// artifacts directory. Writing is best effort: a full disk does not
-/// fail the turn.
-struct Transcript {
-    dir: Option<PathBuf>,
-    file: Option<std::fs::File>,
-}
-
-impl Transcript {
-    fn open(dir: Option<&std::path::Path>) -> Self {
-        let Some(dir) = dir else {
-            return Transcript {
-                dir: None,
-                file: None,
-            };
-        };
-        let file = std::fs::create_dir_all(dir).ok().and_then(|_| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(dir.join("transcript.jsonl"))
-                .ok()
-        });
-        Transcript {
-            dir: Some(dir.to_path_buf()),
-            file,
-        }
-    }
-
-    fn write(&mut self, v: &Value) {
-        if let Some(f) = &mut self.file {
-            let _ = writeln!(f, "{v}");
-        }
-    }
-
-    fn message(&mut self, m: &Message) {
-        let v = serde_json::to_value(m).unwrap_or(Value::Null);
-        self.write(&json!({"type": "message", "message": v}));
-    }
-
-    fn output(&mut self, call_id: &str, full: &str) {
-        let Some(dir) = &self.dir else { return };
-        let dir = dir.join("outputs");
-        let safe: String = call_id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if std::fs::create_dir_all(&dir).is_ok() {
-            let _ = std::fs::write(dir.join(format!("{safe}.txt")), full);
-        }
-    }
-}
-
 fn last_text(transcript: &[Message]) -> String {
     transcript
         .iter()
@@ -833,29 +533,6 @@ fn rand_u64() -> u64 {
     h.finish()
 }
 
-fn url_escape(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect()
-}
-
-async fn within<T>(idle: Option<Duration>, fut: impl Future<Output = T>) -> Result<T, AgentError> {
-    match idle {
-        None => Ok(fut.await),
-        Some(d) => tokio::time::timeout(d, fut).await.map_err(|_| {
-            AgentError::new(
-                AgentErrorKind::Idle,
-                format!("no data from the server for {} ms", d.as_millis()),
-            )
-        }),
-    }
-}
-
 async fn with_deadline<T>(
     limit: Option<Duration>,
     fut: impl Future<Output = Result<T, AgentError>>,
@@ -869,63 +546,6 @@ async fn with_deadline<T>(
             ))
         }),
     }
-}
-
-async fn read_bounded(
-    resp: &mut reqwest::Response,
-    idle: Option<Duration>,
-) -> Result<String, AgentError> {
-    let mut buf = Vec::new();
-    while buf.len() < ERROR_BODY_LIMIT {
-        match within(idle, resp.chunk()).await? {
-            Ok(Some(b)) => buf.extend_from_slice(&b[..b.len().min(ERROR_BODY_LIMIT - buf.len())]),
-            Ok(None) | Err(_) => break,
-        }
-    }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
-/// The whole body of a non-streamed reply (bounded at 16 MiB).
-async fn read_all(
-    resp: &mut reqwest::Response,
-    idle: Option<Duration>,
-) -> Result<String, AgentError> {
-    let mut buf = Vec::new();
-    loop {
-        match within(idle, resp.chunk()).await? {
-            Ok(Some(b)) => {
-                buf.extend_from_slice(&b);
-                if buf.len() > 16 << 20 {
-                    return Err(AgentError::new(
-                        AgentErrorKind::Protocol,
-                        "a non-streamed reply of more than 16 MiB",
-                    ));
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                return Err(AgentError::new(
-                    AgentErrorKind::Protocol,
-                    format!("the reply was cut: {e}"),
-                ))
-            }
-        }
-    }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
-fn error_chain(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        let c = cause.to_string();
-        if !s.contains(&c) {
-            s.push_str(": ");
-            s.push_str(&c);
-        }
-        source = cause.source();
-    }
-    s
 }
 
 fn elapsed_ms(start: Instant) -> u64 {

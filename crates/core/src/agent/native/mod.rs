@@ -18,7 +18,9 @@
 //!   `grep`, `edit_file`, `write_file`, `edit_lines`, `run`, `finish` —
 //!   every path confined to the workdir, `run` under the sandbox.
 //! - `agent` (feature `http`): the loop itself, which only moves data
-//!   between the server, these decisions and the tools.
+//!   between the server, these decisions and the tools; `transport` its
+//!   HTTP half (requests, streamed replies, window probes); `transcript`
+//!   its records on disk.
 
 pub mod calls;
 pub mod config;
@@ -32,6 +34,10 @@ pub mod tools;
 
 #[cfg(feature = "http")]
 mod agent;
+#[cfg(feature = "runtime")]
+mod transcript;
+#[cfg(feature = "http")]
+mod transport;
 #[cfg(feature = "http")]
 pub use agent::NativeAgent;
 
