@@ -272,7 +272,7 @@ def test_a_bad_config_names_the_key(tmp_path):
     path = tmp_path / "coderig.toml"
     path.write_text('[agents.x]\nkind = "robot"\n')
     expected = ('`agents.x.kind`: unknown agent kind "robot"; expected one of: cli, openai, '
-                'scripted')
+                'scripted, native')
     with pytest.raises(coderig.InvalidInputError) as raised:
         coderig.Rig(config=path)
     assert raised.value.message == f"{path}: {expected}"
