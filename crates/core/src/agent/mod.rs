@@ -59,6 +59,8 @@ pub use runtime::*;
 pub use scripted::ScriptedAgent;
 
 #[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
 mod openai;
 #[cfg(feature = "http")]
 pub use openai::{OpenAiAgent, OpenAiConfig};

@@ -22,25 +22,20 @@
 //! [`openai_chunk`]: super::openai_chunk
 
 use super::config::AgentSpec;
+use super::http::{
+    api_key, client, connection_error, elapsed_ms, header_map, read_bounded, with_deadline, within,
+    MODELS_TIMEOUT,
+};
 use super::openai_chunk::{parse_models, request_body, status_error, ChatStream};
 use super::openai_sse::SseDecoder;
 use super::{Agent, AgentError, AgentErrorKind, AgentEvent, OutcomeBuilder, Turn, TurnOutcome};
-use crate::model::classify_error;
 use async_trait::async_trait;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::header::{HeaderMap, RETRY_AFTER};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// How much of an error response body is read: enough for any JSON
-/// error, bounded against a server that streams garbage.
-const ERROR_BODY_LIMIT: usize = 64 * 1024;
-
-/// How long [`OpenAiAgent::models`] waits when the config sets no timeout.
-const MODELS_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How to reach an OpenAI-compatible server.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -148,21 +143,8 @@ impl OpenAiAgent {
     /// An agent for `config`. Fails with a `Spawn` error when a header
     /// name or value is invalid or the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, AgentError> {
-        let bad = |m: String| AgentError::new(AgentErrorKind::Spawn, m);
-        let mut headers = HeaderMap::new();
-        for (k, v) in &config.headers {
-            let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| bad(format!("invalid header name {k:?}")))?;
-            let value = HeaderValue::from_str(v)
-                .map_err(|_| bad(format!("invalid value for header {k:?}")))?;
-            headers.insert(name, value);
-        }
-        // reqwest is built without a bundled crypto provider (see
-        // Cargo.toml); an application that installed its own keeps it.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|e| bad(format!("cannot build the HTTP client: {e}")))?;
+        let headers = header_map(&config.headers)?;
+        let client = client()?;
         Ok(OpenAiAgent {
             base: config.base_url.trim_end_matches('/').to_string(),
             config,
@@ -192,26 +174,14 @@ impl OpenAiAgent {
     }
 
     fn api_key(&self) -> Result<Option<String>, AgentError> {
-        if let Some(k) = &self.config.api_key {
-            return Ok(Some(k.clone()));
-        }
-        match &self.config.api_key_env {
-            None => Ok(None),
-            Some(var) => std::env::var(var).map(Some).map_err(|_| {
-                AgentError::new(
-                    AgentErrorKind::Spawn,
-                    format!("the API key variable {var} is not set"),
-                )
-            }),
-        }
+        api_key(
+            self.config.api_key.as_deref(),
+            self.config.api_key_env.as_deref(),
+        )
     }
 
     fn connection_error(&self, e: &reqwest::Error) -> AgentError {
-        let message = format!("cannot reach {}: {}", self.base, error_chain(e));
-        AgentError {
-            class: classify_error(Some("APIConnectionError"), Some(&message), None),
-            ..AgentError::new(AgentErrorKind::Provider, message)
-        }
+        connection_error(&self.base, e)
     }
 
     /// The turn without its wall-clock limit and cancellation.
@@ -375,69 +345,4 @@ async fn emit_error(
         http_status: err.http_status,
     };
     emit(events, outcome, ev, start).await;
-}
-
-/// Runs `fut` within the idle limit, if any.
-async fn within<T>(idle: Option<Duration>, fut: impl Future<Output = T>) -> Result<T, AgentError> {
-    match idle {
-        None => Ok(fut.await),
-        Some(d) => tokio::time::timeout(d, fut).await.map_err(|_| {
-            AgentError::new(
-                AgentErrorKind::Idle,
-                format!("no data from the server for {} ms", d.as_millis()),
-            )
-        }),
-    }
-}
-
-/// Runs `fut` within the wall-clock limit, if any.
-async fn with_deadline<T>(
-    limit: Option<Duration>,
-    fut: impl Future<Output = Result<T, AgentError>>,
-) -> Result<T, AgentError> {
-    match limit {
-        None => fut.await,
-        Some(d) => tokio::time::timeout(d, fut).await.unwrap_or_else(|_| {
-            Err(AgentError::new(
-                AgentErrorKind::Timeout,
-                format!("turn timed out after {} ms", d.as_millis()),
-            ))
-        }),
-    }
-}
-
-/// Reads at most [`ERROR_BODY_LIMIT`] bytes of the body as text; a body
-/// cut by a dropped connection is what was read so far.
-async fn read_bounded(
-    resp: &mut reqwest::Response,
-    idle: Option<Duration>,
-) -> Result<String, AgentError> {
-    let mut buf = Vec::new();
-    while buf.len() < ERROR_BODY_LIMIT {
-        match within(idle, resp.chunk()).await? {
-            Ok(Some(b)) => buf.extend_from_slice(&b[..b.len().min(ERROR_BODY_LIMIT - buf.len())]),
-            Ok(None) | Err(_) => break,
-        }
-    }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
-/// The error with its sources (`error sending request: ... Connection
-/// refused`): reqwest's top-level message alone hides the cause.
-fn error_chain(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        let c = cause.to_string();
-        if !s.contains(&c) {
-            s.push_str(": ");
-            s.push_str(&c);
-        }
-        source = cause.source();
-    }
-    s
-}
-
-fn elapsed_ms(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

@@ -8,17 +8,18 @@ use super::context::{self, Budget};
 use super::control::{CallVerdict, Control, StopReason};
 use super::tools::{ToolBox, ToolResult, ToolSettings};
 use super::transcript::Transcript;
-use super::transport::read_bounded;
 use super::wire::{self, probe};
 use super::{Api, CallsRead, Message, Request, ToolCall};
+use crate::agent::http::{
+    client, elapsed_ms, header_map, read_bounded, with_deadline, MODELS_TIMEOUT,
+};
 use crate::agent::{
     Agent, AgentError, AgentErrorKind, AgentEvent, OutcomeBuilder, Turn, TurnOutcome, Usage,
 };
 use async_trait::async_trait;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::json;
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
@@ -30,8 +31,6 @@ use super::prompt;
 /// How many times one request is shaped again for a smaller window after
 /// the server refused it for its length.
 const MAX_OVERFLOW_RETRIES: u32 = 4;
-/// How long `models()` waits when the config sets no timeout.
-const MODELS_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// coderig's own coding agent ([module docs](super)).
 ///
@@ -60,27 +59,15 @@ impl NativeAgent {
     /// An agent for `config`. Fails with a `Spawn` error when a header is
     /// invalid or the HTTP client cannot be built.
     pub fn new(config: NativeConfig) -> Result<Self, AgentError> {
-        let bad = |m: String| AgentError::new(AgentErrorKind::Spawn, m);
-        let mut headers = HeaderMap::new();
-        for (k, v) in &config.headers {
-            let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| bad(format!("invalid header name {k:?}")))?;
-            let value = HeaderValue::from_str(v)
-                .map_err(|_| bad(format!("invalid value for header {k:?}")))?;
-            headers.insert(name, value);
-        }
+        let mut headers = header_map(&config.headers)?;
         if config.api == Api::Anthropic && !headers.contains_key("anthropic-version") {
             headers.insert("anthropic-version", HeaderValue::from_static("2023-06-01"));
         }
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|e| bad(format!("cannot build the HTTP client: {e}")))?;
         Ok(NativeAgent {
             base: config.base_url.trim_end_matches('/').to_string(),
             config,
             headers,
-            client,
+            client: client()?,
             windows: Mutex::new(HashMap::new()),
         })
     }
@@ -531,23 +518,4 @@ fn rand_u64() -> u64 {
             .unwrap_or(0),
     );
     h.finish()
-}
-
-async fn with_deadline<T>(
-    limit: Option<Duration>,
-    fut: impl Future<Output = Result<T, AgentError>>,
-) -> Result<T, AgentError> {
-    match limit {
-        None => fut.await,
-        Some(d) => tokio::time::timeout(d, fut).await.unwrap_or_else(|_| {
-            Err(AgentError::new(
-                AgentErrorKind::Timeout,
-                format!("turn timed out after {} ms", d.as_millis()),
-            ))
-        }),
-    }
-}
-
-fn elapsed_ms(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

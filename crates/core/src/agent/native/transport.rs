@@ -8,16 +8,12 @@ use super::calls::CallAccumulator;
 use super::context;
 use super::wire::{self, probe, WireStream};
 use super::{Api, FinishReason, Piece};
+use crate::agent::http::{self, read_bounded, within};
 use crate::agent::openai_sse::SseDecoder;
 use crate::agent::{AgentError, AgentErrorKind, AgentEvent, Usage};
-use crate::model::classify_error;
 use reqwest::header::RETRY_AFTER;
 use serde_json::Value;
-use std::future::Future;
 use std::time::{Duration, SystemTime};
-
-/// How much of an error response body is read.
-const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
 /// How long one context-window probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -37,21 +33,8 @@ pub(super) struct Reply {
 }
 
 impl NativeAgent {
-    pub(super) fn api_key(&self) -> Result<Option<String>, AgentError> {
-        if let Some(k) = &self.config.api_key {
-            return Ok(Some(k.clone()));
-        }
-        match &self.config.api_key_env {
-            None => Ok(None),
-            Some(var) => std::env::var(var).map(Some).map_err(|_| {
-                AgentError::new(
-                    AgentErrorKind::Spawn,
-                    format!("the API key variable {var} is not set"),
-                )
-            }),
-        }
-    }
-
+    /// A request to `url` with the configured headers and the key (a
+    /// bearer token, or Anthropic's `x-api-key`).
     pub(super) fn request(
         &self,
         method: reqwest::Method,
@@ -61,7 +44,11 @@ impl NativeAgent {
             .client
             .request(method, url)
             .headers(self.headers.clone());
-        if let Some(key) = self.api_key()? {
+        let key = http::api_key(
+            self.config.api_key.as_deref(),
+            self.config.api_key_env.as_deref(),
+        )?;
+        if let Some(key) = key {
             req = match self.config.api {
                 Api::Anthropic => req.header("x-api-key", key),
                 _ => req.bearer_auth(key),
@@ -71,11 +58,7 @@ impl NativeAgent {
     }
 
     pub(super) fn connection_error(&self, e: &reqwest::Error) -> AgentError {
-        let message = format!("cannot reach {}: {}", self.base, error_chain(e));
-        AgentError {
-            class: classify_error(Some("APIConnectionError"), Some(&message), None),
-            ..AgentError::new(AgentErrorKind::Provider, message)
-        }
+        http::connection_error(&self.base, e)
     }
 
     /// The context window of `model`: the config's, else what the server
@@ -270,35 +253,6 @@ fn url_escape(s: &str) -> String {
         .collect()
 }
 
-pub(super) async fn within<T>(
-    idle: Option<Duration>,
-    fut: impl Future<Output = T>,
-) -> Result<T, AgentError> {
-    match idle {
-        None => Ok(fut.await),
-        Some(d) => tokio::time::timeout(d, fut).await.map_err(|_| {
-            AgentError::new(
-                AgentErrorKind::Idle,
-                format!("no data from the server for {} ms", d.as_millis()),
-            )
-        }),
-    }
-}
-
-pub(super) async fn read_bounded(
-    resp: &mut reqwest::Response,
-    idle: Option<Duration>,
-) -> Result<String, AgentError> {
-    let mut buf = Vec::new();
-    while buf.len() < ERROR_BODY_LIMIT {
-        match within(idle, resp.chunk()).await? {
-            Ok(Some(b)) => buf.extend_from_slice(&b[..b.len().min(ERROR_BODY_LIMIT - buf.len())]),
-            Ok(None) | Err(_) => break,
-        }
-    }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
 /// The whole body of a non-streamed reply (bounded at 16 MiB).
 async fn read_all(
     resp: &mut reqwest::Response,
@@ -326,18 +280,4 @@ async fn read_all(
         }
     }
     Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
-fn error_chain(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        let c = cause.to_string();
-        if !s.contains(&c) {
-            s.push_str(": ");
-            s.push_str(&c);
-        }
-        source = cause.source();
-    }
-    s
 }

@@ -2,7 +2,7 @@
 //! [`Request`], the streamed events → [`Piece`]s, a whole message → the
 //! same pieces, and Anthropic's error bodies → [`AgentError`]s.
 
-use super::chat::{merge_extra, parse_object, protocol, text_at, Flow};
+use super::chat::{merge_extra, parse_object, protocol, text_at, Flow, Frame};
 use crate::agent::native::{CallFragment, FinishReason, Message, Piece, Request, ToolCall};
 use crate::agent::openai_chunk::{preview, provider_error};
 use crate::agent::AgentError;
@@ -129,7 +129,6 @@ fn tool_use(c: &ToolCall) -> Value {
 /// → retry); data that is not a JSON object → a `Protocol` error.
 #[derive(Debug, Clone, Default)]
 pub struct AnthropicDecoder {
-    done: bool,
     flow: Flow,
     /// Blocks whose start carried the whole input.
     whole_input: BTreeSet<u64>,
@@ -139,15 +138,11 @@ impl AnthropicDecoder {
     /// Decodes one event (`event` name and `data`) into the pieces it
     /// carries, in order. Never panics, whatever the input.
     pub fn feed(&mut self, event: Option<&str>, data: &str) -> Result<Vec<Piece>, AgentError> {
-        let data = data.trim();
-        if self.done || data.is_empty() {
-            return Ok(vec![]);
-        }
-        if data == "[DONE]" {
-            self.done = true;
-            return Ok(self.flow.close());
-        }
-        let v = parse_object(data, "anthropic stream event")?;
+        let v = match self.flow.frame(data, "anthropic stream event")? {
+            Frame::Skip => return Ok(vec![]),
+            Frame::Done(pieces) => return Ok(pieces),
+            Frame::Event(v) => v,
+        };
         let kind = v
             .get("type")
             .and_then(Value::as_str)
@@ -177,7 +172,7 @@ impl AnthropicDecoder {
                 }
             }
             "message_stop" => {
-                self.done = true;
+                self.flow.done = true;
                 out.extend(self.flow.close());
             }
             "error" => {
@@ -261,13 +256,13 @@ impl AnthropicDecoder {
 
     /// Whether `message_stop` came.
     pub fn is_done(&self) -> bool {
-        self.done
+        self.flow.done
     }
 
     /// At the end of the connection: `Ok` after `message_stop`, else a
     /// `Protocol` error (the stream was cut; class `retry`).
     pub fn end(&self) -> Result<(), AgentError> {
-        if self.done {
+        if self.flow.done {
             Ok(())
         } else {
             Err(protocol("anthropic stream ended without message_stop"))

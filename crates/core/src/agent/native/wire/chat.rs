@@ -96,7 +96,6 @@ fn tool_call(c: &ToolCall) -> Value {
 /// JSON object → a `Protocol` error. Frames after `[DONE]` are ignored.
 #[derive(Debug, Clone, Default)]
 pub struct ChatDecoder {
-    done: bool,
     flow: Flow,
     generation_ms: Option<u64>,
 }
@@ -105,15 +104,11 @@ impl ChatDecoder {
     /// Decodes one frame's `data` (`event` is unused by this API) into the
     /// pieces it carries, in order. Never panics, whatever `data` is.
     pub fn feed(&mut self, _event: Option<&str>, data: &str) -> Result<Vec<Piece>, AgentError> {
-        let data = data.trim();
-        if self.done || data.is_empty() {
-            return Ok(vec![]);
-        }
-        if data == "[DONE]" {
-            self.done = true;
-            return Ok(self.flow.close());
-        }
-        let chunk = parse_object(data, "chat stream chunk")?;
+        let chunk = match self.flow.frame(data, "chat stream chunk")? {
+            Frame::Skip => return Ok(vec![]),
+            Frame::Done(pieces) => return Ok(pieces),
+            Frame::Event(v) => v,
+        };
         self.chunk(&chunk)
     }
 
@@ -184,13 +179,13 @@ impl ChatDecoder {
 
     /// Whether `[DONE]` came.
     pub fn is_done(&self) -> bool {
-        self.done
+        self.flow.done
     }
 
     /// At the end of the connection: `Ok` after `[DONE]`, else a
     /// `Protocol` error (the stream was cut; class `retry`).
     pub fn end(&self) -> Result<(), AgentError> {
-        if self.done {
+        if self.flow.done {
             Ok(())
         } else {
             Err(protocol("chat stream ended without [DONE]"))
@@ -258,6 +253,8 @@ fn content_text(content: Option<&Value>) -> String {
 /// cumulative usage, one `Finish` per reply.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Flow {
+    /// The API's terminator came: later frames are ignored.
+    pub(super) done: bool,
     model_sent: bool,
     finished: bool,
     /// Whether any call piece came (the inferred finish is `ToolCalls`).
@@ -266,7 +263,33 @@ pub(super) struct Flow {
     pub(super) usage: UsageTally,
 }
 
+/// A frame's data, before the API reads it.
+pub(super) enum Frame {
+    /// Nothing to read: blank, or after the end.
+    Skip,
+    /// A proxy's `[DONE]`: these pieces close the reply.
+    Done(Vec<Piece>),
+    /// A JSON object for the API to read.
+    Event(Value),
+}
+
 impl Flow {
+    /// What `data` is, the same for every API: blank or late frames are
+    /// skipped, `[DONE]` ends the reply (with the inferred finish), and
+    /// anything else must be a JSON object (else a `Protocol` error
+    /// naming `what`).
+    pub(super) fn frame(&mut self, data: &str, what: &str) -> Result<Frame, AgentError> {
+        let data = data.trim();
+        if self.done || data.is_empty() {
+            return Ok(Frame::Skip);
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(Frame::Done(self.close()));
+        }
+        parse_object(data, what).map(Frame::Event)
+    }
+
     /// Emits [`Piece::Model`] for the first non-empty model name.
     pub(super) fn model(&mut self, model: Option<&Value>, out: &mut Vec<Piece>) {
         if let Some(m) = model.and_then(Value::as_str).filter(|m| !m.is_empty()) {

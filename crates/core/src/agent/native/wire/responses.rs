@@ -2,7 +2,7 @@
 //! [`Request`], the streamed events → [`Piece`]s, and a whole response
 //! object → the same pieces.
 
-use super::chat::{arguments_text, merge_extra, parse_object, protocol, text_at, Flow};
+use super::chat::{arguments_text, merge_extra, parse_object, protocol, text_at, Flow, Frame};
 use crate::agent::native::{CallFragment, FinishReason, Message, Piece, Request};
 use crate::agent::openai_chunk::{preview, provider_error};
 use crate::agent::{AgentError, Usage};
@@ -94,7 +94,6 @@ pub fn request_body(req: &Request) -> Value {
 /// error. Events after the end are ignored.
 #[derive(Debug, Clone, Default)]
 pub struct ResponsesDecoder {
-    done: bool,
     flow: Flow,
     /// `output_index`es of function calls announced by `output_item.added`.
     announced: BTreeSet<Option<u64>>,
@@ -106,15 +105,11 @@ impl ResponsesDecoder {
     /// Decodes one event (`event` name and `data`) into the pieces it
     /// carries, in order. Never panics, whatever the input.
     pub fn feed(&mut self, event: Option<&str>, data: &str) -> Result<Vec<Piece>, AgentError> {
-        let data = data.trim();
-        if self.done || data.is_empty() {
-            return Ok(vec![]);
-        }
-        if data == "[DONE]" {
-            self.done = true;
-            return Ok(self.flow.close());
-        }
-        let v = parse_object(data, "responses stream event")?;
+        let v = match self.flow.frame(data, "responses stream event")? {
+            Frame::Skip => return Ok(vec![]),
+            Frame::Done(pieces) => return Ok(pieces),
+            Frame::Event(v) => v,
+        };
         let kind = v
             .get("type")
             .and_then(Value::as_str)
@@ -232,19 +227,19 @@ impl ResponsesDecoder {
             };
             self.flow.finish(finish, out);
         }
-        self.done = true;
+        self.flow.done = true;
         out.extend(self.flow.close());
     }
 
     /// Whether `response.completed` or `response.incomplete` came.
     pub fn is_done(&self) -> bool {
-        self.done
+        self.flow.done
     }
 
     /// At the end of the connection: `Ok` after the response ended, else a
     /// `Protocol` error (the stream was cut; class `retry`).
     pub fn end(&self) -> Result<(), AgentError> {
-        if self.done {
+        if self.flow.done {
             Ok(())
         } else {
             Err(protocol(
