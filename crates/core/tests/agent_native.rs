@@ -11,17 +11,17 @@
 //! indentation and quotes — replaced by the known-good answer, the tests,
 //! and `finish`. The tests must pass afterwards.
 
+mod native;
 use coderig::agent::native::control::StopReason;
 use coderig::agent::native::{Api, NativeAgent, NativeConfig};
-use coderig::agent::{Access, Agent, AgentError, AgentEvent, Turn, TurnOutcome};
+use coderig::agent::{Access, AgentEvent, Turn, TurnOutcome};
 use coderig_scripted_model::script::Script;
 use coderig_scripted_model::ScriptedModelServer;
+use native::{agent, call, calls, results, run};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 fn bench_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/agentbench/polyglot-python")
@@ -129,10 +129,6 @@ fn drifted(text: &str) -> String {
     out
 }
 
-fn call(name: &str, args: Value) -> Value {
-    json!({"name": name, "arguments": args})
-}
-
 /// The script that fixes `ex`: look around, meet AMBIGUOUS where the
 /// stub has a repeated line, replace the whole (drifted) stub by the
 /// answer, run the tests, finish.
@@ -162,31 +158,6 @@ fn fix_script(ex: &Exercise) -> Script {
     Script::from_json(&json!({ "steps": steps }).to_string()).unwrap()
 }
 
-fn agent(server: &ScriptedModelServer, api: Api) -> NativeAgent {
-    NativeAgent::new(NativeConfig::new(format!("{}/v1", server.base_url()), api)).unwrap()
-}
-
-async fn run(
-    agent: &NativeAgent,
-    turn: Turn,
-) -> (Result<TurnOutcome, AgentError>, Vec<AgentEvent>) {
-    run_with(agent, turn, CancellationToken::new()).await
-}
-
-async fn run_with(
-    agent: &NativeAgent,
-    turn: Turn,
-    cancel: CancellationToken,
-) -> (Result<TurnOutcome, AgentError>, Vec<AgentEvent>) {
-    let (tx, mut rx) = mpsc::channel(100_000);
-    let result = agent.run(turn, tx, cancel).await;
-    let mut events = vec![];
-    while let Ok(e) = rx.try_recv() {
-        events.push(e);
-    }
-    (result, events)
-}
-
 fn turn(ex: &Exercise, model: &str) -> Turn {
     Turn::new(format!(
         "Implement {}.py so that {}_test.py passes. Do not change the tests.",
@@ -196,26 +167,6 @@ fn turn(ex: &Exercise, model: &str) -> Turn {
     .workdir(&ex.repo)
     .access(Access::Edit)
     .timeout(Duration::from_secs(120))
-}
-
-fn results(events: &[AgentEvent]) -> Vec<(bool, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn calls(events: &[AgentEvent]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolCall { name, .. } => Some(name.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Runs the fix script of `name` against `model` (with its flags) and

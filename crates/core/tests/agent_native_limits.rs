@@ -9,12 +9,14 @@
 
 mod procs;
 
-use coderig::agent::native::{Api, NativeAgent, NativeConfig, ToolsMode};
+mod native;
+use coderig::agent::native::{Api, NativeAgent, ToolsMode};
 use coderig::agent::{Access, Agent, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcome};
 use coderig::hashline::line_hash;
 use coderig::model::ErrorClass;
 use coderig_scripted_model::script::Script;
 use coderig_scripted_model::ScriptedModelServer;
+use native::{agent, agent_with, call, results, run};
 use procs::{processes_with, wait_none_with};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -26,39 +28,8 @@ use tokio_util::sync::CancellationToken;
 
 const APIS: [Api; 3] = [Api::Chat, Api::Anthropic, Api::Responses];
 
-fn call(name: &str, args: Value) -> Value {
-    json!({"name": name, "arguments": args})
-}
-
 fn script(steps: Value) -> Script {
     Script::from_json(&json!({ "steps": steps }).to_string()).unwrap()
-}
-
-fn agent_with(
-    server: &ScriptedModelServer,
-    api: Api,
-    f: impl FnOnce(&mut NativeConfig),
-) -> NativeAgent {
-    let mut config = NativeConfig::new(format!("{}/v1", server.base_url()), api);
-    f(&mut config);
-    NativeAgent::new(config).unwrap()
-}
-
-fn agent(server: &ScriptedModelServer, api: Api) -> NativeAgent {
-    agent_with(server, api, |_| {})
-}
-
-async fn run(
-    agent: &NativeAgent,
-    turn: Turn,
-) -> (Result<TurnOutcome, AgentError>, Vec<AgentEvent>) {
-    let (tx, mut rx) = mpsc::channel(100_000);
-    let result = agent.run(turn, tx, CancellationToken::new()).await;
-    let mut events = vec![];
-    while let Ok(e) = rx.try_recv() {
-        events.push(e);
-    }
-    (result, events)
 }
 
 /// An editing turn in `dir` playing `model`.
@@ -68,16 +39,6 @@ fn turn(dir: &Path, model: &str) -> Turn {
         .workdir(dir)
         .access(Access::Edit)
         .timeout(Duration::from_secs(120))
-}
-
-fn results(events: &[AgentEvent]) -> Vec<(bool, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 fn stop(outcome: &TurnOutcome) -> &str {
