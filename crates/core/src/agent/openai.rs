@@ -126,7 +126,7 @@ impl OpenAiConfig {
 /// `timings.predicted_ms`, else the time from the first to the last
 /// delta. Errors: HTTP status ≥ 400 and `error` frames are `Provider`
 /// errors (also sent as an `Error` event) classified by
-/// [`classify_error`], with the status and `Retry-After`; a failed
+/// [`classify_error`](crate::model::classify_error), with the status and `Retry-After`; a failed
 /// connection is a `Provider` error of class `retry` (the server may be
 /// restarting; the caller's retry policy decides); a stream cut before
 /// `[DONE]` is `Protocol`; limits give `Timeout` / `Idle`; cancelling
