@@ -214,7 +214,7 @@ describe('new Rig', () => {
   test('bad agents throw INVALID_INPUT with the key\'s path', () => {
     throwsCode(() => new Rig({ agents: { bob: { kind: 'scripted', script: [{ txet: 'x' }] } } }), 'INVALID_INPUT', { message: /agents\.bob\.script\[0\]/ })
     throwsCode(() => new Rig({ agents: { bob: { kind: 'scripted', base_url: 'http://x' } } }), 'INVALID_INPUT', {
-      message: 'agents.bob.base_url: `base_url` is a key of kind "openai" agents, not "scripted"',
+      message: 'agents.bob.base_url: `base_url` is a key of kind "openai" and "native" agents, not "scripted"',
     })
     throwsCode(() => new Rig({ agents: { bob: { kind: 'robot' } } }), 'INVALID_INPUT', { message: /agents\.bob\.kind/ })
     throwsCode(() => new Rig({ agents: [] }), 'INVALID_INPUT', { message: /agents/ })
