@@ -12,7 +12,7 @@ use coderig::sandbox::NetworkPolicy;
 use procs::wait_none_with;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -529,6 +529,60 @@ async fn run_under_edit_writes_inside_the_workdir_only() {
     .await;
     assert!(!r.ok, "{}", r.output);
     assert!(!r.output.contains("connected\n"), "{}", r.output);
+}
+
+#[tokio::test]
+async fn run_in_a_linked_worktree_can_commit_there_but_not_touch_the_repository() {
+    // An arena contestant's workdir is a linked worktree: git add / commit
+    // there must work under the sandbox, the repository's own .git stay
+    // read-only.
+    let s = scene();
+    let repo = s.outside.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |dir: &Path, args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "a"]);
+    let wt = s.work.join("wt");
+    git(
+        &repo,
+        &["worktree", "add", "-q", "--detach", wt.to_str().unwrap()],
+    );
+    let mut settings = s.settings(Access::Edit);
+    settings.workdir = wt.clone();
+    let mut tools = ToolBox::new(settings).unwrap();
+    let r = call(
+        &mut tools,
+        "run",
+        json!({"command": "echo b > b.txt && git add b.txt && git -c user.name=m -c user.email=m@m commit -qm b && git log --oneline | wc -l"}),
+    )
+    .await;
+    assert!(r.ok, "{}", r.output);
+    assert!(
+        r.output.contains("\n2\n") || r.output.ends_with("2\n"),
+        "{}",
+        r.output
+    );
+    let config = repo.join(".git/config");
+    let before = std::fs::read_to_string(&config).unwrap();
+    let r = call(
+        &mut tools,
+        "run",
+        json!({"command": format!("echo '[evil]' >> {}", config.display())}),
+    )
+    .await;
+    assert!(!r.ok, "{}", r.output);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
 }
 
 #[tokio::test]

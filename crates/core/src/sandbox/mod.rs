@@ -37,6 +37,11 @@ pub use policy::{
     SandboxPolicy, SandboxReport, CREDENTIAL_STORES,
 };
 
+#[cfg(feature = "runtime")]
+mod worktree;
+#[cfg(feature = "runtime")]
+pub use worktree::{find_worktree, WorktreeGit};
+
 #[cfg(all(feature = "runtime", target_os = "linux"))]
 mod child;
 #[cfg(all(feature = "runtime", target_os = "linux"))]

@@ -258,7 +258,10 @@ fn sandbox(
     }
 }
 
-/// The policy of an `edit` run: the workdir writable, the network of the
+/// The policy of an `edit` run: the workdir writable (in a linked git
+/// worktree — an arena contestant's — also its own git dir and the object
+/// store, so `git add` / `git commit` / `git stash` work there while the
+/// rest of the repository's `.git` stays read-only), the network of the
 /// settings, the credential stores hidden under this process's home and
 /// under a `HOME` the settings' environment sets.
 fn policy(settings: &ToolSettings) -> SandboxPolicy {
@@ -266,6 +269,9 @@ fn policy(settings: &ToolSettings) -> SandboxPolicy {
     let mut policy = SandboxPolicy::new(home.as_deref())
         .with_network(settings.network.clone())
         .with_writable(&settings.workdir);
+    if let Some(wt) = crate::sandbox::find_worktree(&settings.workdir) {
+        policy = policy.with_writable(&wt.git_dir).with_writable(&wt.objects);
+    }
     if let Some(other) = settings.env.get("HOME").filter(|h| !h.is_empty()) {
         let other = Path::new(other);
         if other.is_absolute() && Some(other) != home.as_deref() {
