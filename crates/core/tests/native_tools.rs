@@ -246,8 +246,24 @@ async fn edit_file_suggests_write_file_after_two_refusals_and_forgets_on_success
     )
     .await;
     assert!(ok.ok, "{}", ok.output);
-    let again = call(&mut tools, "edit_file", bad).await;
+    let again = call(&mut tools, "edit_file", bad.clone()).await;
     assert!(!again.output.contains("refused"), "{}", again.output);
+    // Replacing the file whole with write_file clears the count too.
+    let refused_twice = call(&mut tools, "edit_file", bad.clone()).await;
+    assert!(
+        refused_twice.output.contains("refused 2 edits"),
+        "{}",
+        refused_twice.output
+    );
+    let written = call(
+        &mut tools,
+        "write_file",
+        json!({"path": "a.txt", "content": "alpha\nBETA\ngamma\n"}),
+    )
+    .await;
+    assert!(written.ok, "{}", written.output);
+    let after = call(&mut tools, "edit_file", bad).await;
+    assert!(!after.output.contains("refused"), "{}", after.output);
 }
 
 #[tokio::test]

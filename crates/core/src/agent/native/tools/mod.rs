@@ -229,7 +229,19 @@ impl ToolBox {
             "list_files" => read::list_files(&root, call, &spec),
             "grep" => read::grep(&root, call, &spec),
             "edit_file" => edit::edit_file(&root, call, &spec, &mut self.edit_failures),
-            "write_file" => edit::write_file(&root, call, &spec),
+            "write_file" => {
+                let result = edit::write_file(&root, call, &spec);
+                // A whole file written is the way out of refused edits: the
+                // next refusal of it counts from one again.
+                if result.ok {
+                    if let Some(path) = call.arguments["path"].as_str() {
+                        if let Ok(p) = paths::resolve(&root, path, true) {
+                            self.edit_failures.remove(&p);
+                        }
+                    }
+                }
+                result
+            }
             "edit_lines" => edit::edit_lines(&root, call, &spec),
             "run" => run::run(&self.settings, call, &spec, cancel).await,
             "finish" => finish(call, &spec),
