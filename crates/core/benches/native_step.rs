@@ -539,6 +539,7 @@ fn bench(c: &mut Criterion) {
             call_id: id.clone(),
             name: name.clone(),
             output: out,
+            is_error: false,
         });
         history.push(naive_call(&id, &name, &args));
         history.push(naive_result(&id, &naive_out));

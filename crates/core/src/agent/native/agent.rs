@@ -360,6 +360,7 @@ impl NativeAgent {
             call_id: call.id.clone(),
             name: call.name.clone(),
             output,
+            is_error: !result.ok,
         };
         log.message(&m);
         transcript.push(m);

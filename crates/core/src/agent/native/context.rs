@@ -445,6 +445,7 @@ mod tests {
             call_id: id.into(),
             name: name.into(),
             output: out.into(),
+            is_error: false,
         }
     }
     fn transcript(steps: usize, out_len: usize) -> Vec<Message> {

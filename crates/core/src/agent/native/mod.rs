@@ -138,6 +138,10 @@ pub enum Message {
         name: String,
         /// What the model is told.
         output: String,
+        /// Whether the call failed (sent where the API has a flag for it:
+        /// Anthropic's `is_error`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
     },
 }
 

@@ -58,11 +58,18 @@ fn messages(messages: &[Message]) -> Vec<Value> {
                 ("assistant", blocks)
             }
             Message::Tool {
-                call_id, output, ..
-            } => (
-                "user",
-                vec![json!({"type": "tool_result", "tool_use_id": call_id, "content": output})],
-            ),
+                call_id,
+                output,
+                is_error,
+                ..
+            } => {
+                let mut block =
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": output});
+                if *is_error {
+                    block["is_error"] = json!(true);
+                }
+                ("user", vec![block])
+            }
         };
         match turns.last_mut() {
             Some((last, into)) if *last == role => into.extend(blocks),

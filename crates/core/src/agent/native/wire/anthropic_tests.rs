@@ -489,6 +489,7 @@ fn request_body_fills_empty_turns_and_orders_results_first() {
             call_id: "c1".into(),
             name: "run".into(),
             output: "x".into(),
+            is_error: false,
         },
         Message::Assistant {
             text: String::new(),
@@ -524,4 +525,38 @@ fn request_body_fills_empty_turns_and_orders_results_first() {
     });
     assert_eq!(body, want);
     roles_alternate(&body);
+}
+
+#[test]
+fn a_failed_tool_result_carries_is_error() {
+    let messages = vec![
+        Message::User { text: "go".into() },
+        Message::Assistant {
+            text: String::new(),
+            reasoning: String::new(),
+            calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "run".into(),
+                arguments: json!({"command": "false"}),
+            }],
+        },
+        Message::Tool {
+            call_id: "c1".into(),
+            name: "run".into(),
+            output: "EXIT_1: exit code 1".into(),
+            is_error: true,
+        },
+    ];
+    let extra = serde_json::Map::new();
+    let body = request_body(&Request {
+        model: "m",
+        system: "",
+        messages: &messages,
+        tools: &[],
+        max_output_tokens: None,
+        extra: &extra,
+    });
+    let block = &body["messages"][2]["content"][0];
+    assert_eq!(block["type"], "tool_result");
+    assert_eq!(block["is_error"], true, "{body}");
 }

@@ -300,11 +300,13 @@ pub(crate) fn conversation() -> Vec<Message> {
             call_id: "c1".into(),
             name: "read_file".into(),
             output: "fn a() {}".into(),
+            is_error: false,
         },
         Message::Tool {
             call_id: "c2".into(),
             name: "grep".into(),
             output: "a.rs:1".into(),
+            is_error: false,
         },
         Message::User {
             text: "go on".into(),
