@@ -1,27 +1,10 @@
 use super::*;
-use crate::agent::native::wire::chat::tests::{conversation, prefixes, tools};
+use crate::agent::native::wire::chat::tests::{conversation, decode, frag, prefixes, tools, Case};
 use crate::agent::{AgentErrorKind, Usage};
 use crate::model::ErrorClass;
 
-fn frag(index: Option<u64>, id: Option<&str>, name: Option<&str>, args: &str) -> Piece {
-    Piece::Call(CallFragment {
-        index,
-        id: id.map(String::from),
-        name: name.map(String::from),
-        arguments: args.to_string(),
-    })
-}
-
-/// A named sequence of `(event, data)` frames and the pieces they decode to.
-type Case<'a> = (&'a str, Vec<(Option<&'a str>, &'a str)>, Vec<Piece>);
-
 fn run(frames: &[(Option<&str>, &str)]) -> Result<Vec<Piece>, AgentError> {
-    let mut d = AnthropicDecoder::default();
-    let mut out = Vec::new();
-    for (event, data) in frames {
-        out.extend(d.feed(*event, data)?);
-    }
-    Ok(out)
+    decode(crate::agent::native::Api::Anthropic, frames)
 }
 
 const START: &str = r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}"#;

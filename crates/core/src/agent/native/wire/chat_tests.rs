@@ -2,7 +2,8 @@ use super::*;
 use crate::agent::native::{ToolCall, ToolSpec};
 use crate::model::ErrorClass;
 
-fn frag(index: Option<u64>, id: Option<&str>, name: Option<&str>, args: &str) -> Piece {
+/// A call fragment piece (shared by the three APIs' tests).
+pub(crate) fn frag(index: Option<u64>, id: Option<&str>, name: Option<&str>, args: &str) -> Piece {
     Piece::Call(CallFragment {
         index,
         id: id.map(String::from),
@@ -22,6 +23,23 @@ fn usage(input: u64, output: u64, cache_read: u64) -> Piece {
         cache_read,
         ..Usage::default()
     })
+}
+
+/// A named sequence of `(event, data)` frames and the pieces they decode
+/// to (the Anthropic and Responses tables).
+pub(crate) type Case<'a> = (&'a str, Vec<(Option<&'a str>, &'a str)>, Vec<Piece>);
+
+/// Every piece `frames` decode to through `api`'s stream decoder.
+pub(crate) fn decode(
+    api: crate::agent::native::Api,
+    frames: &[(Option<&str>, &str)],
+) -> Result<Vec<Piece>, AgentError> {
+    let mut d = super::super::WireStream::new(api);
+    let mut out = Vec::new();
+    for (event, data) in frames {
+        out.extend(d.feed(*event, data)?);
+    }
+    Ok(out)
 }
 
 fn run(frames: &[&str]) -> Result<Vec<Piece>, AgentError> {

@@ -1,27 +1,10 @@
 use super::*;
-use crate::agent::native::wire::chat::tests::{conversation, prefixes, tools};
+use crate::agent::native::wire::chat::tests::{conversation, decode, frag, prefixes, tools, Case};
 use crate::agent::AgentErrorKind;
 use crate::model::ErrorClass;
 
-fn frag(index: Option<u64>, id: Option<&str>, name: Option<&str>, args: &str) -> Piece {
-    Piece::Call(CallFragment {
-        index,
-        id: id.map(String::from),
-        name: name.map(String::from),
-        arguments: args.to_string(),
-    })
-}
-
-/// A named sequence of `(event, data)` frames and the pieces they decode to.
-type Case<'a> = (&'a str, Vec<(Option<&'a str>, &'a str)>, Vec<Piece>);
-
 fn run(frames: &[(Option<&str>, &str)]) -> Result<Vec<Piece>, AgentError> {
-    let mut d = ResponsesDecoder::default();
-    let mut out = Vec::new();
-    for (event, data) in frames {
-        out.extend(d.feed(*event, data)?);
-    }
-    Ok(out)
+    decode(crate::agent::native::Api::Responses, frames)
 }
 
 const CREATED: &str = r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","created_at":1,"status":"in_progress","model":"gpt-5-mini","output":[],"usage":null}}"#;
