@@ -141,11 +141,10 @@ pub fn edit_file(
         Ok(a) => a,
         Err(r) => return r,
     };
-    let path = match confined(root, &args.path, true) {
-        Ok(p) => p,
+    let (path, shown) = match file_target(root, &args.path, true) {
+        Ok(t) => t,
         Err(r) => return r,
     };
-    let shown = display(root, &path);
     let result = edit_resolved(&path, &shown, &args);
     if result.ok {
         failures.remove(&path);
@@ -165,12 +164,6 @@ pub fn edit_file(
 
 /// `edit_file` once the path is known to be inside the workdir.
 fn edit_resolved(path: &Path, shown: &str, args: &EditArgs) -> ToolResult {
-    if path.is_dir() {
-        return ToolResult::refused(
-            "INVALID_INPUT",
-            format!("{shown} is a directory, not a file: give the path of a file (list_files shows them)."),
-        );
-    }
     if args.old.is_empty() {
         return ToolResult::refused(
             "INVALID_INPUT",
@@ -281,17 +274,10 @@ pub fn write_file(root: &Path, call: &ToolCall, spec: &ToolSpec) -> ToolResult {
         Ok(a) => a,
         Err(r) => return r,
     };
-    let path = match confined(root, &args.path, false) {
-        Ok(p) => p,
+    let (path, shown) = match file_target(root, &args.path, false) {
+        Ok(t) => t,
         Err(r) => return r,
     };
-    let shown = display(root, &path);
-    if path.is_dir() {
-        return ToolResult::refused(
-            "INVALID_INPUT",
-            format!("{shown} is a directory: give the path of the file to write inside it."),
-        );
-    }
     let existing = match std::fs::read(&path) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -370,17 +356,10 @@ pub fn edit_lines(root: &Path, call: &ToolCall, spec: &ToolSpec) -> ToolResult {
         Ok(a) => a,
         Err(r) => return r,
     };
-    let path = match confined(root, &args.path, true) {
-        Ok(p) => p,
+    let (path, shown) = match file_target(root, &args.path, true) {
+        Ok(t) => t,
         Err(r) => return r,
     };
-    let shown = display(root, &path);
-    if path.is_dir() {
-        return ToolResult::refused(
-            "INVALID_INPUT",
-            format!("{shown} is a directory, not a file: give the path of a file."),
-        );
-    }
     let end = args.end.clone().unwrap_or_else(|| args.start.clone());
     let start_ref = match hashline::parse_ref(&args.start) {
         Ok(r) => r,
@@ -446,6 +425,24 @@ pub fn edit_lines(root: &Path, call: &ToolCall, spec: &ToolSpec) -> ToolResult {
         "Edited {shown} ({what}); the fresh anchors:\n{}",
         lines.join("\n")
     ))
+}
+
+/// The file a writing tool works on: the path [`confined`] and shown
+/// relative to the workdir; a directory is `INVALID_INPUT`.
+fn file_target(
+    root: &Path,
+    asked: &str,
+    must_exist: bool,
+) -> Result<(PathBuf, String), ToolResult> {
+    let path = confined(root, asked, must_exist)?;
+    let shown = display(root, &path);
+    if path.is_dir() {
+        return Err(ToolResult::refused(
+            "INVALID_INPUT",
+            format!("{shown} is a directory, not a file: give the path of a file (list_files shows what is in it)."),
+        ));
+    }
+    Ok((path, shown))
 }
 
 /// The model's `path` resolved by [`resolve`] and checked once more: the
