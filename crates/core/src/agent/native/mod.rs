@@ -34,7 +34,7 @@ pub mod tools;
 
 #[cfg(feature = "http")]
 mod agent;
-#[cfg(feature = "runtime")]
+#[cfg(feature = "http")]
 mod transcript;
 #[cfg(feature = "http")]
 mod transport;
