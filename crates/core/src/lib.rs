@@ -37,9 +37,18 @@ pub mod flow;
 pub mod json;
 pub mod model;
 pub mod names;
+#[cfg(all(
+    feature = "runtime",
+    feature = "git",
+    any(feature = "sqlite", feature = "postgres"),
+    unix
+))]
+pub mod rig;
 pub mod sandbox;
 pub mod store;
 pub mod task;
+#[cfg(feature = "runtime")]
+pub mod watch;
 pub mod workspace;
 
 pub use edit::apply::{apply_edit, apply_edit_with, apply_edits};

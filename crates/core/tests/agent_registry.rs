@@ -1,7 +1,7 @@
 //! coderig.toml → the registry: strict decoding with paths, turns through
 //! the registry, and what `agents()` reports.
 
-use coderig::agent::config::RigConfig;
+use coderig::agent::config::ConfigFile;
 use coderig::agent::{AgentEvent, Registry, Turn};
 use coderig::ErrorKind;
 use std::time::Duration;
@@ -97,7 +97,7 @@ fn bad_configs_name_every_problem_with_its_path() {
         ("[agents.a\n", "", "not valid TOML"),
     ];
     for (toml, path, words) in cases {
-        let err = RigConfig::from_toml_str(toml).unwrap_err();
+        let err = ConfigFile::from_toml_str(toml).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{toml}");
         assert!(
             err.message().contains(path) && err.message().contains(words),
@@ -107,7 +107,7 @@ fn bad_configs_name_every_problem_with_its_path() {
     }
     // Every problem at once.
     let err =
-        RigConfig::from_toml_str("[agents.a]\nkind = \"cli\"\n[agents.b]\nkind = \"openai\"\n")
+        ConfigFile::from_toml_str("[agents.a]\nkind = \"cli\"\n[agents.b]\nkind = \"openai\"\n")
             .unwrap_err();
     assert!(
         err.message().contains("agents.a.preset") && err.message().contains("agents.b.base_url"),
@@ -118,7 +118,7 @@ fn bad_configs_name_every_problem_with_its_path() {
 
 #[test]
 fn a_config_decodes_with_durations_lanes_and_scripts() {
-    let config = RigConfig::from_toml_str(TOML).unwrap();
+    let config = ConfigFile::from_toml_str(TOML).unwrap();
     let alice = &config.agents["alice"];
     assert_eq!(alice.timeout, Some(Duration::from_secs(90)));
     assert_eq!(alice.idle_timeout, Some(Duration::from_millis(2500)));
@@ -128,7 +128,7 @@ fn a_config_decodes_with_durations_lanes_and_scripts() {
 
 #[tokio::test]
 async fn turns_run_through_the_registry_and_unknown_identities_are_named() {
-    let registry = Registry::from_config(&RigConfig::from_toml_str(
+    let registry = Registry::from_config(&ConfigFile::from_toml_str(
         "[agents.alice]\nkind = \"scripted\"\nscript = [ { write = { path = \"fix.py\", content = \"x = 1\\n\" } }, { text = \"done\" } ]\nscripts = { slow = [ { hang = true } ] }\nidle_timeout = \"50ms\"\n",
     ).unwrap())
     .unwrap();

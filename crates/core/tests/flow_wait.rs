@@ -101,6 +101,14 @@ impl Store for CountingStore {
     async fn events_after(&self, after: i64, limit: u32) -> Result<Vec<EventRecord>, Error> {
         self.inner.events_after(after, limit).await
     }
+    async fn work_events(
+        &self,
+        work_id: &str,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<EventRecord>, Error> {
+        self.inner.work_events(work_id, after, limit).await
+    }
     async fn event_window(&self) -> Result<coderig::event::StoreWindow, Error> {
         self.inner.event_window().await
     }

@@ -61,7 +61,7 @@ named_enum!(AgentKind, "agent kind", {
 /// The whole file.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RigConfig {
+pub struct ConfigFile {
     /// The agents by identity (`[agents.<identity>]`).
     #[serde(default)]
     pub agents: BTreeMap<String, AgentSpec>,
@@ -76,7 +76,7 @@ pub struct RigConfig {
 }
 
 /// One `[agents.<identity>]` table. Which keys are allowed depends on
-/// `kind` (see [`RigConfig::validate`]).
+/// `kind` (see [`ConfigFile::validate`]).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSpec {
@@ -229,11 +229,11 @@ fn key_kinds(key: &str) -> Option<&'static [AgentKind]> {
     }
 }
 
-impl RigConfig {
+impl ConfigFile {
     /// Decodes and validates a TOML document (feature `runtime`, which
     /// brings the `toml` parser).
     #[cfg(feature = "runtime")]
-    pub fn from_toml_str(text: &str) -> Result<RigConfig, Error> {
+    pub fn from_toml_str(text: &str) -> Result<ConfigFile, Error> {
         let value: toml::Value = toml::from_str(text).map_err(|e| {
             Error::invalid_input(format!(
                 "coderig.toml is not valid TOML: {}",
@@ -241,17 +241,17 @@ impl RigConfig {
             ))
         })?;
         let json = serde_json::to_value(value).map_err(|e| Error::internal(e.to_string()))?;
-        RigConfig::from_json(json)
+        ConfigFile::from_json(json)
     }
 
     /// Decodes and validates the JSON form of the file (what the bindings
     /// pass as `agents=`).
-    pub fn from_json(value: serde_json::Value) -> Result<RigConfig, Error> {
-        let problems = RigConfig::key_problems(&value);
+    pub fn from_json(value: serde_json::Value) -> Result<ConfigFile, Error> {
+        let problems = ConfigFile::key_problems(&value);
         if !problems.is_empty() {
             return Err(Error::invalid_input(problems.join("; ")));
         }
-        let config: RigConfig = crate::json::decode(value)?;
+        let config: ConfigFile = crate::json::decode(value)?;
         config.validate()?;
         Ok(config)
     }
@@ -396,14 +396,14 @@ mod tests {
     use crate::sandbox::NetworkPolicy;
     use serde_json::json;
 
-    fn cli(extra: serde_json::Value) -> Result<RigConfig, Error> {
+    fn cli(extra: serde_json::Value) -> Result<ConfigFile, Error> {
         let mut agent = json!({"kind": "cli", "preset": "custom", "command": "sh",
                                "args": ["{prompt}"], "format": "text"});
         agent
             .as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
-        RigConfig::from_json(json!({"agents": {"a": agent}}))
+        ConfigFile::from_json(json!({"agents": {"a": agent}}))
     }
 
     #[test]
@@ -429,12 +429,12 @@ mod tests {
             assert!(text.contains(path), "{extra}: {text}");
         }
         // A preset takes them too (added to its own state dirs).
-        let preset = RigConfig::from_json(json!({"agents": {"c": {
+        let preset = ConfigFile::from_json(json!({"agents": {"c": {
             "kind": "cli", "preset": "codex", "state_dirs": ["~/.x"], "network": "allow"}}}))
         .unwrap();
         assert_eq!(preset.agents["c"].network, Some(NetworkPolicy::Allow));
         // They are CLI keys.
-        let e = RigConfig::from_json(json!({"agents": {"s": {
+        let e = ConfigFile::from_json(json!({"agents": {"s": {
             "kind": "scripted", "script": [{"text": "x"}], "network": "deny"}}}))
         .unwrap_err();
         assert!(

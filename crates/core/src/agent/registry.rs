@@ -1,7 +1,7 @@
 //! The registry (feature `runtime`): identities → agents, their lanes and
 //! defaults; built from `coderig.toml` or in code.
 
-use super::config::{AgentKind, AgentSpec, RigConfig};
+use super::config::{AgentKind, AgentSpec, ConfigFile};
 use super::{Agent, AgentError, AgentErrorKind, AgentEvent, ScriptedAgent, Turn, TurnOutcome};
 use crate::arena::Lane;
 use crate::error::{Error, ErrorKind};
@@ -140,9 +140,9 @@ impl Registry {
     }
 
     /// The registry a validated config describes. Errors: `invalid_input`
-    /// for a config [`RigConfig::validate`] refuses; `unavailable` for a
+    /// for a config [`ConfigFile::validate`] refuses; `unavailable` for a
     /// kind this build lacks (kind `openai` without the `http` feature).
-    pub fn from_config(config: &RigConfig) -> Result<Registry, Error> {
+    pub fn from_config(config: &ConfigFile) -> Result<Registry, Error> {
         config.validate()?;
         let mut registry = Registry {
             lanes: config.lanes.clone(),
@@ -157,7 +157,7 @@ impl Registry {
 
     /// Reads and validates a `coderig.toml`.
     pub fn from_toml_str(text: &str) -> Result<Registry, Error> {
-        Registry::from_config(&RigConfig::from_toml_str(text)?)
+        Registry::from_config(&ConfigFile::from_toml_str(text)?)
     }
 
     /// Reads `path` (a `coderig.toml`). Errors: `io` when it cannot be read
@@ -178,7 +178,7 @@ impl Registry {
     /// `agents` (the JSON form of the file's `agents` table), or — with
     /// neither — from `./coderig.toml` when it exists, else empty. Returns
     /// the file it read, if any. Errors: `invalid_input` when both are
-    /// given; then as [`Registry::load`] / [`RigConfig::from_json`].
+    /// given; then as [`Registry::load`] / [`ConfigFile::from_json`].
     pub fn open(
         config: Option<&Path>,
         agents: Option<serde_json::Value>,
@@ -189,7 +189,7 @@ impl Registry {
             )),
             (Some(path), None) => Ok((Registry::load(path)?, Some(path.to_path_buf()))),
             (None, Some(agents)) => {
-                let config = RigConfig::from_json(serde_json::json!({ "agents": agents }))?;
+                let config = ConfigFile::from_json(serde_json::json!({ "agents": agents }))?;
                 Ok((Registry::from_config(&config)?, None))
             }
             (None, None) => {
@@ -219,6 +219,13 @@ impl Registry {
     /// Lane capacities the config set.
     pub fn lanes(&self) -> &BTreeMap<Lane, u32> {
         &self.lanes
+    }
+
+    /// Sets `lane`'s capacity, over the config's `[lanes]` (what the arena
+    /// writes to the store at start for every server sharing it).
+    pub fn set_lane_capacity(&mut self, lane: Lane, capacity: u32) -> &mut Self {
+        self.lanes.insert(lane, capacity);
+        self
     }
 
     /// Every identity, sorted.

@@ -228,6 +228,17 @@ pub trait Store: Send + Sync {
     /// 5: reading again from the last seq seen never misses an event).
     async fn events_after(&self, after: i64, limit: u32) -> Result<Vec<EventRecord>, Error>;
 
+    /// Up to `limit` events of the battle or run `work_id` with `seq >
+    /// after`, in `seq` order: one subject's history without reading the
+    /// rest of the log (the index `events_by_work`). An unknown id has no
+    /// events. What [`crate::watch::Watch`] replays.
+    async fn work_events(
+        &self,
+        work_id: &str,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<EventRecord>, Error>;
+
     /// The event log's window for the SSE replay decision
     /// ([`crate::event::decide_replay`]): the epoch, the oldest retained
     /// seq and the newest committed seq (0 for an empty log).

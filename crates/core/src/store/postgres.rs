@@ -888,6 +888,26 @@ impl Store for PostgresStore {
         })
     }
 
+    async fn work_events(
+        &self,
+        work_id: &str,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<EventRecord>, Error> {
+        pg_tx!(self, READ, |tx| {
+            let events = sqlx::query(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE work_id = $1 AND seq > $2 \
+                 ORDER BY seq LIMIT $3"
+            ))
+            .bind(work_id)
+            .bind(after)
+            .bind(i64::from(limit))
+            .fetch_all(&mut *tx)
+            .await?;
+            rows(&events, event_from_row)?
+        })
+    }
+
     async fn event_window(&self) -> Result<crate::event::StoreWindow, Error> {
         let (oldest, newest) = pg_tx!(self, READ, |tx| {
             let row = sqlx::query(

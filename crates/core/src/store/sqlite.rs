@@ -792,6 +792,26 @@ impl Store for SqliteStore {
         })
     }
 
+    async fn work_events(
+        &self,
+        work_id: &str,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<EventRecord>, Error> {
+        read_tx!(self, |conn| {
+            let events = sqlx::query(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE work_id = ?1 AND seq > ?2 \
+                 ORDER BY seq LIMIT ?3"
+            ))
+            .bind(work_id)
+            .bind(after)
+            .bind(i64::from(limit))
+            .fetch_all(&mut *conn)
+            .await?;
+            rows(&events, event_from_row)?
+        })
+    }
+
     async fn event_window(&self) -> Result<crate::event::StoreWindow, Error> {
         let (oldest, newest) = read_tx!(self, |conn| {
             let row = sqlx::query(

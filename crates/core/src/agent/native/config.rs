@@ -281,7 +281,7 @@ pub fn problems(spec: &AgentSpec, at: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::config::RigConfig;
+    use crate::agent::config::ConfigFile;
     use serde_json::json;
 
     fn spec(extra: Value) -> Result<AgentSpec, crate::Error> {
@@ -289,7 +289,7 @@ mod tests {
         for (k, v) in extra.as_object().unwrap() {
             agent[k] = v.clone();
         }
-        let c = RigConfig::from_json(json!({"agents": {"n": agent}}))?;
+        let c = ConfigFile::from_json(json!({"agents": {"n": agent}}))?;
         Ok(c.agents["n"].clone())
     }
 
@@ -332,7 +332,7 @@ mod tests {
             assert!(e.message().contains(needle), "{extra}: {}", e.message());
         }
         // Native keys on another kind name the native kind.
-        let e = RigConfig::from_json(json!({"agents": {"o": {"kind": "openai",
+        let e = ConfigFile::from_json(json!({"agents": {"o": {"kind": "openai",
             "base_url": "http://x/v1", "max_steps": 3}}}))
         .unwrap_err();
         assert!(e.message().contains("kind \"native\""), "{}", e.message());

@@ -608,29 +608,26 @@ impl Arena {
     }
 
     /// Waits until the battle is finished (`completed`, `failed` or
-    /// `cancelled`) or `timeout` passes, and returns it as it is then
-    /// (check [`BattleView::is_finished`]).
+    /// `cancelled`, by the [`Watch`] end rule: every contestant final in
+    /// the same transaction) or `timeout` passes, and returns it as it is
+    /// then (check [`BattleView::is_finished`]). Reads the battle's history
+    /// once and the battle once more, never per event. After the bus was
+    /// shut down it returns the battle as it is. `not_found_id` for an
+    /// unknown battle.
+    ///
+    /// [`Watch`]: crate::watch::Watch
     pub async fn wait(&self, id: &str, timeout: Option<Duration>) -> Result<BattleView, Error> {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-        let mut sub = self.inner.bus.subscribe();
-        loop {
-            let view = self.battle(id).await?;
-            if view.is_finished() {
-                return Ok(view);
-            }
-            let tick = tokio::time::sleep(Duration::from_secs(1));
-            let until = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                _ = sub.next() => {}
-                _ = tick => {}
-                _ = until => return self.battle(id).await,
-            }
+        let mut watch = crate::watch::Watch::new(
+            &self.inner.bus,
+            crate::watch::Subject::Battle(id.to_owned()),
+        );
+        match watch.until_end(deadline).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == crate::ErrorKind::Unavailable => {}
+            Err(e) => return Err(e),
         }
+        self.battle(id).await
     }
 
     /// Stops the worker: every agent this process runs is cancelled and

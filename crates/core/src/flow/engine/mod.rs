@@ -76,7 +76,7 @@ mod worker;
 pub use view::{RunFilter, RunPage, RunSummary, RunView, StepView};
 
 use crate::agent::Registry;
-use crate::bus::{BusEvent, EventBus};
+use crate::bus::EventBus;
 use crate::error::Error;
 use crate::event::{Event, RunStatus, RunUpdated, StepUpdated};
 use crate::flow::runspec::{CompiledFlow, FlowSpec, StepAction};
@@ -676,54 +676,27 @@ impl Engine {
             .ok_or_else(|| Error::not_found_id("step", step))
     }
 
-    /// Waits until the run ended (or `timeout` passed) and returns it as
-    /// it stands then.
+    /// Waits until run `id` is finished — by the [`Watch`] end rule: its
+    /// final `run_updated`, with every step final in the same transaction —
+    /// or `timeout` passes, and returns the run as it stands then.
     ///
-    /// The run is read again when its `run_updated` arrives (every change
-    /// of a run's status comes with one, and the bus delivers every stored
-    /// event, other servers' too), and besides every 10 s (every second
-    /// once the bus is closed) as a safety net — never per step event: a
-    /// read is the whole run (n step rows decoded), and a read per
-    /// `step_updated` (up to 2n of them, O(n²)) kept a waiter reading back
-    /// to back for the run's whole life, taking the CPU its driver needed
-    /// (`benches/RESULTS-flow.md`).
+    /// Reads the run's history once and the run itself once more at the
+    /// end, never per event (a read is the whole run, n step rows decoded:
+    /// a read per `step_updated` made waiting on an n-step run O(n²),
+    /// `benches/RESULTS-flow.md`). After the bus was shut down it returns
+    /// the run as it is. `not_found_id` for an unknown run.
+    ///
+    /// [`Watch`]: crate::watch::Watch
     pub async fn wait(&self, id: &str, timeout: Option<Duration>) -> Result<RunView, Error> {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-        let mut sub = self.inner.bus.subscribe();
-        let mut bus_open = true;
-        loop {
-            let view = self.run(id).await?;
-            if !matches!(view.status, RunStatus::Running | RunStatus::Waiting) {
-                return Ok(view);
-            }
-            let until = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
-            let fallback = Duration::from_secs(if bus_open { 10 } else { 1 });
-            let ours = async {
-                while bus_open {
-                    match sub.next().await {
-                        Some(BusEvent::Stored(e)) => {
-                            if matches!(&e.event, Event::RunUpdated(r) if r.run_id == id) {
-                                return;
-                            }
-                        }
-                        Some(_) => {}
-                        // A closed bus: the periodic read is left.
-                        None => bus_open = false,
-                    }
-                }
-                std::future::pending().await
-            };
-            tokio::select! {
-                () = ours => {}
-                () = tokio::time::sleep(fallback) => {}
-                () = until => return self.run(id).await,
-            }
+        let mut watch =
+            crate::watch::Watch::new(&self.inner.bus, crate::watch::Subject::Run(id.to_owned()));
+        match watch.until_end(deadline).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == crate::ErrorKind::Unavailable => {}
+            Err(e) => return Err(e),
         }
+        self.run(id).await
     }
 
     /// The runs this process drives now.
