@@ -47,13 +47,7 @@ fn apply_on_fresh_checkout(
 fn new_binary_and_executable_files_are_in_the_diff_and_git_apply_reproduces_the_worktree() {
     let fx = Fixture::new();
     for (label, ws) in fx.both() {
-        let wt = ws
-            .create(
-                &fx.repo,
-                &Base::default(),
-                &name(&format!("{label}-a").replace('_', "-")),
-            )
-            .unwrap();
+        let wt = fx.worktree(&ws, label, "a");
         let dir = &wt.path;
         write(
             dir,
@@ -115,13 +109,7 @@ fn new_binary_and_executable_files_are_in_the_diff_and_git_apply_reproduces_the_
 fn a_repository_the_agent_embedded_does_not_break_the_diff() {
     let fx = Fixture::new();
     for (label, ws) in fx.both() {
-        let wt = ws
-            .create(
-                &fx.repo,
-                &Base::default(),
-                &name(&format!("{label}-e").replace('_', "-")),
-            )
-            .unwrap();
+        let wt = fx.worktree(&ws, label, "e");
         // An agent that ran `git init` (or cloned something) inside its worktree.
         let inner = wt.path.join("vendor/inner");
         init_repo(&inner);
@@ -136,13 +124,7 @@ fn a_repository_the_agent_embedded_does_not_break_the_diff() {
 fn a_moved_file_is_a_rename_and_a_deleted_file_a_deletion() {
     let fx = Fixture::new();
     for (label, ws) in fx.both() {
-        let wt = ws
-            .create(
-                &fx.repo,
-                &Base::default(),
-                &name(&format!("{label}-r").replace('_', "-")),
-            )
-            .unwrap();
+        let wt = fx.worktree(&ws, label, "r");
         let dir = &wt.path;
         // A plain `mv` (no `git mv`), with a small edit: still a rename.
         std::fs::rename(dir.join("src/lib.rs"), dir.join("src/math.rs")).unwrap();
@@ -185,13 +167,7 @@ fn ignored_files_stay_out_but_changes_to_tracked_ignored_files_do_not() {
     git(&fx.repo, &["commit", "--quiet", "-m", "track a log"]);
     write(&fx.repo, ".git/info/exclude", "secret.env\n");
     for (label, ws) in fx.both() {
-        let wt = ws
-            .create(
-                &fx.repo,
-                &Base::default(),
-                &name(&format!("{label}-i").replace('_', "-")),
-            )
-            .unwrap();
+        let wt = fx.worktree(&ws, label, "i");
         let dir = &wt.path;
         write(dir, "target/debug/build.o", binary_bytes(3));
         write(dir, "nested/deep/trace.log", "noise\n");
@@ -218,13 +194,7 @@ fn ignored_files_stay_out_but_changes_to_tracked_ignored_files_do_not() {
 fn commits_the_agent_made_count_and_an_untouched_worktree_has_an_empty_patch() {
     let fx = Fixture::new();
     for (label, ws) in fx.both() {
-        let wt = ws
-            .create(
-                &fx.repo,
-                &Base::default(),
-                &name(&format!("{label}-c").replace('_', "-")),
-            )
-            .unwrap();
+        let wt = fx.worktree(&ws, label, "c");
         assert!(ws.diff(&wt).unwrap().is_empty(), "{label}");
 
         write(&wt.path, "committed.txt", "committed by the agent\n");

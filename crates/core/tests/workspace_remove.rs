@@ -206,13 +206,7 @@ fn a_branch_the_user_checked_out_elsewhere_is_kept() {
 fn lock_and_unlock_are_gits_worktree_lock() {
     let fx = Fixture::new();
     for (label, ws) in fx.both() {
-        let wt = ws
-            .create(
-                &fx.repo,
-                &Base::default(),
-                &name(&format!("{label}-l").replace('_', "-")),
-            )
-            .unwrap();
+        let wt = fx.worktree(&ws, label, "l");
         let locked = |wt: &coderig::workspace::Worktree| {
             git(&fx.repo, &["worktree", "list", "--porcelain"])
                 .split("\n\n")

@@ -68,13 +68,7 @@ fn a_worktree_whose_directory_is_gone_is_pruned_by_name_and_its_branch_deleted()
     );
     std::fs::remove_dir_all(fx.repo.parent().unwrap().join("users-wt")).unwrap();
     for (label, ws) in fx.both() {
-        let wt = ws
-            .create(
-                &fx.repo,
-                &Base::default(),
-                &name(&format!("{label}-gone").replace('_', "-")),
-            )
-            .unwrap();
+        let wt = fx.worktree(&ws, label, "gone");
         std::fs::remove_dir_all(&wt.path).unwrap();
 
         let report = ws.sweep().unwrap();
@@ -121,13 +115,7 @@ fn a_branch_with_commits_beyond_the_base_is_kept() {
 fn a_directory_git_no_longer_knows_is_removed() {
     let fx = Fixture::new();
     for (label, ws) in fx.both() {
-        let wt = ws
-            .create(
-                &fx.repo,
-                &Base::default(),
-                &name(&format!("{label}-lost").replace('_', "-")),
-            )
-            .unwrap();
+        let wt = fx.worktree(&ws, label, "lost");
         // The registration vanished (someone deleted .git/worktrees/<id>).
         let id = std::fs::read_to_string(wt.path.join(".git")).unwrap();
         let admin = PathBuf::from(id.trim().strip_prefix("gitdir: ").unwrap());

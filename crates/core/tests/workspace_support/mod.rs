@@ -228,6 +228,22 @@ impl Fixture {
         GitWorkspace::new(config).unwrap()
     }
 
+    /// A worktree of [`Fixture::repo`] at its `HEAD`, for contestant
+    /// `<label>-<suffix>` (underscores made dashes), made by `ws`.
+    pub fn worktree(
+        &self,
+        ws: &dyn coderig::workspace::Workspace,
+        label: &str,
+        suffix: &str,
+    ) -> coderig::workspace::Worktree {
+        ws.create(
+            &self.repo,
+            &coderig::workspace::Base::default(),
+            &name(&format!("{label}-{suffix}").replace('_', "-")),
+        )
+        .unwrap()
+    }
+
     /// Both workspaces, with a label for messages.
     pub fn both(&self) -> Vec<(&'static str, GitWorkspace)> {
         vec![
