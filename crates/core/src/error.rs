@@ -12,7 +12,7 @@
 use crate::arena::ArenaError;
 use crate::edit::error::EditError;
 use crate::flow::{FlowError, ValidationError};
-use crate::names::{named_enum, ParseNameError};
+use crate::names::macros::{named_enum, ParseNameError};
 use serde_json::{json, Map, Value};
 
 /// What went wrong, as every face names it.

@@ -53,7 +53,7 @@
 
 use crate::arena::{BattleType, ContestantStatus, Lane};
 use crate::flow::{SkipReason, StepStatus};
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;

@@ -4,7 +4,7 @@
 //! (feature `runtime`).
 
 use super::parse::StreamFormat;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use std::path::{Path, PathBuf};
 
 /// Which CLI a CLI agent drives: the preset knows its headless flags, its

@@ -40,7 +40,7 @@ pub(crate) fn build_cli_agent(
 ) -> Result<std::sync::Arc<dyn Agent>, crate::Error> {
     #[cfg(unix)]
     {
-        let at = |key: &str, e: crate::names::ParseNameError| {
+        let at = |key: &str, e: crate::names::macros::ParseNameError| {
             crate::Error::invalid_at(&format!("agents.{identity}.{key}"), e)
         };
         let preset: super::CliPreset = spec

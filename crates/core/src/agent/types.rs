@@ -7,7 +7,7 @@
 //! `{"type": ...}` tags, absent optional fields omitted.
 
 use crate::model::ErrorClass;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

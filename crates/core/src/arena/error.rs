@@ -19,8 +19,8 @@ impl ArenaError {
     }
 }
 
-impl From<crate::names::ParseNameError> for ArenaError {
-    fn from(e: crate::names::ParseNameError) -> Self {
+impl From<crate::names::macros::ParseNameError> for ArenaError {
+    fn from(e: crate::names::macros::ParseNameError) -> Self {
         ArenaError::InvalidInput(e.to_string())
     }
 }

@@ -47,7 +47,7 @@
 use super::analysis::{decision_line, Decision};
 /// Who named a battle's winner: the one type of the events and the store.
 pub use crate::event::WinnerSource;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::{Deserialize, Serialize};
 use std::fmt::Display;
 

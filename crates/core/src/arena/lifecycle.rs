@@ -41,7 +41,7 @@ pub enum JudgeStatus {
     /// The last analysis failed.
     Error,
 }
-crate::names::named_enum!(JudgeStatus, "judge status", {
+crate::names::macros::named_enum!(JudgeStatus, "judge status", {
     Idle => "idle",
     Pending => "pending",
     Running => "running",

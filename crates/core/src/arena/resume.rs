@@ -21,7 +21,7 @@
 //! up by a worker, so re-dispatching it would run the contestant twice.
 
 use super::lane::ContestantStatus;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 pub use crate::task::TaskState;
 use std::collections::HashMap;
 

@@ -1,7 +1,7 @@
 //! Collision detection: which files two worktrees both touch, and how badly.
 
 use super::path::RepoPath;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,7 +1,7 @@
 //! Repo-relative paths, normalized so that every worktree names a file the
 //! same way.
 
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use std::fmt;
 
 /// A normalized path relative to the repository root: segments separated

@@ -35,7 +35,7 @@ pub enum ViolationKind {
     ConflictMarker,
 }
 
-crate::names::named_enum!(ViolationKind, "violation kind", {
+crate::names::macros::named_enum!(ViolationKind, "violation kind", {
     Truncation => "truncation",
     DroppedImports => "dropped_imports",
     MarkerLeak => "marker_leak",

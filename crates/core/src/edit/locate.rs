@@ -24,7 +24,7 @@
 use crate::edit::normalize::{
     fold_norm, has_foldable, split_lines, to_lf, unescape, ws_norm, Folded, LineSpan,
 };
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use memchr::memmem;
 use rapidfuzz::distance::levenshtein;
 use std::ops::Range;

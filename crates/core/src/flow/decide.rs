@@ -7,7 +7,7 @@
 
 use super::spec::{Flow, Step, StepKind, TriggerRule};
 use super::state::{SchedulerState, SkipReason, StepOutcome};
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};

@@ -2,7 +2,7 @@
 //! restarts, given the state of the task (worker job) it pointed to.
 
 use super::decide::should_retry;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 

@@ -10,8 +10,8 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::names::named_enum;
-pub use crate::names::ParseNameError;
+use crate::names::macros::named_enum;
+pub use crate::names::macros::ParseNameError;
 
 /// What a step does; the scheduler treats `switch` and `do_while` specially.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

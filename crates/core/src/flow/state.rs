@@ -1,6 +1,6 @@
 //! The observable state of one run, as the pure decisions read it.
 
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -350,7 +350,7 @@ pub enum HashlineOp {
     /// Insert before `pos` (or before the first line).
     Prepend,
 }
-crate::names::named_enum!(HashlineOp, "hashline op", {
+crate::names::macros::named_enum!(HashlineOp, "hashline op", {
     Replace => "replace",
     Append => "append",
     Prepend => "prepend",

@@ -1,7 +1,7 @@
 //! Error classification: what a failed model call means for the next one.
 
 use super::words::Words;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 
 /// What to do after a model call failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

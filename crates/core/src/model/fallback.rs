@@ -2,7 +2,7 @@
 
 use super::classify::ErrorClass;
 use super::matching::{normalize_model, MODEL_SEPARATORS};
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use std::fmt;
 use std::str::FromStr;
 

@@ -54,7 +54,7 @@ pub use confine::{confine_lexically, ProjectRoots};
 pub use git::{GitWorkspace, GitWorkspaceConfig};
 
 use crate::error::Error;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -14,7 +14,7 @@
 
 use super::ToolCall;
 use crate::agent::Usage;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use std::time::Duration;
 
 /// Why a native turn stopped.

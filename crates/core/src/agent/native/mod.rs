@@ -44,7 +44,7 @@ pub use agent::NativeAgent;
 pub use config::NativeConfig;
 
 use crate::agent::Usage;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -93,7 +93,7 @@ pub use opencode::parse_opencode_line;
 pub use text::parse_text_line;
 
 use super::AgentEvent;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::borrow::Cow;

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::flow::DEFAULT_LOOP_MAX_ITERATIONS;
 use crate::json::describe;
 use crate::json::problems::{join, listed, Problems};
-use crate::names::ParseNameError;
+use crate::names::macros::ParseNameError;
 use crate::sandbox::{NetworkPolicy, ResourceLimits, SandboxMode, SandboxOverrides};
 use serde_json::{Map, Value};
 use std::path::PathBuf;

@@ -63,7 +63,7 @@ pub use compile::{CompiledFlow, RenderedAction};
 
 use crate::agent::Access;
 use crate::flow::{BatchConfig, TriggerRule};
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use crate::sandbox::SandboxOverrides;
 use std::collections::BTreeMap;
 use std::time::Duration;
