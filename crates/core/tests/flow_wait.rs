@@ -73,6 +73,9 @@ impl Store for CountingStore {
     ) -> Result<Vec<EventRecord>, Error> {
         self.inner.record_changes(fence, changes).await
     }
+    async fn finish_work(&self, work_id: &str, finish: Finish) -> Result<Finished, Error> {
+        self.inner.finish_work(work_id, finish).await
+    }
     async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {
         self.inner.complete(fence, completion).await
     }

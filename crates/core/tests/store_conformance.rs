@@ -12,10 +12,13 @@ mod common;
 mod arena;
 #[path = "store_conformance/changes.rs"]
 mod changes;
+#[path = "store_conformance/finish.rs"]
+mod finish;
 #[path = "store_conformance/migration.rs"]
 mod migration;
 use arena::*;
 use changes::*;
+use finish::*;
 use migration::*;
 
 use coderig::arena::Lane;
@@ -87,6 +90,10 @@ conformance!(
     record_changes_append_their_events_in_order,
     record_changes_of_a_thousand_rows_in_one_call,
     concurrent_record_changes_lose_no_event,
+    finish_work_settles_a_work_its_owners_and_its_tasks_at_once,
+    finish_work_without_cancel_tasks_leaves_the_tasks,
+    finish_work_rolls_back_on_any_refusal,
+    finish_work_races_the_holder_and_wins_once,
 );
 
 const TTL: Duration = Duration::from_secs(30);

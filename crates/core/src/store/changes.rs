@@ -1,6 +1,7 @@
-//! The pure part of `Store::record_changes`, shared by every backend: the
-//! checks before the database ([`check_changes`]) and, once a backend has
-//! read the rows the changes name, the decision what to write or why not
+//! The pure part of `Store::record_changes` and `Store::finish_work`,
+//! shared by every backend: the checks before the database
+//! ([`check_changes`], [`check_finish`]) and, once a backend has read the
+//! rows the changes name, the decision what to write or why not
 //! ([`plan`]). The backends only read, then write what the plan says.
 
 use super::check_id;
@@ -23,6 +24,33 @@ pub fn check_changes(changes: &Changes) -> Result<(), Error> {
         event.event.check()?;
     }
     Ok(())
+}
+
+/// Checks a finish as every backend does before it touches the database
+/// (`invalid_input`): the work's id, a work change present (the
+/// compare-and-set that makes a finish happen once), and the changes as
+/// [`check_changes`] checks them.
+pub fn check_finish(work_id: &str, finish: &Finish) -> Result<(), Error> {
+    check_id("work", work_id)?;
+    if finish.changes.work.is_none() {
+        return Err(Error::invalid_input(format!(
+            "finishing {work_id:?} needs the work's own change (its compare-and-set); \
+             to change owners only, use a transition or a fenced record_changes"
+        ))
+        .with_detail("path", "changes.work"));
+    }
+    check_changes(&finish.changes)
+}
+
+/// Whose changes [`plan`] decides: a lease holder's (`record_changes`,
+/// naming its task) or a finish's (`finish_work`). Only the message of a
+/// refused foreign owner differs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Scope<'a> {
+    /// Fenced by this task's lease.
+    Fenced(&'a str),
+    /// A finish of the work.
+    Finish,
 }
 
 /// Every owner id the changes name (owner changes, then events), each once,
@@ -69,7 +97,7 @@ pub(crate) struct Plan<'a> {
 /// naming the row, its status and the allowed ones.
 pub(crate) fn plan<'a>(
     work_id: &'a str,
-    task_id: &str,
+    scope: Scope<'_>,
     work: Option<(WorkKind, &str)>,
     owners: &HashMap<String, OwnerRow>,
     changes: &'a Changes,
@@ -78,13 +106,20 @@ pub(crate) fn plan<'a>(
         match owners.get(id) {
             None => return Err(Error::not_found_id("owner", id)),
             Some(row) if row.work_id != work_id => {
+                let whose = match scope {
+                    Scope::Fenced(task_id) => format!(
+                        "(the work of task {task_id:?}); a fenced change touches only its own work"
+                    ),
+                    Scope::Finish => {
+                        "(the work being finished); a finish touches only its own work".to_owned()
+                    }
+                };
                 return Err(Error::invalid_input(format!(
-                    "{} {id:?} belongs to {:?}, not to {work_id:?} (the work of task {task_id:?}); \
-                     a fenced change touches only its own work",
+                    "{} {id:?} belongs to {:?}, not to {work_id:?} {whose}",
                     row.kind, row.work_id
                 ))
                 .with_detail("id", id)
-                .with_detail("work_id", row.work_id.as_str()))
+                .with_detail("work_id", row.work_id.as_str()));
             }
             Some(_) => {}
         }
@@ -159,13 +194,15 @@ mod tests {
         let changes = Changes::new()
             .owner(OwnerChange::new("s").from(&["pending"]).status("running"))
             .owner(OwnerChange::new("s").from(&["running"]).data(json!(1)));
-        let planned = plan("r", "t", None, &owners, &changes).unwrap();
+        let planned = plan("r", Scope::Fenced("t"), None, &owners, &changes).unwrap();
         assert_eq!(planned.owners.len(), 2);
         assert_eq!(planned.owners[1].data.as_deref(), Some("1"));
         let twice = Changes::new()
             .owner(OwnerChange::new("s").from(&["pending"]).status("running"))
             .owner(OwnerChange::new("s").from(&["pending"]).status("done"));
-        let e = plan("r", "t", None, &owners, &twice).err().unwrap();
+        let e = plan("r", Scope::Fenced("t"), None, &owners, &twice)
+            .err()
+            .unwrap();
         assert!(e.message().contains("is running"), "{e}");
     }
 
@@ -181,10 +218,14 @@ mod tests {
                 "x",
                 NewEvent::new(EventType::StepUpdated, json!({})),
             ));
-        let e = plan("r", "t", None, &owners, &foreign).err().unwrap();
+        let e = plan("r", Scope::Fenced("t"), None, &owners, &foreign)
+            .err()
+            .unwrap();
         assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{e}");
         let unknown = Changes::new().owner(OwnerChange::new("nope"));
-        let e = plan("r", "t", None, &owners, &unknown).err().unwrap();
+        let e = plan("r", Scope::Fenced("t"), None, &owners, &unknown)
+            .err()
+            .unwrap();
         assert_eq!(e.kind(), crate::ErrorKind::NotFoundId, "{e}");
         let live = Changes::new().event(ChangeEvent::of_work(NewEvent::new(
             EventType::AgentOutput,

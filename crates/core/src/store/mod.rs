@@ -24,6 +24,12 @@
 //!    \-- enqueue          (out of rescues: failed, "lease expired"; cancel: cancelled from any live state)
 //! ```
 //!
+//! A work that reaches a final status does so in one transaction with
+//! every owner it settles and their events ([`Store::finish_work`], or a
+//! holder's fenced [`Store::record_changes`]), so no reader sees a finished
+//! work with a live owner; a finish may also cancel the work's unfinished
+//! tasks, which fences their holders out.
+//!
 //! # The six guarantees (DESIGN "store"), each tested on both backends
 //!
 //! 1. **Atomic creation.** `Store::create_work` writes the work, its
@@ -65,7 +71,7 @@ pub use listing::check_work_filter;
 // Its planner is only called by the SQL backends.
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 mod changes;
-pub use changes::check_changes;
+pub use changes::{check_changes, check_finish};
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
@@ -181,6 +187,31 @@ pub trait Store: Send + Sync {
         fence: &Fence,
         changes: Changes,
     ) -> Result<Vec<EventRecord>, Error>;
+
+    /// Finishes a work without a lease — a cancel, a stop, a reconcile
+    /// that fails an orphaned work: in one transaction, optionally every
+    /// unfinished task of the work cancelled ([`Finish::cancel_tasks`], so
+    /// a running holder's next fenced write is a `conflict`), the work's
+    /// compare-and-set, its owners' in order (one owner may appear twice;
+    /// the second sees the first's status), then the events appended in
+    /// order with the work, their `owner_id` and no task. No reader ever
+    /// sees the work's final status without its owners' — or the other way
+    /// round. Returns the appended events and the cancelled tasks.
+    ///
+    /// The owners' events should come before the work's final one: a
+    /// follower that stops at the work's final status has then seen every
+    /// owner's.
+    ///
+    /// Errors, each writing nothing: a `finish` without a work change, a
+    /// malformed id or an event of a type the store does not keep
+    /// (`agent_output`) is `invalid_input` before the database is touched;
+    /// an unknown work is `not_found_id`; an owner (in a change or an
+    /// event) of another work is `invalid_input`, an unknown one
+    /// `not_found_id`; a work or owner whose status is not one of its
+    /// change's `from` is a `conflict` naming the row, its status and the
+    /// allowed ones. Linear in the size of `finish` and the work's live
+    /// tasks.
+    async fn finish_work(&self, work_id: &str, finish: Finish) -> Result<Finished, Error>;
 
     /// Ends the attempt (fenced): the task's new state per the outcome and
     /// its retry policy, the owner's update, the follow-up tasks and the

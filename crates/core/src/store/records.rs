@@ -890,6 +890,73 @@ impl Changes {
     }
 }
 
+/// Everything one `Store::finish_work` writes in one transaction, without
+/// a lease: a work (battle or run) reaching its final status together with
+/// every owner it settles, their events, and — when asked — the
+/// cancellation of the work's unfinished tasks.
+///
+/// In order: the tasks are cancelled (with [`Finish::cancel_tasks`]), the
+/// work's compare-and-set applies (`changes.work`, required: it is what
+/// makes two finishes of one work end in one), then the owner changes in
+/// order (one owner may appear twice: the second sees the first's status),
+/// then the events are appended in order. Put the owners' events first and
+/// the work's final event last: a follower that stops at the work's final
+/// status has then seen every owner's. Any refusal writes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Finish {
+    /// The work's change (required), its owners' changes and the events,
+    /// checked and applied as `Store::record_changes` does, but for the
+    /// work named in the call instead of a fenced task's.
+    pub changes: Changes,
+    /// `Some(reason)`: every task of the work that is not finished
+    /// (`pending`, `running`, `blocked`) is cancelled with `reason` as its
+    /// error, in the same transaction; a running holder's next fenced write
+    /// (heartbeat, record, completion) is then a `conflict`. `None` leaves
+    /// the tasks alone.
+    pub cancel_tasks: Option<String>,
+}
+
+impl Finish {
+    /// A finish whose work changes by `work` (the compare-and-set of its
+    /// status, usually `from` the live statuses `status` a final one).
+    pub fn new(work: WorkChange) -> Self {
+        Finish {
+            changes: Changes::new().work(work),
+            cancel_tasks: None,
+        }
+    }
+
+    /// The same finish, with `change` after the owner changes so far.
+    pub fn owner(mut self, change: OwnerChange) -> Self {
+        self.changes.owners.push(change);
+        self
+    }
+
+    /// The same finish, with `event` after the events so far.
+    pub fn event(mut self, event: ChangeEvent) -> Self {
+        self.changes.events.push(event);
+        self
+    }
+
+    /// The same finish, also cancelling every unfinished task of the work
+    /// with `reason`.
+    pub fn cancel_tasks(mut self, reason: impl Into<String>) -> Self {
+        self.cancel_tasks = Some(reason.into());
+        self
+    }
+}
+
+/// What `Store::finish_work` wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finished {
+    /// The appended events, in the order given.
+    pub events: Vec<EventRecord>,
+    /// The tasks it cancelled, as they are now (`cancelled`), in queue
+    /// order; empty without [`Finish::cancel_tasks`].
+    pub cancelled: Vec<Task>,
+}
+
 /// The row a [`Transition`] changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Target {

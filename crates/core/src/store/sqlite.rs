@@ -557,6 +557,10 @@ impl Store for SqliteStore {
         changes::record_changes(self, fence, &changes).await
     }
 
+    async fn finish_work(&self, work_id: &str, finish: Finish) -> Result<Finished, Error> {
+        changes::finish_work(self, work_id, &finish).await
+    }
+
     async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {
         check_tasks(&completion.enqueue)?;
         let completion = &completion;
