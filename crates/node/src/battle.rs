@@ -1,13 +1,10 @@
 //! Battles for JavaScript: `rig.startBattle(spec)` → `Battle`,
 //! `rig.battle(id)`, `rig.battles(filter)`, `rig.leaderboard(options)`.
 //!
-//! A thin face of the core's [`Arena`]: each `Rig` opens its store
-//! (`coderig::store::open(db, dataDir)`, default SQLite in `./.coderig`) and
-//! starts one `Arena` (the rig's agents, its event bus, `projectRoots`) on
-//! napi's tokio runtime the first time a battle call needs it — never in the
-//! constructor, so a rig that only runs turns opens no store. The store and
-//! the bus are the ones its flow runs use ([`crate::runtime`]). The process
-//! `exit` listener of [`crate::rig`] shuts the arena down with the turns.
+//! A thin face of the core rig's [`Arena`]: the first battle or run call
+//! opens the rig's core [`coderig::rig::Rig`] (store, bus, arena, flow
+//! engine; [`crate::rig`]), and a `Battle` holds that core rig and its id.
+//! The process `exit` listener ([`crate::exit`]) shuts the core rig down.
 //!
 //! Specs are the core's `BattleSpec` JSON with DESIGN's snake_case keys,
 //! decoded by `BattleSpec::from_json` (so a bad spec rejects with
@@ -18,19 +15,16 @@
 //! `CONFLICT` for a state that does not allow the call (stopping a finished
 //! battle), `NOT_FOUND_ID` for an unknown battle or contestant.
 //!
-//! `battle.events()` is an async iterator of the battle's events: the
-//! stored history first (replayed from the store, each with its `seq` and
-//! `epoch`), then what happens live (stored events and the live-only
-//! `agent_output`), de-duplicated by seq by the core's subscription; it
-//! ends after the `battle_updated` that finishes the battle.
+//! `battle.events()` and `battle.wait()` follow the battle with the core's
+//! `Watch` ([`crate::events`]): its end rule is the one of every face.
 
-use crate::events::{next_event, EventsState, Subject};
+use crate::events::{next_event, watch, Events};
 use crate::helpers::{arg, to_js_error, to_json, to_named_js_error, Count, Fail, Res};
 use crate::rig::{options_json, to_value, Rig};
-use crate::runtime::Runtime;
 use coderig::arena::runner::{Arena, BattleFilter, BattleView};
 use coderig::arena::{AgentRef, BattleSpec, BattleType};
 use coderig::event::BattleStatus;
+use coderig::rig::{Rig as CoreRig, Subject};
 use coderig::Error;
 use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, ToNapiValue, Unknown};
 use napi::Env;
@@ -38,9 +32,7 @@ use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::Value;
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Mutex;
 
 /// A Promise settled by `work`: resolved with `done`'s value, or rejected
 /// with the JS form of the core's error.
@@ -112,7 +104,7 @@ impl Rig {
     /// Checks and starts a battle (a `BattleSpec` with DESIGN's snake_case
     /// keys: `battle_type`, `prompt`, `project`, `contestants`, `judge`,
     /// `oracle`, ...) and resolves to its `Battle`, `running`. Opens the
-    /// rig's store and arena on first use. Rejects with `INVALID_INPUT`
+    /// rig's core rig on first use. Rejects with `INVALID_INPUT`
     /// (`path` names the field: `contestants[1].model`, ...) for a spec the
     /// core refuses — an unknown identity, fewer than 2 contestants, a
     /// project that is not a git repository or lies outside
@@ -123,7 +115,6 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "BattleSpec")] spec: Unknown,
     ) -> napi::Result<PromiseRaw<'env, Battle>> {
-        let runtime = self.runtime.clone();
         with_args(
             env,
             || {
@@ -133,15 +124,15 @@ impl Rig {
                 Ok(BattleSpec::from_json(&value)?)
             },
             |spec| {
-                let owner = runtime.clone();
+                let open = self.open();
                 promise(
                     env,
                     async move {
-                        let arena = runtime.arena().await?;
-                        let view = arena.start_battle(spec).await?;
-                        Ok((arena, view.id))
+                        let rig = open.await?;
+                        let view = rig.arena().start_battle(spec).await?;
+                        Ok(Battle { id: view.id, rig })
                     },
-                    move |(arena, id)| Battle::new(id, arena, owner),
+                    |battle| battle,
                 )
             },
         )
@@ -154,20 +145,19 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "string")] id: Unknown,
     ) -> napi::Result<PromiseRaw<'env, Battle>> {
-        let runtime = self.runtime.clone();
         with_args(
             env,
             || arg::<String>(env, "id", id),
             |id| {
-                let owner = runtime.clone();
+                let open = self.open();
                 promise(
                     env,
                     async move {
-                        let arena = runtime.arena().await?;
-                        let view = arena.battle(&id).await?;
-                        Ok((arena, view.id))
+                        let rig = open.await?;
+                        let view = rig.arena().battle(&id).await?;
+                        Ok(Battle { id: view.id, rig })
                     },
-                    move |(arena, id)| Battle::new(id, arena, owner),
+                    |battle| battle,
                 )
             },
         )
@@ -182,7 +172,6 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "BattleFilter | null")] filter: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let runtime = self.runtime.clone();
         with_args(
             env,
             || {
@@ -195,9 +184,10 @@ impl Rig {
                 })
             },
             |filter| {
+                let open = self.open();
                 promise(
                     env,
-                    async move { runtime.arena().await?.list_battles(&filter).await },
+                    async move { open.await?.arena().list_battles(&filter).await },
                     |page| to_value(&page),
                 )
             },
@@ -213,7 +203,6 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "LeaderboardOptions | null")] options: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let runtime = self.runtime.clone();
         with_args(
             env,
             || {
@@ -222,11 +211,12 @@ impl Rig {
                 Ok(args)
             },
             |args| {
+                let open = self.open();
                 promise(
                     env,
                     async move {
-                        let arena = runtime.arena().await?;
-                        arena
+                        open.await?
+                            .arena()
                             .leaderboard(args.battle_type, args.project.as_deref())
                             .await
                     },
@@ -237,25 +227,14 @@ impl Rig {
     }
 }
 
-/// One battle: its id and the calls on it. Holds its rig's arena, so the
-/// battle stays reachable (and is shut down at exit) while the object
-/// lives.
+/// One battle: its id and the calls on it, on the core rig that holds it.
 #[napi]
 pub struct Battle {
     id: String,
-    arena: Arena,
-    _runtime: Arc<Runtime>,
+    rig: CoreRig,
 }
 
 impl Battle {
-    fn new(id: String, arena: Arena, runtime: Arc<Runtime>) -> Self {
-        Battle {
-            id,
-            arena,
-            _runtime: runtime,
-        }
-    }
-
     /// A Promise of `call` on this battle's arena, resolved with its JSON.
     fn call<'env, T, F>(
         &self,
@@ -266,7 +245,7 @@ impl Battle {
         T: serde::Serialize + Send + 'static,
         F: Future<Output = Result<T, Error>> + Send + 'static,
     {
-        let work = call(self.arena.clone(), self.id.clone());
+        let work = call(self.rig.arena().clone(), self.id.clone());
         promise(env, work, |value| to_value(&value))
     }
 }
@@ -300,7 +279,8 @@ impl Battle {
     }
 
     /// Resolves to the battle once it is finished (`completed`, `failed`
-    /// or `cancelled`). With `timeoutMs`, rejects when it is not finished
+    /// or `cancelled`, every contestant final), as the core's `Watch` ends:
+    /// the battle is read a bounded number of times, not per event. With `timeoutMs`, rejects when it is not finished
     /// by then: a `TimeoutError` (`name`) of code `UNAVAILABLE` with
     /// `details` `{reason: 'timeout', battle_id, status, timeout_ms}`. Like
     /// any pending I/O, a pending `wait()` keeps Node running.
@@ -310,7 +290,7 @@ impl Battle {
         env: &'env Env,
         #[napi(ts_arg_type = "number | null")] timeout_ms: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let (arena, id) = (self.arena.clone(), self.id.clone());
+        let (rig, id) = (self.rig.clone(), self.id.clone());
         with_args(
             env,
             || Ok(arg::<Option<Count>>(env, "timeoutMs", timeout_ms)?.map(|c| c.0)),
@@ -318,7 +298,7 @@ impl Battle {
                 env.spawn_future_with_callback(
                     async move {
                         let timeout = timeout_ms.map(Duration::from_millis);
-                        Ok(arena.wait(&id, timeout).await)
+                        Ok(rig.wait_battle(&id, timeout).await)
                     },
                     move |env, result| match result {
                         Ok(view) if view.is_finished() => Ok(to_value(&view)),
@@ -338,17 +318,14 @@ impl Battle {
     /// battle.events())`): first its stored history from the store (each
     /// event with `seq` and `epoch`), then its events as they happen (the
     /// stored ones and the live-only `agent_output`, which has no `seq`).
-    /// Ends after the `battle_updated` that finishes the battle (for a
-    /// battle already finished: after its history). Each iterator is
+    /// Ends right after the `battle_updated` that finishes the battle,
+    /// which comes after every contestant's final `contestant_updated` (for
+    /// a battle already finished: after its history). Each iterator is
     /// independent; leaving the loop early stops nothing.
     #[napi(ts_return_type = "AsyncIterable<BattleEvent>")]
     pub fn events(&self) -> BattleEvents {
         BattleEvents {
-            state: Arc::new(Mutex::new(EventsState::new(
-                self.arena.store().clone(),
-                self.arena.bus(),
-                Subject::Battle(self.id.clone()),
-            ))),
+            events: watch(&self.rig, Subject::Battle(self.id.clone())),
         }
     }
 
@@ -483,7 +460,7 @@ impl Battle {
 /// returns).
 #[napi(async_iterator)]
 pub struct BattleEvents {
-    state: Arc<Mutex<EventsState>>,
+    events: Events,
 }
 
 #[napi]
@@ -497,6 +474,6 @@ impl AsyncGenerator for BattleEvents {
         &mut self,
         _value: Option<Self::Next>,
     ) -> impl Future<Output = napi::Result<Option<Self::Yield>>> + Send + 'static {
-        next_event(self.state.clone())
+        next_event(self.events.clone())
     }
 }

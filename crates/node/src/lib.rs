@@ -25,6 +25,7 @@ pub mod battle;
 pub mod battle_types;
 pub mod edit;
 mod events;
+mod exit;
 pub mod flow;
 pub mod hash;
 pub mod hashline;
@@ -34,7 +35,7 @@ pub mod rig;
 pub mod rig_types;
 pub mod run;
 pub mod run_types;
-mod runtime;
+pub mod turn;
 
 use napi_derive::napi;
 use std::collections::BTreeMap;

@@ -19,11 +19,12 @@ pub struct RigOptions {
     #[napi(ts_type = "string | null")]
     pub data_dir: Option<String>,
     /// The store's URL (`postgres://...`, `sqlite://PATH` or a file path;
-    /// default SQLite in `dataDir`), opened by the first battle call.
+    /// default SQLite in `dataDir`), opened by the first battle or run call.
     #[napi(ts_type = "string | null")]
     pub db: Option<String>,
-    /// Coding battles' projects must lie under one of these directories
-    /// (default: none, any path).
+    /// Coding battles' projects and flow steps' `cwd` / `workdir` must lie
+    /// under one of these directories, each resolved when the `Rig` is
+    /// built (default: the current directory then).
     #[napi(ts_type = "string[] | null")]
     pub project_roots: Option<String>,
     /// The path of a `coderig.toml` (not with `agents`).

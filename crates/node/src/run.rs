@@ -1,12 +1,14 @@
 //! Flow runs for JavaScript: `rig.runFlow(spec, input, {code})` → `Run`,
 //! `rig.run(id)`, `rig.runs(filter)`.
 //!
-//! A thin face of the core's flow [`Engine`]: each `Rig` starts one engine
-//! beside its arena, on the same store, registry, event bus, data directory
-//! and project roots ([`crate::runtime`]), the first time a run call needs
-//! it. Its worker drives the runs (its own, and any run of the store it
-//! claims, as a server's does); the process `exit` listener of
-//! [`crate::rig`] shuts it down, leaving live runs to be resumed by lease.
+//! A thin face of the core rig's flow [`Engine`]: the first battle or run
+//! call opens the rig's core [`coderig::rig::Rig`] ([`crate::rig`]), whose
+//! engine drives the runs (its own, and any run of the store it claims, as
+//! a server's does), and a `Run` holds that core rig and its id. The
+//! process `exit` listener ([`crate::exit`]) shuts the core rig down,
+//! leaving live runs to be resumed by lease. `run.events()` and
+//! `run.wait()` follow the run with the core's `Watch`
+//! ([`crate::events`]).
 //!
 //! - A spec is a [`FlowSpec`]: an object (the JSON form of a flow file,
 //!   snake_case keys), YAML or JSON text, or the path of a `.yaml`, `.yml`
@@ -31,16 +33,15 @@
 //!   waiting), `NOT_FOUND_ID` for an unknown run or step.
 
 use crate::battle::{promise, with_args};
-use crate::events::{next_event, EventsState, Subject};
+use crate::events::{next_event, watch, Events};
 use crate::helpers::{arg, to_js_error, to_json, to_named_js_error, Count, Fail, Res};
 use crate::rig::{options_json, to_value, Rig};
-use crate::runtime::Runtime;
-use coderig::bus::EventBus;
 use coderig::event::RunStatus;
 use coderig::flow::engine::{
     CodeStep, CodeSteps, Decision, Engine, FlowSource, NewRun, RunFilter, RunView,
 };
 use coderig::flow::FlowSpec;
+use coderig::rig::{Rig as CoreRig, Subject};
 use coderig::{Error, ErrorKind};
 use napi::bindgen_prelude::{
     AsyncGenerator, FnArgs, FromNapiValue, Function, JsObjectValue, Object, PromiseRaw, Unknown,
@@ -55,7 +56,7 @@ use std::future::Future;
 use std::path::Path;
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
-use tokio::sync::{oneshot, Mutex};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 // ---------------------------------------------------------------------------
@@ -381,20 +382,14 @@ struct DecisionArgs {
 // Rig
 // ---------------------------------------------------------------------------
 
-/// The engine and the bus of a rig, once its engine is started.
-async fn flows(runtime: &Runtime) -> Result<(Engine, Arc<EventBus>), Error> {
-    let engine = runtime.engine().await?;
-    Ok((engine, runtime.bus().await?))
-}
-
 #[napi]
 impl Rig {
     /// Checks and starts a run of `spec` with `input` (an object; `null`:
     /// `{}`) and resolves to its `Run`, `running`. `spec` is a `RunSpec`
     /// object, YAML or JSON text, or the path of a `.yaml` / `.yml` /
     /// `.json` file. `options.code` gives the function of every `code`
-    /// step, `{stepId: (ctx) => value | Promise<value>}`. Starts the rig's
-    /// flow engine on first use. Rejects with `INVALID_INPUT` when the core
+    /// step, `{stepId: (ctx) => value | Promise<value>}`. Opens the rig's
+    /// core rig on first use. Rejects with `INVALID_INPUT` when the core
     /// refuses the spec (`details.problems`: every `{path, message}`, e.g.
     /// an unknown field, a cycle, a bad CEL condition), an agent step names
     /// an unknown identity, a code step has no function (or a function
@@ -408,7 +403,6 @@ impl Rig {
         #[napi(ts_arg_type = "Record<string, unknown> | null")] input: Option<Unknown>,
         #[napi(ts_arg_type = "RunFlowOptions | null")] options: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Run>> {
-        let runtime = self.runtime.clone();
         with_args(
             env,
             || {
@@ -422,15 +416,15 @@ impl Rig {
                 })
             },
             |run| {
-                let owner = runtime.clone();
+                let open = self.open();
                 promise(
                     env,
                     async move {
-                        let (engine, bus) = flows(&runtime).await?;
-                        let id = engine.start_run(run).await?;
-                        Ok((id, engine, bus))
+                        let rig = open.await?;
+                        let id = rig.engine().start_run(run).await?;
+                        Ok(Run { id, rig })
                     },
-                    move |(id, engine, bus)| Run::new(id, engine, bus, owner),
+                    |run| run,
                 )
             },
         )
@@ -444,20 +438,19 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "string")] id: Unknown,
     ) -> napi::Result<PromiseRaw<'env, Run>> {
-        let runtime = self.runtime.clone();
         with_args(
             env,
             || arg::<String>(env, "id", id),
             |id| {
-                let owner = runtime.clone();
+                let open = self.open();
                 promise(
                     env,
                     async move {
-                        let (engine, bus) = flows(&runtime).await?;
-                        let view = engine.run(&id).await?;
-                        Ok((view.id, engine, bus))
+                        let rig = open.await?;
+                        let view = rig.engine().run(&id).await?;
+                        Ok(Run { id: view.id, rig })
                     },
-                    move |(id, engine, bus)| Run::new(id, engine, bus, owner),
+                    |run| run,
                 )
             },
         )
@@ -472,7 +465,6 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "RunFilter | null")] filter: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let runtime = self.runtime.clone();
         with_args(
             env,
             || {
@@ -484,9 +476,10 @@ impl Rig {
                 })
             },
             |filter| {
+                let open = self.open();
                 promise(
                     env,
-                    async move { runtime.engine().await?.list_runs(&filter).await },
+                    async move { open.await?.engine().list_runs(&filter).await },
                     |page| to_value(&page),
                 )
             },
@@ -498,27 +491,15 @@ impl Rig {
 // Run
 // ---------------------------------------------------------------------------
 
-/// One flow run: its id and the calls on it. Holds its rig's engine, so
-/// the run stays reachable (and is shut down at exit) while the object
-/// lives.
+/// One flow run: its id and the calls on it, on the core rig that holds
+/// it.
 #[napi]
 pub struct Run {
     id: String,
-    engine: Engine,
-    bus: Arc<EventBus>,
-    _runtime: Arc<Runtime>,
+    rig: CoreRig,
 }
 
 impl Run {
-    fn new(id: String, engine: Engine, bus: Arc<EventBus>, runtime: Arc<Runtime>) -> Self {
-        Run {
-            id,
-            engine,
-            bus,
-            _runtime: runtime,
-        }
-    }
-
     /// A Promise of `call` on this run's engine, resolved with its JSON.
     fn call<'env, T, F>(
         &self,
@@ -529,7 +510,7 @@ impl Run {
         T: serde::Serialize + Send + 'static,
         F: Future<Output = Result<T, Error>> + Send + 'static,
     {
-        let work = call(self.engine.clone(), self.id.clone());
+        let work = call(self.rig.engine().clone(), self.id.clone());
         promise(env, work, |value| to_value(&value))
     }
 
@@ -603,7 +584,8 @@ impl Run {
     }
 
     /// Resolves to the run once it ended (`completed`, `failed` or
-    /// `cancelled`). With `timeoutMs`, rejects when it has not ended by
+    /// `cancelled`, every step final), as the core's `Watch` ends: the run
+    /// is read a bounded number of times, not per event. With `timeoutMs`, rejects when it has not ended by
     /// then: a `TimeoutError` (`name`) of code `UNAVAILABLE` with `details`
     /// `{reason: 'timeout', run_id, status, timeout_ms}` (a run `waiting`
     /// on an approval waits until someone decides). Like any pending I/O,
@@ -614,7 +596,7 @@ impl Run {
         env: &'env Env,
         #[napi(ts_arg_type = "number | null")] timeout_ms: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let (engine, id) = (self.engine.clone(), self.id.clone());
+        let (rig, id) = (self.rig.clone(), self.id.clone());
         with_args(
             env,
             || Ok(arg::<Option<Count>>(env, "timeoutMs", timeout_ms)?.map(|c| c.0)),
@@ -622,7 +604,7 @@ impl Run {
                 env.spawn_future_with_callback(
                     async move {
                         let timeout = timeout_ms.map(Duration::from_millis);
-                        Ok(engine.wait(&id, timeout).await)
+                        Ok(rig.wait_run(&id, timeout).await)
                     },
                     move |env, result| match result {
                         Ok(view) if ended(view.status) => Ok(to_value(&view)),
@@ -642,19 +624,15 @@ impl Run {
     /// run.events())`): first its stored history from the store
     /// (`run_updated` and `step_updated`, each with `seq` and `epoch`), then
     /// its events as they happen (the stored ones and agent steps' live
-    /// `agent_output`, which has no `seq`). Ends after the `run_updated`
-    /// that ends the run (for a run already ended: after its history; a
-    /// cancelled run's steps are marked `cancelled` after it — `info()`
-    /// shows them). Each iterator is independent; leaving the loop early
-    /// stops nothing.
+    /// `agent_output`, which has no `seq`). Ends right after the
+    /// `run_updated` that ends the run, which comes after every step's
+    /// final `step_updated` (a cancelled run's steps' `cancelled` too; for
+    /// a run already ended: after its history). Each iterator is
+    /// independent; leaving the loop early stops nothing.
     #[napi(ts_return_type = "AsyncIterable<RunEvent>")]
     pub fn events(&self) -> RunEvents {
         RunEvents {
-            state: Arc::new(Mutex::new(EventsState::new(
-                self.engine.store().clone(),
-                &self.bus,
-                Subject::Run(self.id.clone()),
-            ))),
+            events: watch(&self.rig, Subject::Run(self.id.clone())),
         }
     }
 
@@ -700,7 +678,7 @@ impl Run {
 /// returns).
 #[napi(async_iterator)]
 pub struct RunEvents {
-    state: Arc<Mutex<EventsState>>,
+    events: Events,
 }
 
 #[napi]
@@ -714,7 +692,7 @@ impl AsyncGenerator for RunEvents {
         &mut self,
         _value: Option<Self::Next>,
     ) -> impl Future<Output = napi::Result<Option<Self::Yield>>> + Send + 'static {
-        next_event(self.state.clone())
+        next_event(self.events.clone())
     }
 }
 

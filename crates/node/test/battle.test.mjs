@@ -345,12 +345,16 @@ describe('a running battle', () => {
       if (done) break
       rest.push(value)
     }
+    // The one end rule: right after the battle's final status, with the
+    // stopped contestant's final update before it.
     const last = rest.at(-1)
     assert.equal(last.type, 'battle_updated')
     assert.equal(last.status, 'cancelled')
     const view = await battle.wait()
     assert.equal(view.status, 'cancelled')
-    assert.equal(byModel(view, 'hang').status, 'cancelled')
+    const hang = byModel(view, 'hang')
+    assert.equal(hang.status, 'cancelled')
+    assert.ok(rest.slice(0, -1).some((e) => e.type === 'contestant_updated' && e.contestant_id === hang.id && e.status === 'cancelled'), JSON.stringify(rest))
     await rejectsCode(battle.stop(), 'CONFLICT', { details: { status: 'cancelled' } })
     await rejectsCode(battle.analyze(), 'CONFLICT')
     await rejectsCode(battle.wait(-1), 'INVALID_INPUT', { details: { path: 'timeoutMs' } })
@@ -364,7 +368,7 @@ describe('process exit', () => {
     const data = join(fresh, 'data')
     const script = `
       const { Rig } = require(${JSON.stringify(new URL('../index.js', import.meta.url).pathname)})
-      const rig = new Rig({ agents: ${JSON.stringify(AGENTS)}, dataDir: ${JSON.stringify(data)} })
+      const rig = new Rig({ agents: ${JSON.stringify(AGENTS)}, dataDir: ${JSON.stringify(data)}, projectRoots: [${JSON.stringify(fresh)}] })
       ;(async () => {
         const battle = await rig.startBattle(${JSON.stringify(spec(repo, ['fixer/hang', 'fixer/good'], { oracle: false }))})
         for await (const e of battle.events()) {

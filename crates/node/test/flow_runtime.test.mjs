@@ -91,7 +91,9 @@ let root, data, rig
 before(() => {
   root = tmp()
   data = join(root, 'data')
-  rig = new Rig({ agents: AGENTS, dataDir: data })
+  // The project roots confine command steps' cwd and writable paths
+  // (none given: the current directory).
+  rig = new Rig({ agents: AGENTS, dataDir: data, projectRoots: [root] })
 })
 
 // An agent drafts, a command counts the draft's words, a sync JS function
@@ -450,10 +452,15 @@ describe('cancel', () => {
 
     const cancelled = await run.cancel()
     assert.equal(cancelled.status, 'cancelled')
+    // The one end rule: the stream ends right after the run's final
+    // status, and every step's final update comes before it.
     const history = await events
     assert.deepEqual(history.at(-1), { ...history.at(-1), type: 'run_updated', status: 'cancelled' })
-    const view = await poll(run, (v) => v.steps.every((s) => s.status === 'cancelled'))
-    assert.equal(step(view, 'next').status, 'cancelled')
+    const finals = history.slice(0, -1).filter((e) => e.type === 'step_updated' && e.status === 'cancelled')
+    assert.deepEqual(finals.map((e) => e.step_id).sort(), ['hang', 'next'])
+    assert.equal(history.filter((e) => e.type === 'run_updated' && e.status === 'cancelled').length, 1)
+    // So does what cancel() returned: no step is left live.
+    assert.deepEqual(cancelled.steps.map((s) => [s.id, s.status]), [['hang', 'cancelled'], ['next', 'cancelled']])
     await gone(pid)
     assert.equal((await run.wait()).status, 'cancelled')
     await rejectsCode(run.cancel(), 'CONFLICT')

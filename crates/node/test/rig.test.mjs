@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -241,6 +241,37 @@ describe('new Rig', () => {
     throwsCode(() => new Rig({ agents: {} }).runTurn('dave', null, 'p'), 'NOT_FOUND_ID', {
       message: 'no agent "dave"; none are configured (add [agents.<identity>] to coderig.toml)',
     })
+  })
+})
+
+describe('project roots', () => {
+  test('the core policy: canonical, none given is the current directory when the Rig is built; a bad one is INVALID_INPUT at project_roots[i]', async () => {
+    const dir = tmp()
+    const work = join(dir, 'work')
+    mkdirSync(work)
+    const inWork = { steps: [{ id: 'a', kind: 'command', cwd: work, argv: ['true'] }] }
+    // The current directory (the package's) holds no temporary dir.
+    const here = new Rig({ agents: {}, dataDir: join(dir, 'here') })
+    const refused = await (await here.runFlow(inWork)).wait()
+    assert.equal(refused.status, 'failed')
+    const { message } = refused.steps[0].error
+    assert.match(message, /outside the project roots/)
+    assert.ok(message.includes(realpathSync(process.cwd())), message)
+    // Built in `dir`: its roots stay there after a chdir back.
+    const cwd = process.cwd()
+    let there, dotted
+    try {
+      process.chdir(dir)
+      there = new Rig({ agents: {}, dataDir: 'there' })
+      dotted = new Rig({ agents: {}, dataDir: 'dotted', projectRoots: ['./work/..'] })
+    } finally {
+      process.chdir(cwd)
+    }
+    for (const r of [there, dotted]) assert.equal((await (await r.runFlow(inWork)).wait()).status, 'completed')
+    const file = join(dir, 'file')
+    writeFileSync(file, '')
+    throwsCode(() => new Rig({ agents: {}, projectRoots: [dir, join(dir, 'missing')] }), 'INVALID_INPUT', { details: { path: 'project_roots[1]' } })
+    throwsCode(() => new Rig({ agents: {}, projectRoots: [file] }), 'INVALID_INPUT', { details: { path: 'project_roots[0]' }, message: /is not a directory/ })
   })
 })
 
