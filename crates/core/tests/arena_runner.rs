@@ -10,6 +10,7 @@ mod common;
 
 mod procs;
 use coderig::agent::Registry;
+use coderig::arena::lifecycle::CrossExamStatus;
 use coderig::arena::runner::{Arena, ArenaConfig, BattleFilter, BattleView};
 use coderig::arena::{BattleSpec, ContestantStatus, EvidenceTier, WinnerSource};
 use coderig::bus::EventBus;
@@ -372,18 +373,16 @@ async fn the_judge_decides_a_tie_of_evidence_in_both_orders_and_a_human_override
     let mut exam = None;
     for _ in 0..200 {
         let v = w.arena.battle(&view.id).await.unwrap();
-        if let Some(x) = v
-            .cross_exams
-            .iter()
-            .find(|x| x.id == xid && (x.status == "done" || x.status == "error"))
-        {
+        if let Some(x) = v.cross_exams.iter().find(|x| {
+            x.id == xid && matches!(x.status, CrossExamStatus::Done | CrossExamStatus::Error)
+        }) {
             exam = Some(x.clone());
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let exam = exam.expect("the cross-examination finished");
-    assert_eq!(exam.status, "done", "{exam:?}");
+    assert_eq!(exam.status, CrossExamStatus::Done, "{exam:?}");
     assert_eq!(exam.verdict.as_deref(), Some("fixer/good"));
     let text =
         std::fs::read_to_string(PathBuf::from(&view.results_dir).join("cross-exam.md")).unwrap();

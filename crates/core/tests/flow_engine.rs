@@ -151,7 +151,7 @@ fn outcomes(view: &RunView, id: &str) -> Vec<String> {
     step(view, id)
         .attempts
         .iter()
-        .map(|a| a.outcome.clone())
+        .map(|a| a.outcome.as_str().to_owned())
         .collect()
 }
 
@@ -688,7 +688,7 @@ steps:
         .join(&view.id)
         .join("escape");
     let attempt = &escape.attempts[0];
-    assert_eq!(attempt.outcome, "failed");
+    assert_eq!(attempt.outcome.as_str(), "failed");
     let report = attempt.sandbox.as_ref().expect("the attempt's sandbox");
     assert_eq!(report.mode, SandboxMode::Enforce);
     assert!(report.confined, "{report:?}");

@@ -375,7 +375,7 @@ fn outcomes(view: &RunView, id: &str) -> Vec<String> {
         .unwrap()
         .attempts
         .iter()
-        .map(|a| a.outcome.clone())
+        .map(|a| a.outcome.as_str().to_owned())
         .collect()
 }
 
@@ -677,7 +677,7 @@ steps:
     let interrupted: Vec<_> = body_a
         .attempts
         .iter()
-        .filter(|a| a.outcome == "interrupted")
+        .filter(|a| a.outcome == coderig::flow::AttemptOutcome::Interrupted)
         .map(|a| (a.iteration, a.attempt))
         .collect();
     assert_eq!(interrupted, [(2, 1)], "{body_a:#?}");

@@ -56,6 +56,26 @@ impl JudgeStatus {
     }
 }
 
+/// Where a cross-examination of a battle's analysis stands
+/// (`CrossExamView.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CrossExamStatus {
+    /// Queued, not yet running.
+    Pending,
+    /// Its examiner is working.
+    Running,
+    /// The examiner answered.
+    Done,
+    /// It failed (or its battle was stopped).
+    Error,
+}
+crate::names::macros::named_enum!(CrossExamStatus, "cross-examination status", {
+    Pending => "pending",
+    Running => "running",
+    Done => "done",
+    Error => "error",
+});
+
 /// After this many failed judge tasks (an error the judge's task could not
 /// record, e.g. an unwritable results folder, or holders that kept dying)
 /// the battle is `failed` instead of judged again.

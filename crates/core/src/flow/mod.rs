@@ -95,12 +95,13 @@ pub use decide::{
 };
 pub use error::FlowError;
 pub use resume::{
-    reconcile_resume_step, reconcile_run, ResumeAction, ResumeRow, StepStatus, TaskState,
+    reconcile_resume_step, reconcile_run, AttemptOutcome, ResumeAction, ResumeRow, StepStatus,
+    TaskState,
 };
 #[cfg(feature = "flows")]
 pub use runspec::{
     AgentAction, ApprovalAction, CaseSpec, CommandAction, CommandProgram, CompiledFlow,
-    DoWhileAction, FlowSpec, RenderedAction, RetryOn, RetrySpec, StepAction, StepSpec,
+    DoWhileAction, FlowSpec, RenderedAction, RetryOn, RetrySpec, RunStepKind, StepAction, StepSpec,
     SwitchAction, MAX_FLOW_STEPS,
 };
 pub use scheduler::Scheduler;

@@ -38,6 +38,38 @@ named_enum!(StepStatus, "step status", {
     Cancelled => "cancelled",
 });
 
+/// How one attempt of a step ended: what a run's step history records for
+/// each finished attempt (`StepView.attempts[].outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AttemptOutcome {
+    /// It succeeded.
+    Done,
+    /// It failed (an error, a non-zero exit).
+    Failed,
+    /// It ran past its timeout.
+    TimedOut,
+    /// It was cancelled.
+    Cancelled,
+    /// The process that ran it ended before it did (a crash); it does not
+    /// count against the retry budget.
+    Interrupted,
+}
+named_enum!(AttemptOutcome, "attempt outcome", {
+    Done => "done",
+    Failed => "failed",
+    TimedOut => "timed_out",
+    Cancelled => "cancelled",
+    Interrupted => "interrupted",
+});
+
+impl AttemptOutcome {
+    /// True for the endings a retry policy counts against its budget
+    /// (`failed` and `timed_out`).
+    pub fn uses_a_retry(self) -> bool {
+        matches!(self, AttemptOutcome::Failed | AttemptOutcome::TimedOut)
+    }
+}
+
 /// The state of the task (worker job) a running step points to: the one
 /// vocabulary shared with arena contestants.
 pub use crate::task::TaskState;

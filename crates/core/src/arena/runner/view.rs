@@ -3,6 +3,7 @@
 
 use super::data::{decode, BattleData, ContestantData, CrossExamData, JudgeData};
 use crate::arena::evidence::{tier, BaseRun, EvidenceTier};
+use crate::arena::lifecycle::CrossExamStatus;
 use crate::arena::{BattleSpec, BattleType, ContestantStatus, Evidence, Lane, WinnerSource};
 use crate::error::Error;
 use crate::event::BattleStatus;
@@ -74,7 +75,7 @@ pub struct CrossExamView {
     /// Its model.
     pub model: String,
     /// `pending`, `running`, `done` or `error`.
-    pub status: String,
+    pub status: CrossExamStatus,
     /// The examiner's text.
     pub text: Option<String>,
     /// Its parsed `VERDICT:` (`identity/model`), `null` for `NO_WINNER` or
@@ -208,13 +209,16 @@ pub fn battle_view(snapshot: &WorkSnapshot) -> Result<BattleView, Error> {
             }
             OwnerKind::CrossExam => {
                 let x: CrossExamData = decode("cross-examination", &owner.id, &owner.data)?;
+                let status = owner.status.parse::<CrossExamStatus>().map_err(|e| {
+                    Error::internal(format!("cross-examination {:?}: {e}", owner.id))
+                })?;
                 cross_exams.push((
                     x.created_at_ms,
                     CrossExamView {
                         id: owner.id.clone(),
                         identity: x.identity,
                         model: x.model,
-                        status: owner.status.clone(),
+                        status,
                         text: x.text,
                         verdict: x.verdict,
                         error: x.error,

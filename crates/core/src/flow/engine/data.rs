@@ -4,7 +4,7 @@
 //! another server) reads exactly what the last holder wrote.
 
 use crate::error::Error;
-use crate::flow::{SkipReason, StepStatus};
+use crate::flow::{AttemptOutcome, SkipReason, StepStatus};
 use crate::sandbox::SandboxReport;
 use crate::store::Millis;
 use serde::de::DeserializeOwned;
@@ -48,7 +48,7 @@ pub struct AttemptRecord {
     pub iteration: u32,
     /// How it ended: `done`, `failed`, `timed_out`, `cancelled` or
     /// `interrupted` (its holder died).
-    pub outcome: String,
+    pub outcome: AttemptOutcome,
     /// Its error, when it did not succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Value>,

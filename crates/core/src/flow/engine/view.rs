@@ -6,7 +6,7 @@ use super::data::{
 };
 use crate::error::Error;
 use crate::event::RunStatus;
-use crate::flow::{SkipReason, StepStatus};
+use crate::flow::{RunStepKind, SkipReason, StepStatus};
 use crate::store::{Millis, Work, WorkSnapshot};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -36,7 +36,9 @@ pub struct RunSummary {
 pub struct StepView {
     /// The step's id in the flow.
     pub id: String,
-    /// `agent`, `command`, `code`, `approval`, `switch` or `do_while`.
+    /// `agent`, `command`, `code`, `approval`, `switch` or `do_while`
+    /// (a [`RunStepKind`]'s name: the driver records `StepAction::kind`).
+    #[cfg_attr(feature = "openapi", schema(value_type = RunStepKind))]
     pub kind: String,
     /// `pending`, `running`, `waiting`, `done`, `failed`, `skipped`,
     /// `timed_out` or `cancelled`.

@@ -35,7 +35,7 @@ pub(super) const KIND_KEYS: &[(&str, &[&str])] = &[
     ("switch", &["cases", "default"]),
     ("do_while", &["body", "condition", "max_iterations"]),
 ];
-const KINDS: &[&str] = &["agent", "command", "code", "approval", "switch", "do_while"];
+const KINDS: &[&str] = RunStepKind::NAMES;
 const RETRY_KEYS: &[&str] = &["max_attempts", "initial", "multiplier", "max", "on"];
 const CASE_KEYS: &[&str] = &["label", "condition", "steps"];
 const BATCH_KEYS: &[&str] = &["max_concurrent", "join_rule"];

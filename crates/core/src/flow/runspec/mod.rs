@@ -128,18 +128,50 @@ pub enum StepAction {
     DoWhile(DoWhileAction),
 }
 
+/// The kind of a step of a runtime flow: the scheduler's step kinds
+/// ([`crate::flow::StepKind`]) and `command`. What a spec's `kind` names and
+/// what a run's `StepView.kind` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RunStepKind {
+    /// An agent turn.
+    Agent,
+    /// A process.
+    Command,
+    /// A native callable of the caller.
+    Code,
+    /// A human's approve or reject.
+    Approval,
+    /// One branch chosen.
+    Switch,
+    /// A loop.
+    DoWhile,
+}
+named_enum!(RunStepKind, "run step kind", {
+    Agent => "agent",
+    Command => "command",
+    Code => "code",
+    Approval => "approval",
+    Switch => "switch",
+    DoWhile => "do_while",
+});
+
 impl StepAction {
-    /// The wire name of the kind: `"agent"`, `"command"`, `"code"`,
-    /// `"approval"`, `"switch"` or `"do_while"`.
-    pub fn kind(&self) -> &'static str {
+    /// The step's kind.
+    pub fn run_step_kind(&self) -> RunStepKind {
         match self {
-            StepAction::Agent(_) => "agent",
-            StepAction::Command(_) => "command",
-            StepAction::Code => "code",
-            StepAction::Approval(_) => "approval",
-            StepAction::Switch(_) => "switch",
-            StepAction::DoWhile(_) => "do_while",
+            StepAction::Agent(_) => RunStepKind::Agent,
+            StepAction::Command(_) => RunStepKind::Command,
+            StepAction::Code => RunStepKind::Code,
+            StepAction::Approval(_) => RunStepKind::Approval,
+            StepAction::Switch(_) => RunStepKind::Switch,
+            StepAction::DoWhile(_) => RunStepKind::DoWhile,
         }
+    }
+
+    /// The wire name of the kind: `"agent"`, `"command"`, `"code"`,
+    /// `"approval"`, `"switch"` or `"do_while"` ([`RunStepKind::as_str`]).
+    pub fn kind(&self) -> &'static str {
+        self.run_step_kind().as_str()
     }
 }
 

@@ -3,6 +3,7 @@
 //! next iteration.
 
 use super::*;
+use crate::flow::AttemptOutcome;
 
 impl Driver {
     pub(super) fn on_timers(&mut self) -> Result<(), Error> {
@@ -88,13 +89,12 @@ impl Driver {
                 attempt: row.data.attempt,
                 iteration: row.data.iteration,
                 outcome: if result_ok {
-                    "done"
+                    AttemptOutcome::Done
                 } else if timed_out {
-                    "timed_out"
+                    AttemptOutcome::TimedOut
                 } else {
-                    "failed"
-                }
-                .into(),
+                    AttemptOutcome::Failed
+                },
                 error: error.clone(),
                 sandbox,
                 started_at: row.data.started_at.unwrap_or(now),
@@ -130,9 +130,7 @@ impl Driver {
             .data
             .attempts
             .iter()
-            .filter(|a| {
-                a.iteration == iteration && (a.outcome == "failed" || a.outcome == "timed_out")
-            })
+            .filter(|a| a.iteration == iteration && a.outcome.uses_a_retry())
             .count() as u32;
         if failures < retry.max_attempts && retry.on.contains(&on) {
             let delay = retry_delay(

@@ -235,7 +235,7 @@ impl Driver {
         row.data.attempts.push(AttemptRecord {
             attempt: row.data.attempt,
             iteration: row.data.iteration,
-            outcome: "interrupted".into(),
+            outcome: crate::flow::AttemptOutcome::Interrupted,
             error: Some(
                 Error::unavailable("the process that ran this attempt ended before it did")
                     .to_json(),
