@@ -72,6 +72,23 @@ def test_every_literal_of_the_stubs_is_the_cores_list():
     assert mismatches == []
 
 
+def test_a_union_of_names_is_an_alias_of_its_list():
+    """A union of names is written once, as a module-level alias of its names() list
+    (checked above); annotations use the alias. A one-name Literal is a union's tag."""
+    inline = []
+    for stub in sorted(PACKAGE_DIR.glob("*.pyi")):
+        tree = ast.parse(stub.read_text(encoding="utf-8"))
+        aliases = {id(node.value) for node in tree.body if isinstance(node, ast.Assign)}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                    and node.value.id == "Literal" and id(node) not in aliases):
+                continue
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if len(items) > 1:
+                inline.append(f"{stub.name}:{node.lineno}: {ast.unparse(node)}")
+    assert inline == [], "use the alias of the list"
+
+
 def test_names_is_a_fresh_dict_of_lists():
     names = coderig.names()
     names["tier"].append("x")

@@ -21,9 +21,18 @@ import pathlib
 import sys
 
 from . import arena as arena, flow as flow, hashline as hashline, model as model
-from .arena import _BattleType, _ContestantStatus, _EvidenceTier, _Lane, _WinnerSource
-from .flow import _SkipReason, _StepStatus
+from .arena import (
+    _BattleStatus,
+    _BattleType,
+    _ContestantStatus,
+    _CrossExamStatus,
+    _EvidenceTier,
+    _Lane,
+    _WinnerSource,
+)
+from .flow import _AttemptOutcome, _RunStatus, _RunStepKind, _SkipReason, _StepStatus
 from .hashline import _HashlineEdit
+from .model import _ErrorClass
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict
@@ -92,6 +101,18 @@ _SandboxEnforcer = Literal["landlock", "namespace", "none"]
 _AgentKind = Literal["cli", "openai", "scripted", "native"]
 _AgentErrorKind = Literal["spawn", "timeout", "idle", "cancelled", "protocol", "provider", "exit", "unavailable"]
 _AgentEventType = Literal["session_started", "text_delta", "reasoning_delta", "tool_call", "tool_result", "usage", "finished", "error"]
+# The native agent's table: its wire API (`api`), its tools (`tools`), and why its turn
+# stopped (the outcome's and the finished event's stop_reason).
+_NativeApi = Literal["chat", "anthropic", "responses"]
+_NativeTools = Literal["coderig", "bash"]
+_NativeStopReason = Literal[
+    "finished", "no_tool_call", "max_steps", "max_tokens", "max_wall", "max_cost",
+    "doom_loop", "format_errors", "cancelled",
+]
+# The runtime's events (a battle's and a run's): their `type`, and what an agent_output
+# event's text is.
+_EventType = Literal["battle_started", "contestant_updated", "battle_updated", "run_updated", "step_updated", "agent_output"]
+_OutputKind = Literal["text", "reasoning", "tool_call", "tool_result"]
 _ErrorKind = Literal[
     "not_found", "ambiguous", "guard", "no_op", "hashline_mismatch", "invalid_input",
     "conflict", "not_found_id", "unavailable", "agent", "io", "internal",
@@ -245,12 +266,59 @@ _Duration = Union[int, float, str]
 """Seconds (int or float) or a duration string ("500ms", "90s", "20m", "2h"); a bad
 one is InvalidInputError with the core's message, another type a TypeError."""
 
-_AgentEvent = Dict[str, Any]
-"""One normalized event, exactly as the core serializes it: {"type": "session_started"
-(session_id, model?) | "text_delta" (text) | "reasoning_delta" (text) | "tool_call" (id,
-name, input) | "tool_result" (id, ok, output) | "usage" (input, output, cache_read,
-cache_write, reasoning, cost_usd?) | "finished" (stop_reason?, final_text?, num_turns?) |
-"error" (message, class, http_status?)}."""
+class _SessionStarted(TypedDict):
+    type: Literal["session_started"]
+    session_id: str
+    model: NotRequired[str]
+
+class _TextDelta(TypedDict):
+    type: Literal["text_delta"]
+    text: str
+
+class _ReasoningDelta(TypedDict):
+    type: Literal["reasoning_delta"]
+    text: str
+
+class _ToolCall(TypedDict):
+    type: Literal["tool_call"]
+    id: str
+    name: str
+    input: Any
+
+class _ToolResult(TypedDict):
+    type: Literal["tool_result"]
+    id: str
+    ok: bool
+    output: str
+
+class _UsageEvent(TypedDict):
+    """Tokens spent since the previous usage event (they add up to the outcome's)."""
+    type: Literal["usage"]
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    reasoning: int
+    cost_usd: NotRequired[float]
+
+class _Finished(TypedDict):
+    type: Literal["finished"]
+    stop_reason: NotRequired[str]
+    final_text: NotRequired[str]
+    num_turns: NotRequired[int]
+
+_ErrorEvent = TypedDict("_ErrorEvent", {
+    "type": Literal["error"],
+    "message": str,
+    "class": _ErrorClass,
+    "http_status": NotRequired[int],
+})
+
+_AgentEvent = Union[
+    _SessionStarted, _TextDelta, _ReasoningDelta, _ToolCall, _ToolResult, _UsageEvent, _Finished,
+    _ErrorEvent,
+]
+"""One normalized event, exactly as the core serializes it (the core's AgentEvent)."""
 
 class _AgentSpec(TypedDict, total=False):
     """One entry of coderig.toml's [agents] table (agents= of Rig): which keys a kind
@@ -276,6 +344,20 @@ class _AgentSpec(TypedDict, total=False):
     headers: Mapping[str, str]
     script: Sequence[Mapping[str, Any]]
     scripts: Mapping[str, Sequence[Mapping[str, Any]]]
+    api: _NativeApi
+    tools: _NativeTools
+    hashline: bool
+    max_steps: int
+    max_wall: _Duration
+    max_tokens: int
+    max_cost_usd: float
+    max_output_tokens: int
+    context_window: int
+    sampling: Mapping[str, Any]
+    prices: Mapping[str, float]
+    system_prompt: str
+    model_overrides: Mapping[str, Mapping[str, Any]]
+    run_timeout: _Duration
 
 class _Usage(TypedDict):
     input: int
@@ -314,9 +396,9 @@ class _CallsRead(TypedDict):
 class _AgentInfo(TypedDict):
     """The core's AgentInfo."""
     identity: str
-    kind: str
+    kind: _AgentKind
     preset: NotRequired[str]
-    lane: str
+    lane: _Lane
     command: NotRequired[str]
     installed: bool
     reachable: Optional[bool]
@@ -452,7 +534,7 @@ class _CrossExamView(TypedDict):
     id: str
     identity: str
     model: str
-    status: Literal["pending", "running", "done", "error"]
+    status: _CrossExamStatus
     text: Optional[str]
     verdict: Optional[str]
     error: Optional[str]
@@ -460,7 +542,7 @@ class _CrossExamView(TypedDict):
 class _BattleView(TypedDict):
     """A battle as every face shows it (the core's BattleView; GET /api/battles/:id)."""
     id: str
-    status: Literal["running", "judging", "completed", "failed", "cancelled"]
+    status: _BattleStatus
     battle_type: _BattleType
     prompt: str
     project: Optional[str]
@@ -567,7 +649,7 @@ class _RunSummary(TypedDict):
     """A run as Rig.runs lists it (the core's RunSummary)."""
     id: str
     name: Optional[str]
-    status: Literal["running", "waiting", "completed", "failed", "cancelled"]
+    status: _RunStatus
     error: Optional[Dict[str, Any]]
     created_at: int
     updated_at: int
@@ -579,7 +661,7 @@ class _RunPage(TypedDict):
 class _AttemptRecord(TypedDict):
     attempt: int
     iteration: int
-    outcome: Literal["done", "failed", "timed_out", "cancelled", "interrupted"]
+    outcome: _AttemptOutcome
     error: NotRequired[Dict[str, Any]]
     sandbox: NotRequired[_SandboxReport]
     """What a command attempt's sandbox enforced (absent when no process started)."""
@@ -599,7 +681,7 @@ class _SwitchRecord(TypedDict):
 class _StepView(TypedDict):
     """One step of a run (the core's StepView; times in ms since the epoch)."""
     id: str
-    kind: Literal["agent", "command", "code", "approval", "switch", "do_while"]
+    kind: _RunStepKind
     status: _StepStatus
     attempt: int
     iteration: int
@@ -625,7 +707,7 @@ class _RunView(TypedDict):
     """A run as every face shows it (the core's RunView; GET /api/runs/:id)."""
     id: str
     name: Optional[str]
-    status: Literal["running", "waiting", "completed", "failed", "cancelled"]
+    status: _RunStatus
     input: Dict[str, Any]
     error: Optional[Dict[str, Any]]
     report: Optional[str]
@@ -657,7 +739,7 @@ class Run:
     @property
     def id(self) -> str: ...
     @property
-    def status(self) -> Literal["running", "waiting", "completed", "failed", "cancelled"]:
+    def status(self) -> _RunStatus:
         """The status now."""
     @property
     def report(self) -> Optional[str]:
@@ -715,7 +797,7 @@ class Rig:
     def battles(
         self,
         project: Optional[_StrPath] = None,
-        status: Optional[Literal["running", "judging", "completed", "failed", "cancelled"]] = None,
+        status: Optional[_BattleStatus] = None,
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> _BattlePage:
@@ -739,7 +821,7 @@ class Rig:
         """An existing run (of any process on the store); NotFoundIdError when there is none."""
     def runs(
         self,
-        status: Optional[Literal["running", "waiting", "completed", "failed", "cancelled"]] = None,
+        status: Optional[_RunStatus] = None,
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> _RunPage:

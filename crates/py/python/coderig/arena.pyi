@@ -28,10 +28,12 @@ __all__ = [
 
 _Id = TypeVar("_Id")
 _BattleType = Literal["qa", "coding"]
+_BattleStatus = Literal["running", "judging", "completed", "failed", "cancelled"]
 _Lane = Literal["local", "cloud"]
 _ContestantStatus = Literal["queued", "running", "done", "error", "cancelled"]
 _TaskState = Literal["pending", "running", "blocked", "completed", "failed", "cancelled"]
 _ContestantAction = Literal["keep", "re-dispatch", "mark-done", "mark-error", "mark-cancelled"]
+_CrossExamStatus = Literal["pending", "running", "done", "error"]
 _EvidenceTier = Literal["full", "partial", "none"]
 _WinnerSource = Literal["oracle", "judge", "human"]
 _Verdict = Literal["first", "second", "tie", "invalid"]

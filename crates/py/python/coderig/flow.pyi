@@ -45,6 +45,13 @@ _FailureKind = Literal[
     "timeout", "rate_limited", "transient", "crashed", "validation", "cancelled", "permanent",
 ]
 _ResumeAction = Literal["keep", "re-dispatch", "mark-done", "mark-failed", "mark-cancelled", "retry"]
+_RunStatus = Literal["running", "waiting", "completed", "failed", "cancelled"]
+_RunStepKind = Literal["agent", "command", "code", "approval", "switch", "do_while"]
+"""The kind of a runtime flow spec's step (the scheduler's kinds and "command")."""
+_AttemptOutcome = Literal["done", "failed", "timed_out", "cancelled", "interrupted"]
+"""How a step's attempt ended ("interrupted": its process died; it uses no retry)."""
+_RetryOn = Literal["failure", "timeout"]
+"""The endings of an attempt a step's retry policy retries (its `on`)."""
 _FlowError = Literal[
     "invalid", "unknown_step", "invalid_transition", "already_started", "not_started",
     "switch_outcome_required", "not_a_switch", "unknown_case", "not_a_loop", "loop_body_busy",

@@ -7,6 +7,8 @@ else:  # pragma: no cover
     from typing_extensions import Literal, NotRequired, TypedDict
 
 _Lines = Union[str, Sequence[str]]
+_HashlineOp = Literal["replace", "append", "prepend"]
+"""What a hashline edit does: each edit's `op` is one of these (the tag of its TypedDict)."""
 
 __all__ = ["apply", "format", "legacy_line_hash", "line_hash", "parse_ref", "validate"]
 

@@ -1,6 +1,19 @@
-from typing import Dict, Iterable, List, Literal, Optional, final
+import sys
+from typing import Iterable, List, Literal, Optional, final
+
+if sys.version_info >= (3, 11):
+    from typing import TypedDict
+else:  # pragma: no cover
+    from typing_extensions import TypedDict
 
 _ErrorClass = Literal["retry", "fallback", "stop", "fatal"]
+_ErrorEvidence = Literal["name", "message", "status", "none"]
+"""Which input decided an error's class (explain_error's "evidence")."""
+_FallbackErrorReason = Literal[
+    "empty", "empty_provider", "empty_model", "unclosed_variant", "empty_variant",
+    "text_after_variant", "unknown_variant", "bad_character", "duplicate",
+]
+"""Why a FallbackChain entry was refused (the InvalidInputError's details["reason"])."""
 
 __all__ = [
     "FallbackChain",
@@ -26,10 +39,12 @@ def classify_error(name: Optional[str] = None, message: Optional[str] = None,
     or "fatal" (the request is wrong). Phrases match on word boundaries: "503" is in
     "HTTP 503", not in "line 5031"."""
 
+_Explanation = TypedDict("_Explanation", {"class": _ErrorClass, "evidence": _ErrorEvidence, "rule": str})
+
 def explain_error(name: Optional[str] = None, message: Optional[str] = None,
-                  http_status: Optional[int] = None) -> Dict[str, str]:
-    """{"class": classify_error(...), "evidence": "name" | "message" | "status" | "none",
-    "rule": the phrase, name or status group that decided}."""
+                  http_status: Optional[int] = None) -> _Explanation:
+    """{"class": classify_error(...), "evidence": which input decided, "rule": the phrase,
+    name or status group that decided}."""
 
 def parse_retry_after(value: str) -> Optional[float]:
     """Seconds a Retry-After value (seconds or an HTTP date, relative to now) asks for, or None."""
