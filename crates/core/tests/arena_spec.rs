@@ -274,6 +274,41 @@ fn each_problem_has_its_path() {
     }
 }
 
+/// A path or a command with a NUL character is the request's mistake
+/// (`invalid_input` at its path), never an IO error later: no file name
+/// and no `exec` argument can hold one. Every face decodes through here.
+#[test]
+fn a_nul_in_the_project_or_an_oracle_command_is_invalid_input() {
+    const NUL: &str = "contains a NUL character, which no path, command or argument can hold";
+    let cases: Vec<(Value, Problems)> = vec![
+        (
+            with(design_example(), "project", json!("/tmp/a\u{0}b")),
+            one("project", NUL),
+        ),
+        (
+            with(minimal_qa(), "project", json!("\u{0}")),
+            one("project", NUL),
+        ),
+        (
+            with(
+                design_example(),
+                "oracle",
+                json!({"repro": "true\u{0}", "suite": "make\u{0} test"}),
+            ),
+            vec![
+                ("oracle.repro".to_owned(), NUL.to_owned()),
+                ("oracle.suite".to_owned(), NUL.to_owned()),
+            ],
+        ),
+    ];
+    for (spec, expected) in cases {
+        assert_eq!(problems(&spec), expected, "{spec}");
+    }
+    // Elsewhere a NUL is only text: a prompt may hold one.
+    let spec = with(design_example(), "prompt", json!("a\u{0}b"));
+    assert_eq!(BattleSpec::from_json(&spec).unwrap().prompt, "a\u{0}b");
+}
+
 #[test]
 fn every_problem_is_reported_at_once() {
     let spec = json!({"battle_type": "coding", "prompt": "",

@@ -179,3 +179,23 @@ fn several_roots_name_them_all_when_a_path_is_under_none() {
         ErrorKind::InvalidInput
     );
 }
+
+/// A path with a NUL character names no file: `invalid_input` (detail
+/// `path`), not the `io` error the file system would give.
+#[test]
+fn a_path_with_a_nul_is_invalid_input() {
+    let w = world();
+    let roots = ProjectRoots::new([&w.root]).unwrap();
+    let nul = w.root.join("src/a\u{0}b");
+    for result in [
+        resolve_under(&w.root, &nul),
+        resolve_entry_under(&w.root, Path::new("a\u{0}b")),
+        roots.resolve(&nul),
+        roots.resolve(Path::new("\u{0}")),
+    ] {
+        let err = result.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+        assert!(err.message().contains("NUL"), "{err}");
+        assert!(err.details()["path"].is_string(), "{err}");
+    }
+}

@@ -575,6 +575,18 @@ async fn bad_requests_are_4xx_json_errors_and_create_nothing() {
             "project",
         ),
         ("not an object", json!([1, 2]), "."),
+        // A NUL is in no path and no command: the request's mistake, not
+        // the file system's (a 500 `io` once).
+        (
+            "a project with a NUL",
+            with(json!({"project": format!("{}\u{0}x", w.project.display())})),
+            "project",
+        ),
+        (
+            "an oracle command with a NUL",
+            with(json!({"oracle": {"repro": "true\u{0}", "suite": "true"}})),
+            "oracle.repro",
+        ),
     ];
     for (what, spec, path) in cases {
         let (status, body) = w.post("/api/battles", spec).await;
@@ -649,6 +661,8 @@ async fn bad_requests_are_4xx_json_errors_and_create_nothing() {
         format!("/api/battles?project={outside_q}"),
         "/api/leaderboard?battle_type=chess".to_owned(),
         format!("/api/leaderboard?project={outside_q}"),
+        "/api/battles?project=%00".to_owned(),
+        "/api/leaderboard?project=/tmp/a%00b".to_owned(),
     ] {
         let (status, body) = w.get(&path).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");

@@ -733,6 +733,18 @@ async fn bad_requests_and_specs_are_400s_with_every_problem_and_create_nothing()
             ("steps", vec![("steps", "")]),
         ),
         ("a spec that is not an object", json!([1]), (".", vec![])),
+        // No path, command or argument holds a NUL: refused with its
+        // path, not a failed spawn (or a 500) later.
+        (
+            "a cwd with a NUL",
+            json!({"steps": [{"id": "a", "kind": "command", "argv": ["true"], "cwd": "/tmp/a\u{0}b"}]}),
+            ("steps[0].cwd", vec![("steps[0].cwd", "NUL")]),
+        ),
+        (
+            "an argument with a NUL",
+            json!({"steps": [{"id": "a", "kind": "command", "argv": ["true", "x\u{0}"]}]}),
+            ("steps[0].argv[1]", vec![("steps[0].argv[1]", "NUL")]),
+        ),
     ];
     for (what, spec, (path, expected)) in specs {
         let (status, body) = w
@@ -1344,4 +1356,30 @@ fn the_spec_schema_reads_a_sandbox_network_as_the_decoder_does() {
             assert_eq!(pattern.is_match(text), decoded, "{title}: network {text:?}");
         }
     }
+}
+
+/// A cwd whose template renders a NUL (from the input: no schema can see
+/// it) fails its step with `invalid_input`, like any cwd outside the
+/// roots; the run fails, the server goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cwd_that_renders_a_nul_fails_its_step_not_the_server() {
+    let w = world().await;
+    let spec = json!({"steps": [
+        {"id": "a", "kind": "command", "argv": ["true"], "cwd": "{{ input.dir }}"},
+    ]});
+    let id = w.start(spec, json!({"dir": "sub\u{0}dir"})).await;
+    let mut sse = w.events(&id).await;
+    follow(&mut sse, &id, run_ended).await;
+    let run = w.run(&id).await;
+    assert_eq!(run["status"], "failed", "{run}");
+    let a = step(&run, "a");
+    assert_eq!(a["status"], "failed", "{a}");
+    assert_eq!(a["error"]["kind"], "invalid_input", "{a}");
+    assert!(
+        a["error"]["message"].as_str().unwrap().contains("NUL"),
+        "{a}"
+    );
+    let (status, _) = w.get("/api/health").await;
+    assert_eq!(status, StatusCode::OK);
+    w.shutdown().await;
 }

@@ -18,7 +18,9 @@
 //!   and `details.path` is the first one's path;
 //! - unknown fields are refused, at every level; `null` is "not given";
 //! - `battle_type` is `coding` or `qa` (aliases of [`BattleType`] accepted);
-//!   `prompt` is not blank; `project` is required for `coding`;
+//!   `prompt` is not blank; `project` is required for `coding`; the
+//!   project and the oracle's commands have no NUL character (no path or
+//!   command can hold one);
 //! - `base` is `"snapshot"` (the user's working tree as it is) or a
 //!   revision (default `HEAD`): not blank, no whitespace or control
 //!   characters, not starting with `-`, no `..` (a range is no commit);
@@ -322,7 +324,7 @@ impl BattleSpec {
         if get("prompt").is_none() {
             p.add("prompt", "required: the task every contestant gets");
         }
-        let project = p.text(get("project"), "project");
+        let project = p.os_text(get("project"), "project");
         if battle_type == Some(BattleType::Coding) && get("project").is_none() {
             p.add(
                 "project",
@@ -421,8 +423,8 @@ impl BattleSpec {
             }
             Some(Value::Object(o)) => {
                 p.unknown_keys(o, "oracle", &["repro", "suite", "timeout", "network"]);
-                let repro = p.text(o.get("repro"), "oracle.repro");
-                let suite = p.text(o.get("suite"), "oracle.suite");
+                let repro = p.os_text(o.get("repro"), "oracle.repro");
+                let suite = p.os_text(o.get("suite"), "oracle.suite");
                 let given = |k: &str| o.get(k).is_some_and(|v| !v.is_null());
                 if !given("repro") && !given("suite") {
                     p.add("oracle", "needs `repro`, `suite` or both");

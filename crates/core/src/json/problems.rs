@@ -13,6 +13,12 @@ use crate::json::describe;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
+/// The problem of a path, command or argument with a NUL character: the
+/// operating system takes none (a file name, an `exec` argument and an
+/// environment entry all end at the first NUL).
+pub(crate) const NUL_PROBLEM: &str =
+    "contains a NUL character, which no path, command or argument can hold";
+
 /// Problems found so far, each `(path, message)`.
 #[derive(Debug, Default)]
 pub(crate) struct Problems(pub(crate) Vec<(String, String)>);
@@ -82,6 +88,19 @@ impl Problems {
                 None
             }
         }
+    }
+
+    /// A non-blank string that reaches the operating system — a path, a
+    /// shell command, a program's argument — so without a NUL character,
+    /// which none of them can hold; `None` when absent or `null`, or a
+    /// problem ([`NUL_PROBLEM`]).
+    pub(crate) fn os_text(&mut self, value: Option<&Value>, at: &str) -> Option<String> {
+        let text = self.text(value, at)?;
+        if text.contains('\0') {
+            self.add(at, NUL_PROBLEM);
+            return None;
+        }
+        Some(text)
     }
 
     /// A duration above zero (absent or `null`: `default`).

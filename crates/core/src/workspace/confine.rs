@@ -117,6 +117,15 @@ fn canonical_root(root: &Path) -> Result<PathBuf, Error> {
 }
 
 fn resolve(root: &Path, path: &Path, follow_leaf: bool) -> Result<PathBuf, Error> {
+    if path.as_os_str().as_encoded_bytes().contains(&0) {
+        // The file system would refuse it as an IO error; it is the
+        // request's mistake.
+        return Err(Error::invalid_input(format!(
+            "{:?} contains a NUL character, which no path can hold",
+            path.display().to_string()
+        ))
+        .with_detail("path", path.to_string_lossy().as_ref()));
+    }
     let root = canonical_root(root)?;
     // A relative path is refused lexically before any IO; an absolute one
     // may spell the root differently (through a symlink), so it is checked
@@ -180,8 +189,9 @@ fn resolve(root: &Path, path: &Path, follow_leaf: bool) -> Result<PathBuf, Error
 /// canonical root or lies under it. Errors: `invalid_input` naming the
 /// root (details `path`, `root`) when the path or a symlink on it leads
 /// outside, or goes through a symlink that does not resolve (dangling or a
-/// loop: where it would write cannot be known); `io` when the root or a
-/// component cannot be inspected.
+/// loop: where it would write cannot be known); `invalid_input` (detail
+/// `path`) for a path with a NUL character, which no file can have; `io`
+/// when the root or a component cannot be inspected.
 pub fn resolve_under(root: &Path, path: &Path) -> Result<PathBuf, Error> {
     resolve(root, path, true)
 }

@@ -351,6 +351,35 @@ fn defaults_and_forms_accepted() {
     assert_eq!(FlowSpec::from_json(&spec.to_json()).unwrap(), spec);
 }
 
+/// What reaches the operating system — a command's cwd, argv, shell and
+/// sandbox paths, an agent's workdir — cannot hold a NUL character: each
+/// one is an `invalid_input` problem at its path when the spec is decoded
+/// (so `POST /api/runs` answers 400, not a failed spawn or a 500 later).
+#[test]
+fn a_nul_in_a_path_or_a_command_is_a_decode_problem() {
+    const NUL: &str = "contains a NUL character";
+    let e = FlowSpec::from_json(&steps(json!([
+        {"id": "a", "kind": "command", "argv": ["ls", "a\u{0}b"], "cwd": "/tmp/a\u{0}b"},
+        {"id": "b", "kind": "command", "shell": "echo \u{0}",
+         "sandbox": {"writable": ["/tmp/\u{0}"], "readable": ["/ok", "/\u{0}x"]}},
+        {"id": "c", "kind": "agent", "agent": "x", "model": "m", "prompt": "p\u{0}", "workdir": "w\u{0}"},
+        {"id": "d", "kind": "command", "argv": ["l\u{0}s"]},
+    ])))
+    .unwrap_err();
+    assert_problems(
+        &e,
+        &[
+            ("steps[0].argv[1]", NUL),
+            ("steps[0].cwd", NUL),
+            ("steps[1].shell", NUL),
+            ("steps[1].sandbox.writable[0]", NUL),
+            ("steps[1].sandbox.readable[1]", NUL),
+            ("steps[2].workdir", NUL),
+            ("steps[3].argv[0]", NUL),
+        ],
+    );
+}
+
 #[test]
 fn a_command_steps_sandbox_decodes_every_field() {
     use coderig::sandbox::{NetworkPolicy, ResourceLimits, SandboxMode, SandboxOverrides};

@@ -8,7 +8,7 @@ use super::*;
 use crate::error::Error;
 use crate::flow::DEFAULT_LOOP_MAX_ITERATIONS;
 use crate::json::describe;
-use crate::json::problems::{join, listed, Problems};
+use crate::json::problems::{join, listed, Problems, NUL_PROBLEM};
 use crate::names::macros::ParseNameError;
 use crate::sandbox::{NetworkPolicy, ResourceLimits, SandboxMode, SandboxOverrides};
 use serde_json::{Map, Value};
@@ -325,7 +325,7 @@ fn step(p: &mut Problems, value: &Value, at: &str) -> Option<StepSpec> {
             access: p
                 .name(o.get("access"), &join(at, "access"))
                 .unwrap_or_default(),
-            workdir: p.text(o.get("workdir"), &join(at, "workdir")),
+            workdir: p.os_text(o.get("workdir"), &join(at, "workdir")),
         }),
         Some("command") => StepAction::Command(command(p, o, at)),
         Some("approval") => StepAction::Approval(ApprovalAction {
@@ -494,6 +494,9 @@ fn command(p: &mut Problems, o: &Map<String, Value>, at: &str) -> CommandAction 
                             Value::String(s) if i == 0 && s.trim().is_empty() => {
                                 p.add(format!("{path}[0]"), "must not be blank: the program")
                             }
+                            Value::String(s) if s.contains('\0') => {
+                                p.add(format!("{path}[{i}]"), NUL_PROBLEM)
+                            }
                             Value::String(s) => out.push(s.clone()),
                             other => p.add(
                                 format!("{path}[{i}]"),
@@ -509,11 +512,12 @@ fn command(p: &mut Problems, o: &Map<String, Value>, at: &str) -> CommandAction 
             }
             CommandProgram::Argv(out)
         }
-        (None, Some(shell)) => {
-            CommandProgram::Shell(p.text(Some(shell), &join(at, "shell")).unwrap_or_default())
-        }
+        (None, Some(shell)) => CommandProgram::Shell(
+            p.os_text(Some(shell), &join(at, "shell"))
+                .unwrap_or_default(),
+        ),
     };
-    let cwd = p.text(o.get("cwd"), &join(at, "cwd"));
+    let cwd = p.os_text(o.get("cwd"), &join(at, "cwd"));
     let mut env = BTreeMap::new();
     match given(o, "env") {
         None => {}
@@ -621,6 +625,7 @@ fn absolute_paths(p: &mut Problems, value: Option<&Value>, at: &str) -> Vec<Path
     for (i, item) in items.iter().enumerate() {
         let path = format!("{at}[{i}]");
         match item {
+            Value::String(s) if s.contains('\0') => p.add(path, NUL_PROBLEM),
             Value::String(s) if PathBuf::from(s).is_absolute() => out.push(PathBuf::from(s)),
             Value::String(s) => p.add(
                 path,

@@ -25,6 +25,23 @@ fn opt_text(description: &str) -> Value {
     json!({"type": ["string", "null"], "pattern": format!("[^{WS}]"), "description": description})
 }
 
+/// Text that reaches the operating system (a path, a command): not blank
+/// and without NUL, which the decoder refuses (`Problems::os_text`).
+fn os_text_pattern() -> String {
+    format!("^[^\\x00]*[^{WS}\\x00][^\\x00]*$")
+}
+
+fn os_text(description: &str) -> Value {
+    json!({"type": "string", "pattern": os_text_pattern(), "description": description})
+}
+
+fn opt_os_text(description: &str) -> Value {
+    json!({"type": ["string", "null"], "pattern": os_text_pattern(), "description": description})
+}
+
+/// Any text without NUL (a program's argument, an environment value).
+const NO_NUL: &str = "^[^\\x00]*$";
+
 fn id_pattern() -> &'static str {
     "^[A-Za-z0-9_-]{1,100}$"
 }
@@ -113,7 +130,7 @@ fn network_pattern() -> String {
 
 /// A command step's `sandbox:` as the decoder reads it (`decode::sandbox`).
 fn sandbox_schema() -> Value {
-    let paths = |description: &str| json!({"type": ["array", "null"], "items": {"type": "string", "pattern": "^/"}, "description": description});
+    let paths = |description: &str| json!({"type": ["array", "null"], "items": {"type": "string", "pattern": "^/[^\\x00]*$"}, "description": description});
     let limit = |description: &str| json!({"type": ["integer", "null"], "minimum": 1, "maximum": MAX_SANDBOX_LIMIT, "description": description});
     json!({
         "type": ["object", "null"],
@@ -183,23 +200,23 @@ fn kind_properties(kind: &str, form: Option<&str>) -> Map<String, Value> {
                     "What the agent may do (default read_only).",
                 ),
             );
-            put("workdir", opt_text("The work dir, a template."));
+            put("workdir", opt_os_text("The work dir, a template."));
         }
         "command" => {
             if form == Some("argv") {
                 put(
                     "argv",
-                    json!({"type": "array", "minItems": 1, "items": {"type": "string"},
-                           "description": "The program and its arguments, each a template."}),
+                    json!({"type": "array", "minItems": 1, "items": {"type": "string", "pattern": NO_NUL},
+                           "description": "The program and its arguments, each a template (no NUL)."}),
                 );
             } else {
-                put("shell", text("A sh command line, a template."));
+                put("shell", os_text("A sh command line, a template."));
             }
-            put("cwd", opt_text("The working directory, a template."));
+            put("cwd", opt_os_text("The working directory, a template."));
             put(
                 "env",
-                json!({"type": ["object", "null"], "additionalProperties": {"type": "string"},
-                              "description": "Extra environment variables; values are templates."}),
+                json!({"type": ["object", "null"], "additionalProperties": {"type": "string", "pattern": NO_NUL},
+                              "description": "Extra environment variables (a name has no `=` or NUL); values are templates."}),
             );
             put("sandbox", sandbox_schema());
         }
