@@ -173,6 +173,7 @@ named_enum!(OutputKind, "output kind", {
 
 /// One contestant as `battle_started` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ContestantInfo {
     /// The contestant's id.
     pub id: String,
@@ -186,6 +187,7 @@ pub struct ContestantInfo {
 
 /// `battle_started`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BattleStarted {
     /// The battle.
     pub battle_id: String,
@@ -203,6 +205,7 @@ pub struct BattleStarted {
 /// agent's turn, the oracle's evidence, and the error object of
 /// [`crate::Error::to_json`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ContestantUpdated {
     /// The battle.
     pub battle_id: String,
@@ -218,20 +221,24 @@ pub struct ContestantUpdated {
     pub ttft_ms: Option<u64>,
     /// Token usage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub usage: Option<Value>,
     /// Generated tokens per second (local lane).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_sec: Option<f64>,
     /// The oracle's evidence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub evidence: Option<Value>,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub error: Option<Value>,
 }
 
 /// `battle_updated`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BattleUpdated {
     /// The battle.
     pub battle_id: String,
@@ -251,11 +258,13 @@ pub struct BattleUpdated {
     pub cross_exam_id: Option<String>,
     /// Why it failed (the error object of [`crate::Error::to_json`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub error: Option<Value>,
 }
 
 /// `run_updated`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunUpdated {
     /// The run.
     pub run_id: String,
@@ -263,11 +272,13 @@ pub struct RunUpdated {
     pub status: RunStatus,
     /// Why it failed (the error object of [`crate::Error::to_json`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub error: Option<Value>,
 }
 
 /// `step_updated`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StepUpdated {
     /// The run.
     pub run_id: String,
@@ -282,6 +293,7 @@ pub struct StepUpdated {
     pub skip_reason: Option<SkipReason>,
     /// Why it failed (the error object of [`crate::Error::to_json`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub error: Option<Value>,
     /// Present only when the attempt this status ends ran with part of its
     /// sandbox not enforced (mode `auto` on a kernel that lacks a feature,
@@ -296,6 +308,7 @@ pub struct StepUpdated {
 /// run's step (exactly one pair of ids).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum OutputSource {
     /// A contestant of a battle.
     Contestant {
@@ -315,6 +328,7 @@ pub enum OutputSource {
 
 /// `agent_output` (live only).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AgentOutput {
     /// Whose agent.
     #[serde(flatten)]

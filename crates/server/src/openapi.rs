@@ -1,30 +1,38 @@
-//! The OpenAPI 3.1 document served at `GET /api/openapi.json` (bearer
-//! security scheme included), generated
-//! by utoipa from the handlers' `#[utoipa::path]` attributes and the
-//! request/response types' schemas (the core's behind its `openapi`
-//! feature). The tests check that its paths are exactly the routes the
-//! router serves, and the fuzz stage of `scripts/test.sh` (schemathesis)
-//! that the server accepts what it says and answers what it declares.
+//! The OpenAPI 3.1 document served at `GET /api/openapi.json`, assembled
+//! per server: utoipa generates it from the handlers' `#[utoipa::path]`
+//! attributes and the schemas of the types they name (the core's behind
+//! its `openapi` feature, the server's own in [`crate::schema`]); this
+//! module only puts it together. It describes the server as it runs
+//! ([`document_for`]): with a token (`--token`), the bearer scheme, a
+//! document-wide `security` requirement and a 401 on every route but `GET
+//! /api/health`; without one, no route requires anything. The tests check
+//! that its paths are exactly the routes the router serves and that the
+//! bodies the server sends are the ones it declares, and the fuzz stage of
+//! `scripts/test.sh` (schemathesis) that the server accepts what it says and
+//! answers what it declares.
 
-use crate::routes;
+use crate::schema::{raw_schemas, ErrorBody, ServerError, SseGap, Unauthorized};
+use crate::{routes, Config};
+use coderig::event::{
+    AgentOutput, BattleStarted, BattleUpdated, ContestantUpdated, RunUpdated, StepUpdated,
+};
 use coderig::flow::FlowSpec;
 use serde_json::{json, Value};
-use std::borrow::Cow;
-use utoipa::openapi::schema::Schema;
-use utoipa::openapi::RefOr;
-use utoipa::{OpenApi, PartialSchema, ToSchema};
+use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+use utoipa::{Modify, OpenApi, ToSchema};
 
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "coderig",
-        description = "The reference HTTP face of coderig. Every response is JSON; errors are \
-            {ok: false, error: {kind, code, message, ...details}} with the core's kinds \
-            (400 invalid_input, 422 edit refusals) and three only HTTP has \
-            (404 route_not_found, 405 method_not_allowed, 413 payload_too_large, \
-            401 unauthorized). Offsets are UTF-8 byte offsets. A server started with a token \
-            (--token / CODERIG_TOKEN) requires `Authorization: Bearer <token>` on every route \
-            but GET /api/health; without one it serves without authentication (loopback only)."
+        description = "The reference HTTP face of coderig. Every response is JSON but the event \
+            stream; errors are {ok: false, error: {kind, code, message, ...details}} with the \
+            core's kinds (400 invalid_input, 422 edit refusals, 500 io and internal) and the ones \
+            only HTTP has (404 route_not_found, 405 method_not_allowed, 413 payload_too_large, \
+            401 unauthorized). Offsets are UTF-8 byte offsets. This document describes the server \
+            that serves it: one started with a token (--token / CODERIG_TOKEN) requires \
+            `Authorization: Bearer <token>` on every route but GET /api/health, and its document \
+            says so; one without serves without authentication (loopback only)."
     ),
     paths(
         routes::health::health,
@@ -58,21 +66,90 @@ use utoipa::{OpenApi, PartialSchema, ToSchema};
         routes::runs::approve_step,
         routes::runs::reject_step,
     ),
-    components(schemas(ErrorBody, Unauthorized, FlowSpec)),
-    modifiers(&BearerAuth),
-    security(("bearer" = []))
+    components(schemas(
+        ErrorBody,
+        ServerError,
+        Unauthorized,
+        FlowSpec,
+        BattleStarted,
+        ContestantUpdated,
+        BattleUpdated,
+        RunUpdated,
+        StepUpdated,
+        AgentOutput,
+        SseGap
+    ))
 )]
 struct ApiDoc;
 
-/// The bearer scheme, and a 401 answer on every operation that requires it
-/// (those whose own `security` does not lift the document's).
+/// The operations of `openapi`, mutably.
+fn operations(
+    openapi: &mut utoipa::openapi::OpenApi,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    openapi.paths.paths.values_mut().flat_map(|item| {
+        [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+    })
+}
+
+/// An error response of `description` with the body of `schema`.
+fn error_response(
+    description: &str,
+    schema: &str,
+) -> utoipa::openapi::RefOr<utoipa::openapi::Response> {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name(schema)))
+                .build(),
+        )
+        .build()
+        .into()
+}
+
+/// A 500 on every operation: any route may fail to read or write the store
+/// or a file (`io`), and a bug becomes a JSON `internal` (the panic
+/// catcher), never a dropped connection.
+struct ServerErrors;
+
+impl Modify for ServerErrors {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let response = error_response(
+            "io or internal: the server could not do its part (never the request's fault).",
+            &ServerError::name(),
+        );
+        for operation in operations(openapi) {
+            operation
+                .responses
+                .responses
+                .insert("500".into(), response.clone());
+        }
+    }
+}
+
+/// A server with a token: the bearer scheme, the document-wide
+/// requirement, and a 401 on every operation that requires it (those whose
+/// own `security` does not lift the document's: `GET /api/health`).
 struct BearerAuth;
 
-impl utoipa::Modify for BearerAuth {
+impl Modify for BearerAuth {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-        if let Some(components) = openapi.components.as_mut() {
-            components.add_security_scheme(
+        use utoipa::openapi::security::{
+            HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+        };
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
                 "bearer",
                 SecurityScheme::Http(
                     HttpBuilder::new()
@@ -83,56 +160,51 @@ impl utoipa::Modify for BearerAuth {
                         .build(),
                 ),
             );
-        }
-        let unauthorized = utoipa::openapi::ResponseBuilder::new()
-            .description("unauthorized: the server has a token and the request did not send it.")
-            .content(
-                "application/json",
-                utoipa::openapi::ContentBuilder::new()
-                    .schema(Some(utoipa::openapi::Ref::from_schema_name("Unauthorized")))
-                    .build(),
-            )
-            .build();
-        for item in openapi.paths.paths.values_mut() {
-            for operation in [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                // `security: [{}]` (health): open to anyone.
-                let open = operation.security.as_ref().is_some_and(|s| !s.is_empty());
-                if !open {
-                    operation
-                        .responses
-                        .responses
-                        .insert("401".into(), unauthorized.clone().into());
-                }
+        openapi.security = Some(vec![SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]);
+        let unauthorized = error_response(
+            "unauthorized: the server has a token and the request did not send it.",
+            &Unauthorized::name(),
+        );
+        for operation in operations(openapi) {
+            // `security: [{}]` (health): open to anyone.
+            let open = operation.security.as_ref().is_some_and(|s| !s.is_empty());
+            if !open {
+                operation
+                    .responses
+                    .responses
+                    .insert("401".into(), unauthorized.clone());
             }
         }
     }
 }
 
-/// The whole document, as JSON.
-pub fn document() -> Value {
-    let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|e| {
+/// The document of a server started with `config`, as JSON: the bearer
+/// scheme and 401s only when it has a token.
+pub fn document_for(config: &Config) -> Value {
+    let mut openapi = ApiDoc::openapi();
+    ServerErrors.modify(&mut openapi);
+    if config.token.is_some() {
+        BearerAuth.modify(&mut openapi);
+    }
+    let mut doc = serde_json::to_value(openapi).unwrap_or_else(|e| {
         json!({"openapi": "3.1.0", "info": {"title": "coderig", "version": env!("CARGO_PKG_VERSION"),
                "description": format!("the document could not be built: {e}")}, "paths": {}})
     });
-    // Two parts utoipa 5 cannot carry: a schema with `oneOf` of objects and
-    // nullable `anyOf`s (its typed Schema drops them), and response links
-    // (its Link serializes `operation_id`, not the spec's `operationId`).
-    // Both are added to the JSON, exactly as written.
+    // Two parts utoipa 5 cannot carry: schemas with `oneOf` of objects,
+    // nullable `anyOf`s or `contentSchema` (its typed Schema drops them),
+    // and response links (its Link serializes `operation_id`, not the
+    // spec's `operationId`). Both are added to the JSON, exactly as
+    // written.
     if let Some(schemas) = doc
         .pointer_mut("/components/schemas")
         .and_then(Value::as_object_mut)
     {
-        schemas.insert("BattleSpecBody".into(), battle_spec_schema());
-        schemas.insert("RunRequestBody".into(), run_request_schema());
+        for (name, schema) in raw_schemas() {
+            schemas.insert(name.into(), schema);
+        }
     }
     if let Some(created) = doc.pointer_mut("/paths/~1api~1battles/post/responses/201") {
         created["links"] = battle_links();
@@ -144,6 +216,11 @@ pub fn document() -> Value {
         run["links"] = step_links();
     }
     doc
+}
+
+/// The document of a server without a token ([`Config::default`]).
+pub fn document() -> Value {
+    document_for(&Config::default())
 }
 
 /// Links from `POST /api/runs`'s 201 to the operations on the run it
@@ -178,32 +255,6 @@ fn step_links() -> Value {
     Value::Object(links)
 }
 
-/// The JSON Schema of `POST /api/runs`'s body: a registered flow by name
-/// or an inline spec (exactly one; the other may be given as `null`, which
-/// the route reads as not given), and an optional input object.
-fn run_request_schema() -> Value {
-    let input = json!({"description": "The run's input: `input` of its templates and conditions (default {}).",
-                       "anyOf": [{"type": "object"}, {"type": "null"}]});
-    let spec = json!({"$ref": format!("#/components/schemas/{}", FlowSpec::name())});
-    json!({
-        "description": "A run to start: `flow` (a registered flow's name, GET /api/flows) or `spec` (an inline flow spec, DESIGN \"flow runtime\"), and `input`.",
-        "oneOf": [
-            {"type": "object", "title": "registered", "additionalProperties": false, "required": ["flow"],
-             "properties": {
-                 "flow": {"type": "string", "description": "A registered flow's name."},
-                 "spec": {"type": "null"},
-                 "input": input,
-             }},
-            {"type": "object", "title": "inline", "additionalProperties": false, "required": ["spec"],
-             "properties": {
-                 "spec": spec,
-                 "flow": {"type": "null"},
-                 "input": input,
-             }},
-        ]
-    })
-}
-
 /// Links from `POST /api/battles`'s 201 to the operations on the battle it
 /// created (`battle_id` → `{id}`), so clients — and schemathesis' stateful
 /// phase — can follow them. Not to the analysis or a contestant's diff:
@@ -224,417 +275,4 @@ fn battle_links() -> Value {
         );
     }
     Value::Object(links)
-}
-
-fn codes(kinds: &[&str]) -> Vec<String> {
-    kinds.iter().map(|k| k.to_ascii_uppercase()).collect()
-}
-
-/// `{"ok": false, "error": {kind, code, message, ...details}}` for `kinds`,
-/// with exactly the `details` fields those kinds carry.
-fn error_schema(description: &str, kinds: &[&str], details: Value) -> RefOr<Schema> {
-    let mut properties = json!({
-        "kind": {"type": "string", "enum": kinds},
-        "code": {"type": "string", "enum": codes(kinds), "description": "The kind in upper case."},
-        "message": {"type": "string", "description": "Written for a person or a model to act on."},
-    });
-    if let (Some(all), Value::Object(details)) = (properties.as_object_mut(), details) {
-        all.extend(details);
-    }
-    let schema = json!({
-        "type": "object",
-        "description": description,
-        "additionalProperties": false,
-        "required": ["ok", "error"],
-        "properties": {
-            "ok": {"type": "boolean", "enum": [false]},
-            "error": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["kind", "code", "message"],
-                "properties": properties,
-            }
-        }
-    });
-    serde_json::from_value(schema).unwrap_or_default()
-}
-
-/// An error schema with a fixed component name.
-macro_rules! error_type {
-    ($(#[$doc:meta])* $ty:ident, $body:expr) => {
-        $(#[$doc])*
-        pub(crate) struct $ty;
-        impl PartialSchema for $ty {
-            fn schema() -> RefOr<Schema> {
-                $body
-            }
-        }
-        impl ToSchema for $ty {
-            fn name() -> Cow<'static, str> {
-                Cow::Borrowed(stringify!($ty))
-            }
-        }
-    };
-}
-
-fn nearest() -> Value {
-    let nearest = serde_json::to_value(coderig::Nearest::schema()).unwrap_or(Value::Null);
-    json!({"description": "not_found: the closest window, or null.", "anyOf": [nearest, {"type": "null"}]})
-}
-
-fn line_ranges() -> Value {
-    // Two integers by minItems/maxItems, not a prefixItems tuple:
-    // schemathesis 4 mis-converts prefixItems in a response schema.
-    json!({"type": "array", "description": "ambiguous: [first_line, last_line] of each location.",
-           "items": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 2, "maxItems": 2}})
-}
-
-fn violations() -> Value {
-    let violation = serde_json::to_value(coderig::GuardViolation::schema()).unwrap_or(Value::Null);
-    json!({"type": "array", "description": "guard: what each guard saw.", "items": violation})
-}
-
-fn remaps() -> Value {
-    json!({"type": "object", "description": "hashline_mismatch: each stale ref and its fresh LINE#HH.",
-           "additionalProperties": {"type": "string"}})
-}
-
-error_type!(
-    /// Any error of the API (the kinds of every route together).
-    ErrorBody,
-    {
-        let kinds: Vec<&str> = coderig::ErrorKind::NAMES
-            .iter()
-            .copied()
-            .chain([
-                "route_not_found",
-                "method_not_allowed",
-                "payload_too_large",
-                "unauthorized",
-            ])
-            .collect();
-        let mut schema = error_schema(
-            "Any error: the core's kinds and the three only HTTP has.",
-            &kinds,
-            json!({}),
-        );
-        // Details vary by kind: any further field may follow.
-        if let RefOr::T(Schema::Object(object)) = &mut schema {
-            if let Some(RefOr::T(Schema::Object(error))) = object.properties.get_mut("error") {
-                error.additional_properties = None;
-            }
-        }
-        schema
-    }
-);
-
-error_type!(
-    /// The body of `POST /api/battles`: a battle spec, as the core's
-    /// `BattleSpec::from_json` reads it (which stays the decoder; this only
-    /// describes it). A coding battle needs a `project`; a qa battle has no
-    /// `base` and no `oracle`. A placeholder here: [`document`] puts the
-    /// real schema ([`battle_spec_schema`]) in the JSON.
-    BattleSpecBody,
-    RefOr::T(Schema::Object(utoipa::openapi::schema::Object::new()))
-);
-
-/// The JSON Schema of an oracle's `network`: exactly what the core's
-/// `NetworkPolicy` parser takes — `allow`, `deny`, or `loopback:` and a
-/// comma-separated list of ports 1–65535, each with an optional `+` and
-/// leading zeros and surrounded by optional whitespace (the characters
-/// Rust's `str::trim` removes; ECMA regex semantics, where `$` is the end
-/// of the text). A flow command step's `sandbox.network` takes the same.
-fn network_schema() -> Value {
-    const WS: &str = "[\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*";
-    const PORT: &str =
-        "\\+?0*([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])";
-    let item = format!("{WS}{PORT}{WS}");
-    json!({"type": "string",
-           "pattern": format!("^(allow|deny|loopback:{item}(,{item})*)$"),
-           "description": "What the oracle's commands may reach: \"deny\" (the default: a network namespace of their own, the host's listeners unreachable), \"allow\", or \"loopback:PORT[,PORT...]\" (TCP to those ports only)."})
-}
-
-/// The JSON Schema of a battle spec (DESIGN "arena runtime"): one variant
-/// per battle type, so what only one type takes is stated.
-fn battle_spec_schema() -> Value {
-    // Not blank: a character that is not whitespace.
-    let text =
-        |description: &str| json!({"type": "string", "pattern": "\\S", "description": description});
-    // The decoder reads `null` as "not given": every optional field takes it.
-    let optional = |schema: Value| json!({"anyOf": [schema, {"type": "null"}]});
-    let agent = |description: &str| {
-        json!({"type": "object", "description": description, "additionalProperties": false,
-               "required": ["identity", "model"],
-               "properties": {"identity": text("A configured agent's identity."), "model": text("The model it runs.")}})
-    };
-    let duration = |description: &str| {
-        json!({"description": description, "anyOf": [
-            {"type": "number", "exclusiveMinimum": 0, "maximum": 3.2e9},
-            {"type": "string", "pattern": "^\\s*([0-9]+\\.?[0-9]*|\\.[0-9]+)\\s*(ms|s|sec|secs|m|min|mins|h|hr|hrs)?\\s*$",
-             "description": "A number with a unit: 500ms, 90s, 20m, 2h; more than zero."},
-            {"type": "null"},
-        ]})
-    };
-    let mut contestant =
-        agent("A contestant: an agent, its model and optionally its own instruction.");
-    contestant["properties"]["instruction"] = optional(json!({
-        "type": "string", "pattern": "\\S", "maxLength": coderig::arena::MAX_INSTRUCTION_CHARS,
-        "description": "This contestant's own instruction: its agent receives the battle's prompt, a blank line, then this text (prompt + \"\\n\\n\" + instruction); the other contestants do not see it."}));
-    let contestants = json!({"type": "array", "minItems": 2, "maxItems": 6,
-        "description": "2 to 6 unique (identity, model) pairs, each with a distinct results folder, each with an optional instruction of its own.",
-        "items": contestant});
-    let common = json!({
-        "prompt": text("The task every contestant gets."),
-        "contestants": contestants,
-        "judge": agent("The agent that writes digests and judges."),
-        "contestant_timeout": duration("Each contestant's wall-clock limit (default 20 min)."),
-        "keep_worktrees": optional(json!({"type": "boolean", "description": "Keep the worktrees after archiving (default false)."})),
-    });
-    let given = |key: &str| json!({"required": [key], "properties": {key: {"type": "string"}}});
-    // allOf: utoipa's object schema has no `anyOf` of its own.
-    let oracle = json!({"description": "Commands that test each contestant's patch: repro, suite or both.",
-    "allOf": [
-        {"type": "object", "additionalProperties": false,
-         "properties": {"repro": optional(text("Fails on the base, passes once the task is done.")),
-                        "suite": optional(text("The project's test suite.")),
-                        "timeout": duration("Each command's timeout (default 10 min)."),
-                        "network": optional(network_schema())}},
-        {"anyOf": [given("repro"), given("suite")]},
-    ]});
-    let mut coding = common.clone();
-    if let (Some(map), Value::Object(extra)) = (
-        coding.as_object_mut(),
-        json!({
-            "battle_type": {"type": "string", "enum": ["coding"]},
-            "project": text("The git repository (its top level), under one of the server's --project-root (relative: to the first)."),
-            "base": optional(json!({"type": "string", "pattern": "^(?!-)(?!.*\\.\\.)[^\\s\\x00-\\x1f\\x7f-\\x9f]+$",
-                     "description": "A revision (default HEAD) or \"snapshot\" (the working tree as it is)."})),
-            "oracle": optional(oracle),
-        }),
-    ) {
-        map.extend(extra);
-    }
-    let mut qa = common;
-    if let (Some(map), Value::Object(extra)) = (
-        qa.as_object_mut(),
-        json!({
-            "battle_type": {"type": "string", "enum": ["qa"]},
-            "project": optional(text("Optional: a project the question is about (under a --project-root).")),
-        }),
-    ) {
-        map.extend(extra);
-    }
-    json!({
-        "description": "A battle spec: a coding or a qa battle (DESIGN \"arena runtime\").",
-        "oneOf": [
-            {"type": "object", "title": "coding", "additionalProperties": false,
-             "required": ["battle_type", "prompt", "project", "contestants", "judge"], "properties": coding},
-            {"type": "object", "title": "qa", "additionalProperties": false,
-             "required": ["battle_type", "prompt", "contestants", "judge"], "properties": qa},
-        ]
-    })
-}
-
-error_type!(
-    /// 400: the request is malformed.
-    InvalidInput,
-    error_schema(
-        "invalid_input: not JSON, not declared as JSON, of the wrong shape, or a bad value; `path` names the bad field when there is one.",
-        &["invalid_input"],
-        json!({"path": {"type": "string", "description": "JSON path of the bad field (`edits[1].old`)."}}),
-    )
-);
-
-/// `schema` with any further detail allowed in its `error` object: the
-/// arena's errors name what they can (the fields listed), and a store or
-/// workspace error passed through may add its own.
-fn open_details(mut schema: RefOr<Schema>) -> RefOr<Schema> {
-    if let RefOr::T(Schema::Object(object)) = &mut schema {
-        if let Some(RefOr::T(Schema::Object(error))) = object.properties.get_mut("error") {
-            error.additional_properties = None;
-        }
-    }
-    schema
-}
-
-error_type!(
-    /// 400 of the battle routes: a bad spec, body or filter.
-    BattleInvalidInput,
-    open_details(error_schema(
-        "invalid_input: a bad spec (every problem in `problems`, the first one's path in `path`), an unknown identity, a project outside the project roots (`given`, `roots`) or not a git repository, a bad filter or body.",
-        &["invalid_input"],
-        json!({
-            "path": {"type": "string", "description": "JSON path of the (first) bad field."},
-            "problems": {"type": "array", "description": "Every problem of a spec.",
-                         "items": {"type": "object", "required": ["path", "message"],
-                                   "properties": {"path": {"type": "string"}, "message": {"type": "string"}}}},
-            "given": {"type": "string", "description": "The project path as given."},
-            "roots": {"type": "array", "items": {"type": "string"}, "description": "The server's project roots."},
-        }),
-    ))
-);
-
-error_type!(
-    /// 404: no battle, contestant, analysis or patch of that id.
-    NotFoundId,
-    open_details(error_schema(
-        "not_found_id: nothing of that id (or not yet: an analysis or a patch not written); details name what and the battle.",
-        &["not_found_id"],
-        json!({
-            "what": {"type": "string", "description": "What was looked for (battle, contestant, analysis, diff)."},
-            "id": {"type": "string", "description": "The id asked for."},
-            "battle_id": {"type": "string", "description": "The battle, when the id was one of its parts."},
-            "status": {"type": "string", "description": "Where that stands now (why it is not there yet)."},
-        }),
-    ))
-);
-
-error_type!(
-    /// 409: the battle is not in a state that allows the request.
-    Conflict,
-    open_details(error_schema(
-        "conflict: the battle's status does not allow it (details `status`), or it changed meanwhile, or a patch does not apply cleanly.",
-        &["conflict"],
-        json!({"status": {"type": "string", "description": "The battle's status."}}),
-    ))
-);
-
-error_type!(
-    /// 503: the server runs no arena runtime.
-    Unavailable,
-    error_schema(
-        "unavailable: this server runs no arena (battles are off).",
-        &["unavailable"],
-        json!({}),
-    )
-);
-
-error_type!(
-    /// The body of `POST /api/runs`. A placeholder here: [`document`] puts
-    /// the real schema ([`run_request_schema`]) in the JSON.
-    RunRequestBody,
-    RefOr::T(Schema::Object(utoipa::openapi::schema::Object::new()))
-);
-
-error_type!(
-    /// 400 of the run routes: a bad request, spec, filter or body.
-    RunInvalidInput,
-    open_details(error_schema(
-        "invalid_input: a bad body, spec (every problem in `problems`, the first one's path in `path`), input, filter or flow name; nothing was created.",
-        &["invalid_input"],
-        json!({
-            "path": {"type": "string", "description": "JSON path of the (first) bad field: in the body (`flow`, `input`) or, for a spec's problems, in the spec (`steps[1].deps[0]`)."},
-            "problems": {"type": "array", "description": "Every problem of a spec.",
-                         "items": {"type": "object", "required": ["path", "message"],
-                                   "properties": {"path": {"type": "string"}, "message": {"type": "string"}}}},
-        }),
-    ))
-);
-
-error_type!(
-    /// 404: no run, or no step of that id in it.
-    RunNotFoundId,
-    open_details(error_schema(
-        "not_found_id: no run of that id, or no step of that id in the run.",
-        &["not_found_id"],
-        json!({
-            "what": {"type": "string", "description": "What was looked for (run, step)."},
-            "id": {"type": "string", "description": "The id asked for."},
-            "run_id": {"type": "string", "description": "The run, when a step was looked for."},
-        }),
-    ))
-);
-
-error_type!(
-    /// 409: the run or step is not in a state that allows the request.
-    RunConflict,
-    open_details(error_schema(
-        "conflict: the run already ended (cancel), or the step is not an approval waiting for a decision (approve, reject; `status` is where it stands).",
-        &["conflict"],
-        json!({"status": {"type": "string", "description": "The step's status."}}),
-    ))
-);
-
-error_type!(
-    /// 503: the server runs no flow engine.
-    EngineUnavailable,
-    error_schema(
-        "unavailable: this server runs no flow engine (flows and runs are off).",
-        &["unavailable"],
-        json!({}),
-    )
-);
-
-error_type!(
-    /// 401: the server has a token and the request did not send it.
-    Unauthorized,
-    error_schema(
-        "unauthorized: a missing or wrong `Authorization: Bearer <token>`.",
-        &["unauthorized"],
-        json!({})
-    )
-);
-
-error_type!(
-    /// 413: the body is over the server's size limit.
-    PayloadTooLarge,
-    error_schema(
-        "payload_too_large: the body is over --max-body.",
-        &["payload_too_large"],
-        json!({})
-    )
-);
-
-error_type!(
-    /// 422: a well-formed edit the core refuses to apply.
-    EditRefusal,
-    error_schema(
-        "An edit refusal: not_found (with nearest), ambiguous (with count and lines), guard (with violations) or no_op.",
-        &["not_found", "ambiguous", "guard", "no_op"],
-        json!({
-            "nearest": nearest(),
-            "count": {"type": "integer", "minimum": 2, "description": "ambiguous: how many locations."},
-            "lines": line_ranges(),
-            "violations": violations(),
-        }),
-    )
-);
-
-error_type!(
-    /// 422: stale hashline refs, or a hashline edit that changes nothing.
-    HashlineRefusal,
-    error_schema(
-        "hashline_mismatch (with remaps) or, for apply, no_op.",
-        &["hashline_mismatch", "no_op"],
-        json!({"remaps": remaps()}),
-    )
-);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_error_schema_keeps_its_fields() {
-        for (name, schema) in [
-            (ErrorBody::name(), ErrorBody::schema()),
-            (InvalidInput::name(), InvalidInput::schema()),
-            (PayloadTooLarge::name(), PayloadTooLarge::schema()),
-            (Unauthorized::name(), Unauthorized::schema()),
-            (EditRefusal::name(), EditRefusal::schema()),
-            (HashlineRefusal::name(), HashlineRefusal::schema()),
-        ] {
-            let value = serde_json::to_value(schema).unwrap();
-            assert_eq!(value["required"], json!(["ok", "error"]), "{name}: {value}");
-            assert!(
-                value["properties"]["error"]["properties"]["kind"]["enum"].is_array(),
-                "{name}"
-            );
-        }
-        let refusal = serde_json::to_value(EditRefusal::schema()).unwrap();
-        let details = &refusal["properties"]["error"]["properties"];
-        for key in ["nearest", "count", "lines", "violations"] {
-            assert!(details.get(key).is_some(), "{key}");
-        }
-    }
 }

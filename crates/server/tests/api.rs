@@ -594,7 +594,7 @@ async fn openapi_lists_exactly_the_served_routes() {
             .map(String::as_str)
             .collect();
         statuses.sort_unstable();
-        // 401 everywhere but health: the bearer token of --token.
+        // 500 everywhere (io, internal); no 401 without --token (below).
         let battle = path.starts_with("/api/battles") || path == "/api/leaderboard";
         let run = path.starts_with("/api/runs") || path == "/api/flows";
         let expected: Vec<&str> = match (method.as_str(), refusals.contains(path.as_str())) {
@@ -602,11 +602,11 @@ async fn openapi_lists_exactly_the_served_routes() {
             // state, 503 a server without an arena.
             _ if battle => battle_statuses(method, path),
             _ if run => run_statuses(method, path),
-            ("GET", _) if path == "/api/health" => vec!["200"],
-            ("GET", _) if path == "/api/events" => vec!["200", "400", "401"],
-            ("GET", _) => vec!["200", "401"],
-            (_, false) => vec!["200", "400", "401", "413"],
-            (_, true) => vec!["200", "400", "401", "413", "422"],
+            ("GET", _) if path == "/api/health" => vec!["200", "500"],
+            ("GET", _) if path == "/api/events" => vec!["200", "400", "500"],
+            ("GET", _) => vec!["200", "500"],
+            (_, false) => vec!["200", "400", "413", "500"],
+            (_, true) => vec!["200", "400", "413", "422", "500"],
         };
         assert_eq!(statuses, expected, "{method} {path}");
         for status in &statuses[1..] {
@@ -635,26 +635,26 @@ async fn openapi_lists_exactly_the_served_routes() {
 /// engine.
 fn run_statuses(method: &str, path: &str) -> Vec<&'static str> {
     match (method, path) {
-        ("GET", "/api/flows") => vec!["200", "401", "503"],
-        ("POST", "/api/runs") => vec!["201", "400", "401", "413", "503"],
-        ("GET", "/api/runs") => vec!["200", "400", "401", "503"],
-        ("GET", _) => vec!["200", "401", "404", "503"],
-        ("POST", "/api/runs/{id}/cancel") => vec!["200", "401", "404", "409", "503"],
-        _ => vec!["200", "400", "401", "404", "409", "413", "503"],
+        ("GET", "/api/flows") => vec!["200", "500", "503"],
+        ("POST", "/api/runs") => vec!["201", "400", "413", "500", "503"],
+        ("GET", "/api/runs") => vec!["200", "400", "500", "503"],
+        ("GET", _) => vec!["200", "404", "500", "503"],
+        ("POST", "/api/runs/{id}/cancel") => vec!["200", "404", "409", "500", "503"],
+        _ => vec!["200", "400", "404", "409", "413", "500", "503"],
     }
 }
 
 /// The documented statuses of each battle route, sorted.
 fn battle_statuses(method: &str, path: &str) -> Vec<&'static str> {
     match (method, path) {
-        ("POST", "/api/battles") => vec!["201", "400", "401", "413", "503"],
-        ("GET", "/api/battles") | ("GET", "/api/leaderboard") => vec!["200", "400", "401", "503"],
-        ("GET", _) => vec!["200", "401", "404", "503"],
-        ("POST", "/api/battles/{id}/stop") => vec!["200", "401", "404", "409", "503"],
+        ("POST", "/api/battles") => vec!["201", "400", "413", "500", "503"],
+        ("GET", "/api/battles") | ("GET", "/api/leaderboard") => vec!["200", "400", "500", "503"],
+        ("GET", _) => vec!["200", "404", "500", "503"],
+        ("POST", "/api/battles/{id}/stop") => vec!["200", "404", "409", "500", "503"],
         ("POST", "/api/battles/{id}/analyze") | ("POST", "/api/battles/{id}/cross-examine") => {
-            vec!["202", "400", "401", "404", "409", "413", "503"]
+            vec!["202", "400", "404", "409", "413", "500", "503"]
         }
-        _ => vec!["200", "400", "401", "404", "409", "413", "503"],
+        _ => vec!["200", "400", "404", "409", "413", "500", "503"],
     }
 }
 

@@ -505,3 +505,251 @@ async fn projects_are_confined_to_the_roots() {
     .await;
     assert_eq!(status, StatusCode::OK);
 }
+
+/// Appends `event` to work `id`'s history (a transition to `status`) and
+/// tells the bus.
+async fn append(state: &AppState, id: &str, status: &str, event: Event) {
+    state
+        .store()
+        .transition(Transition {
+            target: Target::Work(id.into()),
+            from: vec![],
+            to: status.into(),
+            data: None,
+            event: Some(NewEvent::from_event(&event).unwrap()),
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    state.bus().notify();
+}
+
+/// A frame as the document's `SseMessage` describes it: `{id?, event, data}`.
+fn message(frame: &Frame) -> serde_json::Value {
+    let mut message = json!({"event": frame.event, "data": frame.data});
+    if let Some(id) = &frame.id {
+        message["id"] = json!(id);
+    }
+    message
+}
+
+/// The document describes the stream as it is: one `SseMessage` variant per
+/// event type plus `reset` and `gap`, and every message the server sends —
+/// every event type, each optional field given, both kinds of
+/// `agent_output`, a `reset` — is one of them, its data the declared JSON.
+#[tokio::test]
+async fn every_message_of_the_stream_is_declared_in_the_document() {
+    use coderig::event::{ContestantInfo, ContestantUpdated, EventType, StepUpdated, WinnerSource};
+    let TestServer { url, state } = server().await;
+    let (_, doc) = json_of(
+        reqwest::get(format!("{url}/api/openapi.json"))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let variants: Vec<&str> = doc["components"]["schemas"]["SseMessage"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["title"].as_str().unwrap())
+        .collect();
+    let mut expected: Vec<&str> = EventType::NAMES.to_vec();
+    expected.extend(["reset", "gap"]);
+    assert_eq!(variants, expected);
+    let stream = &doc["paths"]["/api/events"]["get"]["responses"]["200"]["content"]
+        ["text/event-stream"]["schema"];
+    assert_eq!(
+        stream["items"]["$ref"], "#/components/schemas/SseMessage",
+        "{stream}"
+    );
+
+    let epoch = state.store().epoch().to_owned();
+    let error = coderig::Error::io("disk full").to_json();
+    let battle = Event::BattleStarted(BattleStarted {
+        battle_id: "b".into(),
+        battle_type: coderig::arena::BattleType::Coding,
+        prompt: "p".into(),
+        contestants: vec![ContestantInfo {
+            id: "b-c1".into(),
+            identity: "alice".into(),
+            model: "m".into(),
+            lane: coderig::arena::Lane::Local,
+        }],
+    });
+    let record = state
+        .store()
+        .create_work(NewWork {
+            id: "b".into(),
+            kind: WorkKind::Battle,
+            status: "running".into(),
+            data: json!({}),
+            owners: vec![],
+            tasks: vec![],
+            event: NewEvent::from_event(&battle).unwrap(),
+        })
+        .await
+        .unwrap();
+    assert!(record.seq > 0);
+    append(
+        &state,
+        "b",
+        "running",
+        Event::ContestantUpdated(ContestantUpdated {
+            battle_id: "b".into(),
+            contestant_id: "b-c1".into(),
+            status: coderig::arena::ContestantStatus::Error,
+            duration_ms: Some(1200),
+            ttft_ms: Some(80),
+            usage: Some(json!({"input": 10, "output": 3})),
+            tokens_per_sec: Some(41.5),
+            evidence: Some(json!({"tier": "none"})),
+            error: Some(error.clone()),
+        }),
+    )
+    .await;
+    append(
+        &state,
+        "b",
+        "completed",
+        Event::BattleUpdated(BattleUpdated {
+            battle_id: "b".into(),
+            status: BattleStatus::Completed,
+            winner_contestant_id: Some("b-c1".into()),
+            winner_source: Some(WinnerSource::Oracle),
+            analysis_ready: Some(true),
+            cross_exam_id: Some("x".into()),
+            error: Some(error.clone()),
+        }),
+    )
+    .await;
+    start_run(&state, "r").await;
+    append(
+        &state,
+        "r",
+        "failed",
+        Event::StepUpdated(StepUpdated {
+            run_id: "r".into(),
+            step_id: "s".into(),
+            status: coderig::flow::StepStatus::Skipped,
+            attempt: 2,
+            skip_reason: Some(coderig::flow::SkipReason::UpstreamFailed),
+            error: Some(error.clone()),
+            sandbox: Some("auto: network unconfined".into()),
+        }),
+    )
+    .await;
+    append(
+        &state,
+        "r",
+        "failed",
+        Event::RunUpdated(RunUpdated {
+            run_id: "r".into(),
+            status: RunStatus::Failed,
+            error: Some(error),
+        }),
+    )
+    .await;
+
+    let mut client = SseClient::open(&format!("{url}/api/events?after={epoch}:0"), &[]).await;
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        let frame = client.event().await;
+        common::schema::assert_conforms(&doc, "SseMessage", &message(&frame));
+        seen.push(frame.event.unwrap());
+    }
+    for source in [
+        OutputSource::Contestant {
+            battle_id: "b".into(),
+            contestant_id: "b-c1".into(),
+        },
+        OutputSource::Step {
+            run_id: "r".into(),
+            step_id: "s".into(),
+        },
+    ] {
+        state.bus().publish_live(Event::AgentOutput(AgentOutput {
+            source,
+            kind: OutputKind::ToolCall,
+            text: "read_file".into(),
+        }));
+        let frame = client.event().await;
+        common::schema::assert_conforms(&doc, "SseMessage", &message(&frame));
+        seen.push(frame.event.unwrap());
+    }
+    let mut every: Vec<&str> = seen.iter().map(String::as_str).collect();
+    every.sort_unstable();
+    every.dedup();
+    let mut types = EventType::NAMES.to_vec();
+    types.sort_unstable();
+    assert_eq!(every, types);
+
+    // A cursor of another store: `reset`, then the replay.
+    let mut client = SseClient::open(
+        &format!("{url}/api/events"),
+        &[("Last-Event-ID", "another-store:3")],
+    )
+    .await;
+    let reset = client.event().await;
+    assert_eq!(reset.event.as_deref(), Some("reset"));
+    common::schema::assert_conforms(&doc, "SseMessage", &message(&reset));
+    common::schema::assert_conforms(&doc, "SseMessage", &message(&client.event().await));
+    // What is not a message of the stream is refused by the schema.
+    for wrong in [
+        json!({"event": "battle_started", "data": "{}"}),
+        json!({"event": "reset", "data": "{\"x\": 1}", "id": "e:1"}),
+        json!({"event": "party", "data": "{}"}),
+    ] {
+        let schema = json!({"$ref": "#/components/schemas/SseMessage"});
+        assert!(
+            !common::schema::violations(&doc, &schema, &wrong).is_empty(),
+            "{wrong}"
+        );
+    }
+}
+
+/// Every refusal of `GET /api/events` has the body its 400 declares, the
+/// extra details of a cursor that does not parse (`given`, `reason`)
+/// included.
+#[tokio::test]
+async fn the_refusals_of_the_event_stream_are_declared() {
+    let TestServer { url, .. } = server().await;
+    let client = reqwest::Client::new();
+    let (_, doc) = json_of(
+        client
+            .get(format!("{url}/api/openapi.json"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let declared = doc["paths"]["/api/events"]["get"]["responses"]["400"]["content"]
+        ["application/json"]["schema"]["$ref"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("#/components/schemas/")
+        .to_owned();
+    let not_text = reqwest::header::HeaderValue::from_bytes(b"e:\xff1").unwrap();
+    let requests = [
+        client.get(format!("{url}/api/events?after=nonsense:x")),
+        client.get(format!("{url}/api/events?after=")),
+        client.get(format!("{url}/api/events?after=007")),
+        client
+            .get(format!("{url}/api/events"))
+            .header("Last-Event-ID", "bad epoch!:1"),
+        client
+            .get(format!("{url}/api/events"))
+            .header("Last-Event-ID", not_text),
+        client.get(format!("{url}/api/events?bogus=1")),
+    ];
+    let mut with_reason = 0;
+    for request in requests {
+        let (status, body) = json_of(request.send().await.unwrap()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        common::schema::assert_conforms(&doc, &declared, &body);
+        if body["error"].get("reason").is_some() {
+            assert!(body["error"]["given"].is_string(), "{body}");
+            with_reason += 1;
+        }
+    }
+    assert_eq!(with_reason, 4);
+}

@@ -10,7 +10,7 @@
 //! `not_found_id`, 409 `conflict`).
 
 use super::Route;
-use crate::openapi::{BattleInvalidInput, Conflict, NotFoundId, PayloadTooLarge, Unavailable};
+use crate::schema::{BattleInvalidInput, Conflict, NotFoundId, PayloadTooLarge, Unavailable};
 use crate::{ApiError, ApiJson, AppState, RawBody};
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
@@ -116,7 +116,7 @@ pub(crate) struct BattleCreated {
 /// `--project-root`s (relative paths are relative to the first) and must
 /// be the top level of a git repository for a coding battle. Nothing is
 /// created when the answer is an error.
-#[utoipa::path(post, tag = "battles", path = "/api/battles", request_body = crate::openapi::BattleSpecBody,
+#[utoipa::path(post, tag = "battles", path = "/api/battles", request_body = crate::schema::BattleSpecBody,
     responses(
         (status = 201, description = "Created: its id and the battle (`running`).", body = BattleCreated),
         (status = 400, description = "invalid_input: a bad spec (every problem in `details.problems`), an unknown identity, 1 or 7 contestants, a duplicate, a project outside the project roots or not a git repository, a base that does not resolve.", body = BattleInvalidInput),

@@ -1,7 +1,7 @@
 //! `POST /api/edit` (one edit or an atomic batch) and `POST /api/locate`.
 
 use super::{off_runtime, Route};
-use crate::openapi::{EditRefusal, InvalidInput, PayloadTooLarge};
+use crate::schema::{EditRefusal, InvalidInput, PayloadTooLarge};
 use crate::{ApiError, ApiJson, Body};
 use coderig::json::{EditRequest, EditResponse, LocateRequest, LocateResponse};
 

@@ -1,6 +1,7 @@
 //! `GET /api/events`: the store's events as Server-Sent Events.
 
 use super::Route;
+use crate::schema::{EventsInvalidInput, SseGap, SseMessage};
 use crate::{ApiError, AppState};
 use axum::extract::{Query, State};
 use axum::http::HeaderMap;
@@ -9,7 +10,6 @@ use coderig::bus::{matches, BusEvent, EventSubscription};
 use coderig::event::{ReplayDecision, SseId, StoredEvent};
 use futures_util::stream::{self, Stream};
 use serde::Deserialize;
-use serde_json::json;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 
@@ -121,8 +121,8 @@ impl Feed {
         ("Last-Event-ID" = Option<String>, Header, description = "The `id` of the last event received (`<epoch>:<seq>`); takes precedence over `after`."),
     ),
     responses(
-        (status = 200, description = "The event stream.", content_type = "text/event-stream", body = String),
-        (status = 400, description = "invalid_input: a cursor that is not `<epoch>:<seq>` (details `path`, `given`, `reason`), or an unknown query parameter.", body = crate::openapi::InvalidInput),
+        (status = 200, description = "The event stream: one SseMessage after another (`event:` its name, `data:` the JSON of its payload, `id:` on stored events), never ending while the server runs.", content_type = "text/event-stream", body = [SseMessage]),
+        (status = 400, description = "invalid_input: a cursor that is not `<epoch>:<seq>` (details `path`, `given`, `reason`), or an unknown query parameter.", body = EventsInvalidInput),
     ),
 )]
 pub(crate) async fn events(
@@ -145,11 +145,11 @@ pub(crate) async fn events(
     let mut first = VecDeque::new();
     match decision {
         ReplayDecision::Reset => first.push_back(SseEvent::default().event("reset").data("{}")),
-        ReplayDecision::Gap { after, oldest } => first.push_back(
-            SseEvent::default()
-                .event("gap")
-                .data(json!({"after": after, "oldest": oldest}).to_string()),
-        ),
+        ReplayDecision::Gap { after, oldest } => {
+            first.push_back(SseEvent::default().event("gap").data(
+                serde_json::to_string(&SseGap { after, oldest }).unwrap_or_else(|_| "{}".into()),
+            ))
+        }
         ReplayDecision::Replay { .. } | ReplayDecision::Live => {}
     }
     first.extend(

@@ -1,7 +1,7 @@
 //! `POST /api/flows/validate`.
 
 use super::Route;
-use crate::openapi::{PayloadTooLarge, RunInvalidInput};
+use crate::schema::{PayloadTooLarge, RunInvalidInput};
 use crate::{ApiError, ApiJson, RawBody};
 use coderig::flow::FlowSpec;
 use coderig::Error;

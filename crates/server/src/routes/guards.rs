@@ -1,7 +1,7 @@
 //! `POST /api/guards/check`.
 
 use super::{off_runtime, Route};
-use crate::openapi::{InvalidInput, PayloadTooLarge};
+use crate::schema::{InvalidInput, PayloadTooLarge};
 use crate::{ApiError, ApiJson, Body};
 use coderig::json::GuardsCheckRequest;
 use coderig::GuardViolation;

@@ -1,7 +1,7 @@
 //! `POST /api/xxhash32`.
 
 use super::Route;
-use crate::openapi::{InvalidInput, PayloadTooLarge};
+use crate::schema::{InvalidInput, PayloadTooLarge};
 use crate::{ApiJson, Body};
 use coderig::json::XxhashRequest;
 use serde::Serialize;

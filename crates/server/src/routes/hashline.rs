@@ -1,7 +1,7 @@
 //! `POST /api/hashline/{format,apply,validate}`.
 
 use super::{off_runtime, Route};
-use crate::openapi::{HashlineRefusal, InvalidInput, PayloadTooLarge};
+use crate::schema::{HashlineRefusal, InvalidInput, PayloadTooLarge};
 use crate::{ApiError, ApiJson, Body};
 use coderig::json::{HashlineApplyRequest, HashlineFormatRequest, HashlineValidateRequest};
 use serde::Serialize;

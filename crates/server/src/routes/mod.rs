@@ -8,7 +8,8 @@
 //! they need the store or the agents, `State<AppState>`, and
 //! returning `Result<ApiJson<_>, ApiError>` (core errors convert with `?`),
 //! each with a `#[utoipa::path]` attribute; add its routes to [`table`] and
-//! its handlers to the `paths` of [`crate::openapi`].
+//! its handlers to the `paths` of [`crate::openapi`] (its error bodies and
+//! hand-written schemas go to [`crate::schema`]).
 
 pub(crate) mod agents;
 pub(crate) mod battles;

@@ -13,7 +13,7 @@
 
 use super::battles::{bad_path, bad_query, OptionalBody};
 use super::Route;
-use crate::openapi::{
+use crate::schema::{
     EngineUnavailable, PayloadTooLarge, RunConflict, RunInvalidInput, RunNotFoundId,
 };
 use crate::{ApiError, ApiJson, AppState, RawBody};
@@ -118,7 +118,7 @@ pub(crate) struct RunCreated {
 /// this server does not configure and `code` steps (they need a callable,
 /// which only the Rust, Python and Node APIs can pass). The run is
 /// `running` when this answers; follow it on `GET /api/events?run_id=`.
-#[utoipa::path(post, tag = "runs", path = "/api/runs", request_body = crate::openapi::RunRequestBody,
+#[utoipa::path(post, tag = "runs", path = "/api/runs", request_body = crate::schema::RunRequestBody,
     responses(
         (status = 201, description = "Created: the run's id (the run is `running`).", body = RunCreated),
         (status = 400, description = "invalid_input, nothing created: both or neither of `flow` and `spec`, an unknown flow name (path `flow`), a spec the decoder or the compiler refuses — also a schema-valid one that breaks a rule no schema states (a dependency on an unknown step, a cycle, a duplicate id, a bad CEL expression or template, an unknown agent, a `code` step) — or an `input` that is not an object.", body = RunInvalidInput),

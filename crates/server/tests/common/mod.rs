@@ -1,6 +1,8 @@
 //! Helpers shared by the HTTP end-to-end test files.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod schema;
+
 use coderig::agent::Registry;
 use coderig_server::{app, AppState, Config};
 use reqwest::StatusCode;
