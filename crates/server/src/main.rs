@@ -6,7 +6,9 @@
 //! Exit codes are shared by every subcommand (see `cmd/mod.rs`): 0 success,
 //! 1 refusal or a failed turn, 2 bad input or usage, 3 IO failure, 4 a bug
 //! (`coderig::ErrorKind::exit_code`), 130 interrupted (`turn`, `battle run`, `run`).
-//! `--config`, `--data-dir` and `--db` are global (`cmd/rig.rs`).
+//! `--config`, `--data-dir` and `--db` are global (`cmd/rig.rs`). With
+//! `--json`, every error — bad usage included — is the core's JSON error
+//! body on stdout (`cmd/mod.rs`, `cmd/usage.rs`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -49,7 +51,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Decided before clap parses, so its usage errors answer as JSON too.
+    cmd::set_json_errors(cmd::wants_json(&args));
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => return cmd::usage::refuse(e),
+    };
     match cli.command {
         Command::Serve(args) => cmd::serve::run(args, &cli.rig),
         Command::Edit(args) => cmd::edit::run(args),

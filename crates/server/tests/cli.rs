@@ -242,7 +242,13 @@ fn edit_usage_and_io_errors() {
     for (args, expected) in cases {
         let output = coderig(&args, "");
         assert_eq!(output.status.code(), Some(expected), "{args:?}: {output:?}");
-        assert!(!stderr_of(&output).is_empty(), "{args:?}");
+        if args.contains(&"--json") {
+            // --json answers bad usage as JSON too, on stdout.
+            let body: Value = serde_json::from_str(&stdout_of(&output)).unwrap();
+            assert_eq!(body["error"]["kind"], "invalid_input", "{args:?}");
+        } else {
+            assert!(!stderr_of(&output).is_empty(), "{args:?}");
+        }
     }
     assert_eq!(read(&target), "abc\n");
 }

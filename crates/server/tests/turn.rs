@@ -315,20 +315,25 @@ fn a_hung_turn_is_killed_by_the_idle_timeout() {
 }
 
 #[test]
-fn an_unknown_identity_is_not_found_id_on_stderr() {
+fn an_unknown_identity_is_not_found_id_on_stderr_or_as_json() {
     let dir = rig();
-    for extra in [&[][..], &["--json"][..]] {
-        let mut args = vec!["turn", "carol:m", "--prompt", "hi"];
-        args.extend_from_slice(extra);
-        let output = coderig(dir.path(), &args);
-        let expected = coderig::ErrorKind::NotFoundId.exit_code();
-        assert_eq!(output.status.code(), Some(expected), "{}", stderr(&output));
-        assert!(output.stdout.is_empty());
-        assert_eq!(
-            stderr(&output),
-            "coderig turn: not_found_id: no agent \"carol\"; configured: alice, bob, ghost\n"
-        );
-    }
+    let expected = coderig::ErrorKind::NotFoundId.exit_code();
+    let message = "no agent \"carol\"; configured: alice, bob, ghost";
+    let output = coderig(dir.path(), &["turn", "carol:m", "--prompt", "hi"]);
+    assert_eq!(output.status.code(), Some(expected), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        stderr(&output),
+        format!("coderig turn: not_found_id: {message}\n")
+    );
+    // --json: the error body on stdout, as every error with --json.
+    let output = coderig(dir.path(), &["turn", "carol:m", "--prompt", "hi", "--json"]);
+    assert_eq!(output.status.code(), Some(expected), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+    let body = lines(&output).pop().unwrap();
+    assert_eq!(body["ok"], false);
+    assert_eq!(body["error"]["kind"], "not_found_id");
+    assert_eq!(body["error"]["message"], message);
 }
 
 #[test]

@@ -8,6 +8,14 @@
 //! own usage errors also exit 2); 3 a file could not be read or written
 //! (`io`); 4 a bug (`internal`). `coderig turn`, `coderig battle run` and
 //! `coderig run` add 130: interrupted (Ctrl-C), their agents stopped.
+//!
+//! Errors: `coderig <cmd>: <kind>: <message>` on stderr ([`fail`]) — or,
+//! when the command line asks for `--json` (before a `--`), the core's
+//! error body `{"ok": false, "error": {"kind", "code", "message",
+//! ...details}}` as one line on stdout, for every error of every
+//! subcommand: clap's bad usage too ([`usage`]: `invalid_input`, exit 2).
+//! `main` decides once ([`set_json_errors`]) before clap parses, so no
+//! subcommand needs its own JSON error path.
 
 pub mod agents;
 pub mod battle;
@@ -20,8 +28,40 @@ pub mod sandbox;
 pub mod serve;
 pub mod table;
 pub mod turn;
+pub mod usage;
 
+use std::ffi::OsStr;
+use std::io::Write;
 use std::process::ExitCode;
+use std::sync::OnceLock;
+
+/// Whether errors are answered as JSON on stdout (see the module docs).
+static JSON_ERRORS: OnceLock<bool> = OnceLock::new();
+
+/// Whether the command line `args` (the program name first) asks for
+/// `--json`: the flag among the arguments before a `--` (after it, the
+/// arguments are a command's own, as `coderig sandbox -- CMD ARGS`).
+pub fn wants_json<I, S>(args: I) -> bool
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    args.into_iter()
+        .skip(1)
+        .map_while(|a| (a.as_ref() != "--").then_some(a))
+        .any(|a| a.as_ref() == "--json")
+}
+
+/// Decides, once per process, how errors are answered: as JSON on stdout
+/// when `json`, else as a line on stderr. Later calls change nothing.
+pub fn set_json_errors(json: bool) {
+    let _ = JSON_ERRORS.set(json);
+}
+
+/// Whether errors are answered as JSON on stdout ([`set_json_errors`]).
+pub fn json_errors() -> bool {
+    JSON_ERRORS.get().copied().unwrap_or(false)
+}
 
 /// The exit code of `error` (see the module docs).
 pub fn exit_code(error: &coderig::Error) -> ExitCode {
@@ -42,10 +82,22 @@ pub fn read_text(path: &std::path::Path) -> Result<String, coderig::Error> {
         .map_err(|_| coderig::Error::invalid_input(format!("{} is not UTF-8 text", path.display())))
 }
 
-/// Prints `error` as `coderig <what>: <kind>: <message>` on stderr and
-/// returns its exit code.
+/// Prints `error` — as `coderig <what>: <kind>: <message>` on stderr, or
+/// with `--json` ([`json_errors`]) as its body `{"ok": false, "error":
+/// {...}}` on one line of stdout — and returns its exit code.
 pub fn fail(what: &str, error: &coderig::Error) -> ExitCode {
-    eprintln!("coderig {what}: {}: {}", error.kind(), error.message());
+    if json_errors() {
+        let mut stdout = std::io::stdout().lock();
+        if writeln!(stdout, "{}", error.body())
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            // Nowhere to answer: the exit code still tells the kind.
+            eprintln!("coderig {what}: {}: {}", error.kind(), error.message());
+        }
+    } else {
+        eprintln!("coderig {what}: {}: {}", error.kind(), error.message());
+    }
     exit_code(error)
 }
 

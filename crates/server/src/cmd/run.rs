@@ -120,8 +120,12 @@ pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
 }
 
 /// Prints `error` on stderr — an `invalid_input` with `problems` one line
-/// per problem with its path — and returns its exit code.
+/// per problem with its path — and returns its exit code. With `--json`
+/// the error body on stdout ([`super::fail`]), the problems in it.
 fn report_error(error: &coderig::Error) -> ExitCode {
+    if super::json_errors() {
+        return super::fail(WHAT, error);
+    }
     let problems = error
         .details()
         .get("problems")

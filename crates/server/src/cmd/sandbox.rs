@@ -99,7 +99,7 @@ fn parse_mode(text: &str) -> Result<SandboxMode, String> {
 pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
     let confinement = match prepare(&args, rig) {
         Ok(prepared) => prepared,
-        Err(e) => return report_error(&e, args.json),
+        Err(e) => return report_error(&e),
     };
     if args.explain {
         print_report(&confinement, None, None, args.json);
@@ -117,7 +117,7 @@ pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
         Err(e) => {
             let error = coderig::Error::io(format!("cannot start {program}: {e}"))
                 .with_detail("program", program.as_str());
-            return report_error(&error, args.json);
+            return report_error(&error);
         }
     };
     use std::os::unix::process::ExitStatusExt;
@@ -186,10 +186,7 @@ fn print_report(confinement: &Confinement, code: Option<i32>, signal: Option<i32
     }
 }
 
-fn report_error(error: &coderig::Error, json: bool) -> ExitCode {
-    if json {
-        println!("{}", json!({"ok": false, "error": error.to_json()}));
-        return super::exit_code(error);
-    }
+/// The error on stderr, or as JSON on stdout with `--json` ([`super::fail`]).
+fn report_error(error: &coderig::Error) -> ExitCode {
     super::fail("sandbox", error)
 }
