@@ -34,6 +34,7 @@ pub mod model;
 pub mod rig;
 pub mod run;
 pub mod turn;
+pub mod watch;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -56,7 +57,9 @@ fn names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 
 /// The native module `coderig._native`. `Rig`, `Turn` and `TurnEvents`
 /// ([`rig`], [`turn`]) run agent turns, `Battle` and `BattleEvents`
-/// ([`battle`]) the rig's battles, on one shared tokio runtime.
+/// ([`battle`]) and `Run` and `RunEvents` ([`run`]) the battles and runs
+/// of the core rig a `Rig` opens, followed by the core's watch
+/// ([`watch`]), on one shared tokio runtime.
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -268,7 +268,7 @@ def test_stop_cancels_a_running_battle_and_a_finished_one_is_a_conflict(tmp_path
         kind = "scripted"
         scripts.j = [ {{ text = "WINNER: fixer/good" }} ]
     """).replace("'", '"'))
-    rig = coderig.Rig(data_dir=root / "data", config=config)
+    rig = coderig.Rig(data_dir=root / "data", config=config, project_roots=[root])
     battle = rig.start_battle(**spec(project, "fixer/hang", "fixer/good"))
     with pytest.raises(TimeoutError):
         battle.wait(timeout=0.5)
@@ -279,12 +279,11 @@ def test_stop_cancels_a_running_battle_and_a_finished_one_is_a_conflict(tmp_path
     assert view["status"] == "cancelled"
     assert by_model(view, "hang")["status"] == "cancelled"
     events = list(battle.events())
-    updates = [e["status"] for e in events if e["type"] == "battle_updated"]
-    assert updates[-1] == "cancelled"
-    # The stopped contestants settle after the battle's update; a stream
-    # started later replays those too, and ends after them.
+    # The one end rule: the stream ends right after the battle's final
+    # update, every contestant's final update before it.
+    assert (events[-1]["type"], events[-1]["status"]) == ("battle_updated", "cancelled")
     assert ("contestant_updated", by_model(view, "hang")["id"], "cancelled") in [
-        (e["type"], e.get("contestant_id"), e.get("status")) for e in events]
+        (e["type"], e.get("contestant_id"), e.get("status")) for e in events[:-1]]
     with pytest.raises(coderig.ConflictError) as raised:
         battle.stop()
     assert raised.value.details["status"] == "cancelled"
@@ -340,7 +339,15 @@ def test_project_roots_must_exist(tmp_path):
     with pytest.raises(TypeError):
         coderig.Rig(agents=AGENTS, project_roots=str(tmp_path))
     assert coderig.Rig(project_roots=[tmp_path]).project_roots == [tmp_path.resolve()]
-    assert coderig.Rig().project_roots == []
+    # None given: the current directory (the core's policy, as in every
+    # face), never "any path".
+    assert coderig.Rig().project_roots == [Path.cwd().resolve()]
+    assert coderig.Rig(project_roots=[]).project_roots == [Path.cwd().resolve()]
+    # A root must be a directory.
+    (tmp_path / "file").write_text("")
+    with pytest.raises(coderig.InvalidInputError) as raised:
+        coderig.Rig(project_roots=[tmp_path / "file"])
+    assert raised.value.details["path"] == "project_roots[0]"
 
 
 def test_battles_lists_and_filters(won):

@@ -594,8 +594,10 @@ _BattleEvent = Dict[str, Any]
 class BattleEvents:
     """The events of a battle: an iterator (blocking, GIL released; Ctrl-C raises
     KeyboardInterrupt and the battle goes on) and an async iterator. The stored
-    events of the battle from its start, then live ones; ends after the
-    battle_updated that finishes it."""
+    events of the battle from its start, then live ones; ends right after the
+    battle_updated that finishes it (completed, failed, cancelled), every contestant's
+    final update before it (the core's one end rule). A rig shut down before the battle
+    ended raises UnavailableError."""
     def __iter__(self) -> "BattleEvents": ...
     def __next__(self) -> _BattleEvent: ...
     def __aiter__(self) -> "BattleEvents": ...
@@ -726,8 +728,10 @@ an attempt's sandbox when part of it was not enforced) (stored: also "seq" and "
 class RunEvents:
     """The events of a run: an iterator (blocking, GIL released; Ctrl-C raises
     KeyboardInterrupt and the run goes on) and an async iterator. The stored events of the
-    run from its start, then live ones; ends after the run_updated that ends it, once its
-    steps settled (a cancelled run's step updates included)."""
+    run from its start, then live ones; ends right after the run_updated that ends it
+    (completed, failed, cancelled), every step's final update before it (a cancelled
+    run: its steps' cancelled updates, then the run's; the core's one end rule). A rig
+    shut down before the run ended raises UnavailableError."""
     def __iter__(self) -> "RunEvents": ...
     def __next__(self) -> _RunEvent: ...
     def __aiter__(self) -> "RunEvents": ...
@@ -750,7 +754,7 @@ class Run:
         """The steps now, in flow order."""
     def wait(self, timeout: Optional[_Duration] = None) -> _RunView:
         """Blocks (GIL released; code steps run meanwhile) until the run is completed,
-        failed or cancelled and its steps settled. When timeout passes first, TimeoutError
+        failed or cancelled, every step final with it. When timeout passes first, TimeoutError
         is raised and the run goes on. Ctrl-C raises KeyboardInterrupt and does NOT cancel
         the run (cancel() does)."""
     def wait_async(self, timeout: Optional[_Duration] = None) -> Awaitable[_RunView]: ...
@@ -758,7 +762,8 @@ class Run:
         """A new stream of the run's events from its start (see RunEvents)."""
     def cancel(self) -> _RunView:
         """Cancels a live run: its running steps are stopped (processes killed, async code
-        steps cancelled), the rest marked cancelled. An ended run raises ConflictError."""
+        steps cancelled), the rest marked cancelled; returned cancelled with every step
+        final. An ended run raises ConflictError."""
     def approve(self, step: str, by: Optional[str] = None, comment: Optional[str] = None) -> _StepView:
         """Approves a waiting approval step (done, the decision its output). ConflictError
         when it is not waiting, NotFoundIdError for an unknown step."""
@@ -771,7 +776,9 @@ class Rig:
     a dict; not both; neither: ./coderig.toml when it exists), their turns, and its
     battles. The store of the battles (db= a postgres:// URL or an SQLite file, default
     <data_dir>/coderig.db, data_dir default ./.coderig) is opened by the first battle
-    call. project_roots: coding projects must lie under one of them (default: any path).
+    or run call. project_roots: coding projects, command steps' cwd and agent steps'
+    workdir must lie under one of them (each a directory, else InvalidInputError at
+    project_roots[i]); none given: the current directory, never any path.
     A bad config is InvalidInputError naming the key (agents.x.kind)."""
     def __init__(
         self,
@@ -784,7 +791,7 @@ class Rig:
     ) -> None: ...
     @property
     def project_roots(self) -> List[pathlib.Path]:
-        """Canonical; empty when any path is accepted."""
+        """Canonical: the roots given, or [the current directory] when none were."""
     def start_battle(self, spec: Optional[_BattleSpec] = None, **kwargs: Any) -> Battle:
         """Starts a battle (the spec as keyword arguments, one dict, or both without a
         key twice) and returns at once. Contestants are dicts {identity, model,

@@ -1,45 +1,52 @@
-//! `coderig.Rig`: the agents of a rig (a core [`Registry`]) and their turns.
+//! `coderig.Rig`: a core [`coderig::rig::Rig`] opened on first use, and
+//! the turns of its agents.
 //!
 //! Thin: `Registry::open` chooses where the agents come from (`config=`,
 //! `agents=`, else `./coderig.toml` when it exists), `TurnOptions` decodes
-//! `run_turn`'s keyword arguments (converted to a JSON object), and the
-//! core's duration decoder reads every duration argument, so a bad value
-//! gets the core's message with its path (`` `idle_timeout`: ... ``), as in
-//! every face. `data_dir` and `db` are kept for the store (opened by later
-//! features); only their types are checked now.
+//! `run_turn`'s keyword arguments (converted to a JSON object), the core's
+//! duration decoder reads every duration argument, and the core's
+//! [`resolve_project_roots`](coderig::rig::resolve_project_roots) resolves
+//! the project roots when the `Rig` is made (`args.rs`), so a bad value gets
+//! the core's message with its path (`` `idle_timeout`: ... ``,
+//! `project_roots[1]`), as in every face.
 //!
-//! Battles: the first battle call (`start_battle`, `battle`, `battles`,
-//! `leaderboard`) opens the store (`coderig::store::open(db, data_dir)`,
-//! `data_dir` defaulting to `./.coderig`, as the CLI's) and starts the
-//! core's `Arena` on it with this rig's agents, an `EventBus` and the
-//! `project_roots` given, on the module's one tokio runtime
-//! ([`crate::battle`] holds it).
+//! The runtime is the core's: a `Rig` keeps the [`RigConfig`] it will open
+//! and, from its first runtime call on (`start_battle`, `battle`,
+//! `battles`, `leaderboard`, `run_flow`, `run`, `runs`), the core
+//! [`CoreRig`] [`CoreRig::open`] made of it on the module's one tokio
+//! runtime — store, bus, arena and flow engine opened once, by the core.
+//! Every `Battle` and `Run` holds a clone of it and its id. Turns need no
+//! store: they run on the config's agents (the same registry the opened
+//! rig shares) whether the runtime was opened or not.
 //!
-//! At interpreter exit an `atexit` hook shuts every live arena down and
-//! runs `Registry::shutdown` on every registry that is still referenced or
-//! still has turns running: their agents are cancelled and waited for (at
-//! most `DEFAULT_SHUTDOWN_GRACE` in all), so no agent process group
-//! outlives the interpreter.
+//! At interpreter exit an `atexit` hook runs [`CoreRig::shutdown`] of every
+//! rig that was opened (engine, arena, their agent turns, bus, in the
+//! core's order), then `Registry::shutdown` of every registry that still
+//! has turns running (a `Rig` that never opened its runtime): their agents
+//! are cancelled and waited for (at most `DEFAULT_SHUTDOWN_GRACE` in all),
+//! so no agent process group outlives the interpreter.
 
-use crate::battle::{call, ArenaHandle, Battle};
-use crate::helpers::{fspath, name, object, to_json, to_py_err, Items};
+mod args;
+
+pub use args::duration;
+
+use crate::battle::{call, Battle};
+use crate::helpers::{fspath, name, object, to_json, to_py_err};
 use crate::run::{code_steps, flow_spec, Run};
 use crate::turn::{block_on, runtime, to_dict, Turn};
+use args::{db_arg, finite, path_arg};
 use coderig::agent::{Registry, TurnOptions, DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE};
-use coderig::arena::runner::{Arena, ArenaConfig, BattleFilter};
-use coderig::arena::BattleSpec;
-use coderig::bus::EventBus;
+use coderig::arena::runner::BattleFilter;
 use coderig::event::RunStatus;
-use coderig::flow::engine::{Engine, EngineConfig, NewRun, RunFilter};
-use coderig::Error;
-use pyo3::exceptions::PyTypeError;
+use coderig::flow::engine::{NewRun, RunFilter};
+use coderig::rig::{Rig as CoreRig, RigConfig, DEFAULT_DATA_DIR};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyList, PyString};
-use serde::Deserialize;
+use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+use tokio::sync::OnceCell;
 
 /// Registers `Rig`, `Turn`, `TurnEvents`, `Battle`, `BattleEvents`, `Run`
 /// and `RunEvents`, and the exit hook.
@@ -54,202 +61,84 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// The registries an exit must shut down: every `Rig`'s, kept while a `Rig`
-/// refers to it or one of its turns runs (a turn whose `Rig` and `Turn`
-/// were dropped still runs, and still must not outlive the interpreter).
-static LIVE: Mutex<Vec<Arc<Registry>>> = Mutex::new(Vec::new());
+/// Every core rig a `Rig` opened: the exit hook shuts each down.
+static OPENED: Mutex<Vec<CoreRig>> = Mutex::new(Vec::new());
 
-fn live() -> std::sync::MutexGuard<'static, Vec<Arc<Registry>>> {
-    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// The configs of the `Rig`s, for their agents' turns: each kept while a
+/// `Rig` refers to it or one of its turns runs (a turn whose `Rig` and
+/// `Turn` were dropped still runs, and still must not outlive the
+/// interpreter).
+static LIVE: Mutex<Vec<Arc<RigConfig>>> = Mutex::new(Vec::new());
+
+fn lock<T>(list: &'static Mutex<Vec<T>>) -> MutexGuard<'static, Vec<T>> {
+    list.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The `atexit` hook: shuts every live arena down (its agents stopped),
-/// cancels every running turn, then waits (GIL released, at most
-/// `DEFAULT_SHUTDOWN_GRACE` in all) until they ended.
+/// The `atexit` hook: shuts every opened rig down (its engine, arena,
+/// agent turns and bus), cancels every other running turn, then waits (GIL
+/// released, at most `DEFAULT_SHUTDOWN_GRACE` in all) until they ended.
 #[pyfunction]
 fn shutdown_at_exit(py: Python<'_>) {
     let deadline = Instant::now() + DEFAULT_SHUTDOWN_GRACE;
-    py.detach(|| crate::battle::shutdown_arenas(deadline));
-    let registries: Vec<_> = live().drain(..).filter(|r| r.running_turns() > 0).collect();
-    if registries.is_empty() {
+    let rigs: Vec<CoreRig> = lock(&OPENED).drain(..).collect();
+    let registries: Vec<Registry> = lock(&LIVE)
+        .drain(..)
+        .filter(|config| config.agents.running_turns() > 0)
+        .map(|config| config.agents.clone())
+        .collect();
+    if rigs.is_empty() && registries.is_empty() {
         return;
     }
-    registries.iter().for_each(|r| r.cancel_all());
+    registries.iter().for_each(Registry::cancel_all);
     py.detach(|| {
         runtime().block_on(async {
+            for rig in &rigs {
+                rig.shutdown(deadline.saturating_duration_since(Instant::now()))
+                    .await;
+            }
             for registry in &registries {
-                let left = deadline.saturating_duration_since(Instant::now());
-                registry.shutdown(left).await;
+                registry
+                    .shutdown(deadline.saturating_duration_since(Instant::now()))
+                    .await;
             }
         })
     });
 }
 
-/// A duration argument (seconds or a string like `"90s"`), decoded by the
-/// core's duration decoder: a bad one is the core's `InvalidInputError` at
-/// `at`. `None` is no duration.
-pub fn duration(value: Option<&Bound<'_, PyAny>>, at: &str) -> PyResult<Option<Duration>> {
-    #[derive(Deserialize)]
-    struct Limit(
-        #[serde(deserialize_with = "coderig::agent::duration::deserialize_opt")] Option<Duration>,
-    );
-    let Some(value) = value else {
-        return Ok(None);
-    };
-    finite(value, at)?;
-    let Limit(limit) = coderig::json::decode(to_json(value, at)?)
-        .map_err(|e| to_py_err(Error::invalid_at(at, e.message())))?;
-    Ok(limit)
-}
-
-/// Refuses a NaN or an infinity for a duration: JSON has none (pythonize
-/// would make them `null`, "not given").
-fn finite(value: &Bound<'_, PyAny>, at: &str) -> PyResult<()> {
-    let Ok(f) = value.cast::<PyFloat>().map(|f| f.value()) else {
-        return Ok(());
-    };
-    if f.is_finite() {
-        return Ok(());
-    }
-    let shown = if f.is_nan() {
-        "NaN"
-    } else if f > 0.0 {
-        "Infinity"
-    } else {
-        "-Infinity"
-    };
-    Err(to_py_err(Error::invalid_at(
-        at,
-        format!("must be a finite number, got {shown}"),
-    )))
-}
-
-/// The agents of a rig, their turns, and its battles.
+/// The agents of a rig, their turns, and its runtime (battles and runs).
 #[pyclass(module = "coderig", frozen)]
 pub struct Rig {
-    registry: Arc<Registry>,
+    /// What the first runtime call opens; its agents run the turns.
+    config: Arc<RigConfig>,
+    /// The runtime, opened by the first runtime call.
+    rig: OnceCell<CoreRig>,
+    /// The `data_dir` given, for its getter.
     data_dir: Option<PathBuf>,
-    db: Option<String>,
-    config: Option<PathBuf>,
-    /// Canonical; empty: any path.
-    project_roots: Vec<PathBuf>,
-    /// The arena, started by the first battle call.
-    arena: tokio::sync::OnceCell<Arc<ArenaHandle>>,
-}
-
-/// The data directory of a rig given none: the CLI's default.
-const DEFAULT_DATA_DIR: &str = ".coderig";
-
-/// The `project_roots` argument, each root canonicalized (so the arena
-/// compares canonical projects with canonical roots); a root that cannot
-/// be resolved is an `InvalidInputError` at `project_roots[i]`.
-fn project_roots(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>> {
-    let Some(value) = value.filter(|v| !v.is_none()) else {
-        return Ok(Vec::new());
-    };
-    let Items(items) = value.extract::<Items<Bound<'_, PyAny>>>()?;
-    let mut roots = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = format!("project_roots[{i}]");
-        let Some(path) = path_arg(Some(item), &at)? else {
-            return Err(PyTypeError::new_err(format!(
-                "{at} must be a path, not None"
-            )));
-        };
-        let canonical = std::fs::canonicalize(&path).map_err(|e| {
-            to_py_err(Error::invalid_at(
-                &at,
-                format!(
-                    "the project root {} cannot be resolved: {e}",
-                    path.display()
-                ),
-            ))
-        })?;
-        roots.push(canonical);
-    }
-    Ok(roots)
-}
-
-/// A battle spec's `project` as the absolute path string the spec wants:
-/// an `os.PathLike` converted with `os.fspath`, a relative path taken from
-/// the current directory (as every Python path argument is). Anything else
-/// is left for the spec decoder to judge.
-fn absolute_project(spec: &Bound<'_, PyDict>) -> PyResult<()> {
-    let Some(project) = spec.get_item("project")? else {
-        return Ok(());
-    };
-    let project = fspath(&project);
-    if project.is_instance_of::<PyString>() {
-        let text: String = project.extract()?;
-        if !text.is_empty() {
-            if let Ok(absolute) = std::path::absolute(&text) {
-                spec.set_item("project", absolute.to_string_lossy().as_ref())?;
-                return Ok(());
-            }
-        }
-    }
-    spec.set_item("project", project)
+    /// The `coderig.toml` the agents came from.
+    config_file: Option<PathBuf>,
 }
 
 impl Rig {
-    /// The runtime, opened on first use: the store, an event bus over it,
-    /// the arena's worker loop and the flow engine's, on the module's
-    /// runtime (GIL released meanwhile).
-    fn arena(&self, py: Python<'_>) -> PyResult<Arc<ArenaHandle>> {
-        if let Some(handle) = self.arena.get() {
-            return Ok(handle.clone());
+    /// The core rig, opened on first use on the module's runtime (GIL
+    /// released meanwhile) and listed for the exit hook.
+    fn rig(&self, py: Python<'_>) -> PyResult<CoreRig> {
+        if let Some(rig) = self.rig.get() {
+            return Ok(rig.clone());
         }
-        let data_dir = self
-            .data_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
-        let data_dir = std::path::absolute(&data_dir).map_err(|e| {
-            to_py_err(Error::invalid_at(
-                "data_dir",
-                format!("cannot resolve {}: {e}", data_dir.display()),
-            ))
-        })?;
-        let handle = call(
+        let rig = call(
             py,
-            self.arena.get_or_try_init(|| async {
-                let db = self.db.as_deref().filter(|db| !db.is_empty());
-                let store = coderig::store::open(db, &data_dir).await?;
-                let bus = EventBus::start(store.clone());
-                let mut config = ArenaConfig::new(&data_dir);
-                config.project_roots = self.project_roots.clone();
-                let arena =
-                    Arena::start(store.clone(), (*self.registry).clone(), bus.clone(), config)
-                        .await?;
-                let mut config = EngineConfig::new(&data_dir);
-                config.project_roots = self.project_roots.clone();
-                let engine = match Engine::start(store, (*self.registry).clone(), bus, config).await
-                {
-                    Ok(engine) => engine,
-                    Err(e) => {
-                        arena.shutdown(Duration::ZERO).await;
-                        return Err(e);
-                    }
-                };
-                Ok::<_, Error>(ArenaHandle::new(arena, engine))
+            self.rig.get_or_try_init(|| async {
+                let rig = CoreRig::open((*self.config).clone()).await?;
+                lock(&OPENED).push(rig.clone());
+                Ok(rig)
             }),
         )?;
-        Ok(handle.clone())
+        Ok(rig.clone())
     }
-}
 
-/// A path argument (`str` or `os.PathLike`); another type is a `TypeError`.
-fn path_arg(value: Option<&Bound<'_, PyAny>>, at: &str) -> PyResult<Option<PathBuf>> {
-    match value.filter(|v| !v.is_none()) {
-        None => Ok(None),
-        Some(v) => v.extract::<PathBuf>().map(Some).map_err(|_| {
-            PyTypeError::new_err(format!(
-                "{at} must be a str or os.PathLike path, not {}",
-                v.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        }),
+    /// The agents (the registry the opened rig shares).
+    fn registry(&self) -> &Registry {
+        &self.config.agents
     }
 }
 
@@ -264,10 +153,11 @@ impl Rig {
     /// Battles keep their state in the store `db` names (a
     /// `postgres://…` URL, or an SQLite file), by default
     /// `<data_dir>/coderig.db` with `data_dir` defaulting to `./.coderig`;
-    /// it is opened by the first battle call, not here. `project_roots`:
-    /// coding battles' projects must lie under one of these directories
-    /// (each must exist: else `InvalidInputError` at `project_roots[i]`);
-    /// none given: any path. `sandbox`: the mode every process the rig
+    /// it is opened by the first battle or run call, not here.
+    /// `project_roots`: coding battles' projects, command steps' `cwd` and
+    /// agent steps' `workdir` must lie under one of these directories (each
+    /// must be one: else `InvalidInputError` at `project_roots[i]`); none
+    /// given: the current directory (the core's policy, resolved now). `sandbox`: the mode every process the rig
     /// starts runs under — `"enforce"` (default: refuse what the kernel
     /// cannot confine), `"auto"` or `"off"` — or the `[sandbox]` table as a
     /// dict (`{"mode": "auto"}`); it replaces the config file's.
@@ -283,16 +173,9 @@ impl Rig {
         sandbox: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let data_dir = path_arg(data_dir, "data_dir")?;
-        let project_roots = self::project_roots(project_roots)?;
-        let db = match db.filter(|v| !v.is_none()) {
-            None => None,
-            Some(v) => Some(
-                fspath(v)
-                    .extract::<String>()
-                    .map_err(|_| PyTypeError::new_err("db must be a str (a URL or a path)"))?,
-            ),
-        };
-        let config = path_arg(config, "config")?;
+        let project_roots = args::project_roots(project_roots)?;
+        let db = db_arg(db)?;
+        let config_file = path_arg(config, "config")?;
         let agents = match agents.filter(|v| !v.is_none()) {
             Some(agents) => Some(to_json(agents, "agents")?),
             None => None,
@@ -305,31 +188,40 @@ impl Rig {
             None => None,
         };
         // Registry::open may read a file: the GIL is released.
-        let (mut registry, config) = py
-            .detach(|| Registry::open(config.as_deref(), agents))
+        let (mut registry, config_file) = py
+            .detach(|| Registry::open(config_file.as_deref(), agents))
             .map_err(to_py_err)?;
+        // On the registry itself, not only the config's `sandbox`: turns
+        // run before (or without) the runtime opening.
         if let Some(sandbox) = sandbox {
             registry.set_sandbox_mode(sandbox.mode);
         }
-        let registry = Arc::new(registry);
-        let mut live = live();
-        live.retain(|r| Arc::strong_count(r) > 1 || r.running_turns() > 0);
-        live.push(registry.clone());
+        let mut config = RigConfig::new(
+            data_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
+        );
+        config.db = db;
+        config.project_roots = project_roots;
+        config.agents = registry;
+        let config = Arc::new(config);
+        let mut live = lock(&LIVE);
+        live.retain(|c| Arc::strong_count(c) > 1 || c.agents.running_turns() > 0);
+        live.push(config.clone());
         drop(live);
         Ok(Rig {
-            registry,
-            data_dir,
-            db,
             config,
-            project_roots,
-            arena: tokio::sync::OnceCell::new(),
+            rig: OnceCell::new(),
+            data_dir,
+            config_file,
         })
     }
 
-    /// The project roots (canonical), empty when any path is accepted.
+    /// The project roots, canonical: the ones given, or the current
+    /// directory when none were (the core's policy).
     #[getter]
     fn project_roots(&self) -> Vec<PathBuf> {
-        self.project_roots.clone()
+        self.config.project_roots.clone()
     }
 
     /// Starts a battle and returns its `Battle` at once (it runs in the
@@ -349,44 +241,18 @@ impl Rig {
         spec: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Battle> {
-        let merged = PyDict::new(py);
-        if let Some(spec) = spec.filter(|s| !s.is_none()) {
-            let spec = spec.cast::<PyDict>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "start_battle takes the spec as one dict or as keyword arguments, not a {}",
-                    spec.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
-                ))
-            })?;
-            merged.update(spec.as_mapping())?;
-        }
-        if let Some(kwargs) = kwargs {
-            for (key, value) in kwargs.iter() {
-                if merged.contains(&key)? {
-                    return Err(PyTypeError::new_err(format!(
-                        "start_battle got {} both in the spec dict and as a keyword argument",
-                        key.repr()?
-                    )));
-                }
-                merged.set_item(key, value)?;
-            }
-        }
-        absolute_project(&merged)?;
-        let json: Value = to_json(merged.as_any(), "")?;
-        let spec = BattleSpec::from_json(&json).map_err(to_py_err)?;
-        let handle = self.arena(py)?;
-        let view = call(py, handle.arena().start_battle(spec))?;
-        Ok(Battle::new(handle, view.id))
+        let spec = args::battle_spec(py, spec, kwargs)?;
+        let rig = self.rig(py)?;
+        let view = call(py, rig.arena().start_battle(spec))?;
+        Ok(Battle::new(rig, view.id))
     }
 
     /// The `Battle` of an existing battle id (any battle of the store,
     /// whichever process started it). `NotFoundIdError` when there is none.
     fn battle(&self, py: Python<'_>, id: String) -> PyResult<Battle> {
-        let handle = self.arena(py)?;
-        let view = call(py, handle.arena().battle(&id))?;
-        Ok(Battle::new(handle, view.id))
+        let rig = self.rig(py)?;
+        let view = call(py, rig.arena().battle(&id))?;
+        Ok(Battle::new(rig, view.id))
     }
 
     /// One page of battles, newest first, as `{"battles": [BattleView
@@ -409,8 +275,8 @@ impl Rig {
             limit,
             cursor,
         };
-        let handle = self.arena(py)?;
-        let page = call(py, handle.arena().list_battles(&filter))?;
+        let rig = self.rig(py)?;
+        let page = call(py, rig.arena().list_battles(&filter))?;
         to_dict(py, &page)
     }
 
@@ -428,11 +294,8 @@ impl Rig {
     ) -> PyResult<Py<PyAny>> {
         let battle_type = battle_type.map(name).transpose()?;
         let project = path_arg(project, "project")?.map(|p| p.display().to_string());
-        let handle = self.arena(py)?;
-        let boards = call(
-            py,
-            handle.arena().leaderboard(battle_type, project.as_deref()),
-        )?;
+        let rig = self.rig(py)?;
+        let boards = call(py, rig.arena().leaderboard(battle_type, project.as_deref()))?;
         to_dict(py, &boards)
     }
 
@@ -468,19 +331,19 @@ impl Rig {
             None => Value::Null,
         };
         let code = code_steps(code)?;
-        let handle = self.arena(py)?;
+        let rig = self.rig(py)?;
         let mut run = NewRun::spec(spec, input);
         run.code = code;
-        let id = call(py, handle.engine().start_run(run))?;
-        Ok(Run::new(handle, id))
+        let id = call(py, rig.engine().start_run(run))?;
+        Ok(Run::new(rig, id))
     }
 
     /// The `Run` of an existing run id (any run of the store, whichever
     /// process started it). `NotFoundIdError` when there is none.
     fn run(&self, py: Python<'_>, run_id: String) -> PyResult<Run> {
-        let handle = self.arena(py)?;
-        let view = call(py, handle.engine().run(&run_id))?;
-        Ok(Run::new(handle, view.id))
+        let rig = self.rig(py)?;
+        let view = call(py, rig.engine().run(&run_id))?;
+        Ok(Run::new(rig, view.id))
     }
 
     /// One page of runs, newest first, as `{"runs": [RunSummary dicts
@@ -501,8 +364,8 @@ impl Rig {
             limit,
             cursor,
         };
-        let handle = self.arena(py)?;
-        let page = call(py, handle.engine().list_runs(&filter))?;
+        let rig = self.rig(py)?;
+        let page = call(py, rig.engine().list_runs(&filter))?;
         to_dict(py, &page)
     }
 
@@ -515,13 +378,13 @@ impl Rig {
     /// The database URL or path given (for the store), or `None`.
     #[getter]
     fn db(&self) -> Option<&str> {
-        self.db.as_deref()
+        self.config.db.as_deref()
     }
 
     /// The `coderig.toml` the agents came from, or `None`.
     #[getter]
     fn config(&self) -> Option<&Path> {
-        self.config.as_deref()
+        self.config_file.as_deref()
     }
 
     /// Every agent (the core's `AgentInfo` as dicts, sorted by identity):
@@ -537,7 +400,7 @@ impl Rig {
         probe_timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let probe = duration(probe_timeout, "probe_timeout")?.unwrap_or(DEFAULT_PROBE_TIMEOUT);
-        let infos = block_on(py, self.registry.info(probe), || {})?;
+        let infos = block_on(py, self.registry().info(probe), || {})?;
         to_dict(py, &infos)
     }
 
@@ -549,7 +412,7 @@ impl Rig {
         probe_timeout: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let probe = duration(probe_timeout, "probe_timeout")?.unwrap_or(DEFAULT_PROBE_TIMEOUT);
-        let registry = Arc::clone(&self.registry);
+        let registry = self.registry().clone();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let infos = registry.info(probe).await;
             Python::attach(|py| to_dict(py, &infos))
@@ -604,14 +467,14 @@ impl Rig {
         // start_turn spawns the agent's task on the current runtime.
         let _entered = runtime().enter();
         let handle = self
-            .registry
+            .registry()
             .start_turn(&identity, turn)
             .map_err(to_py_err)?;
         Ok(Turn::new(handle, identity, model))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let identities = PyList::new(py, self.registry.identities())?;
+        let identities = PyList::new(py, self.registry().identities())?;
         Ok(format!("Rig(agents={})", identities.repr()?))
     }
 }

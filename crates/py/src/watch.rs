@@ -1,0 +1,74 @@
+//! The Python face of [`coderig::watch::Watch`]: what `Battle.events()`
+//! and `Run.events()` return iterate one core watch, nothing more.
+//!
+//! The watch decides everything — what is replayed, what comes live, what
+//! is de-duplicated, where the stream ends (right after the subject's final
+//! status event, every contestant or step final before it) — and this
+//! adapter only turns each event into the dict the core serializes
+//! (`{"type": ..., "seq": ..., "epoch": ..., ...}` for a stored one, no
+//! `seq` for a live `agent_output`) and `None` into the end of the
+//! iteration. A blocking `next` releases the GIL; Ctrl-C raises
+//! `KeyboardInterrupt` and the watch loses nothing (it is cancel-safe
+//! between events). Its errors are the core's: `NotFoundIdError` for a
+//! subject that is gone, `UnavailableError` when the rig was shut down
+//! before the subject ended.
+
+use crate::battle::call;
+use crate::helpers::{to_py, to_py_err};
+use coderig::bus::BusEvent;
+use coderig::rig::{Rig, Subject, Watch};
+use coderig::Error;
+use pyo3::exceptions::PyStopAsyncIteration;
+use pyo3::prelude::*;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+/// One `events()` stream: a core [`Watch`], subscribed when the stream was
+/// made (so nothing stored after `events()` returned is missed, however
+/// late the first `next` comes), shared by the sync and the async
+/// iterator of one Python object.
+pub struct Events {
+    watch: Arc<Mutex<Watch>>,
+}
+
+impl Events {
+    /// A stream of `subject` on `rig`, from the subject's start.
+    pub fn new(rig: &Rig, subject: Subject) -> Self {
+        Events {
+            watch: Arc::new(Mutex::new(rig.watch(subject))),
+        }
+    }
+
+    /// The next event as a dict; `None` at the end (blocking, GIL
+    /// released).
+    pub fn next_blocking(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        match call(py, next(&self.watch))? {
+            Some(event) => Ok(Some(to_py(py, &event)?.unbind())),
+            None => Ok(None),
+        }
+    }
+
+    /// The next event as an awaitable of a dict; `StopAsyncIteration` at
+    /// the end.
+    pub fn next_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let watch = self.watch.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            match next(&watch).await.map_err(to_py_err)? {
+                Some(event) => Python::attach(|py| Ok(to_py(py, &event)?.unbind())),
+                None => Err(PyStopAsyncIteration::new_err(())),
+            }
+        })
+    }
+}
+
+/// The watch's next event as the core's JSON, or `None` at its end.
+async fn next(watch: &Mutex<Watch>) -> Result<Option<Value>, Error> {
+    let json = match watch.lock().await.next().await? {
+        None => return Ok(None),
+        Some(BusEvent::Stored(event)) => serde_json::to_value(&event),
+        Some(BusEvent::Live(event)) => serde_json::to_value(&event),
+    };
+    json.map(Some)
+        .map_err(|e| Error::internal(format!("an event as JSON: {e}")))
+}
