@@ -80,12 +80,14 @@ impl std::fmt::Debug for AgentEntry {
 pub struct AgentInfo {
     /// The identity (`claude`, `local`, ...).
     pub identity: String,
-    /// `cli`, `openai` or `scripted`.
+    /// `cli`, `openai`, `scripted` or `native` (an [`AgentKind`]'s name).
+    #[cfg_attr(feature = "openapi", schema(value_type = AgentKind))]
     pub kind: String,
     /// The CLI preset, for kind `cli`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
-    /// `local` or `cloud`.
+    /// `local` or `cloud` (a [`Lane`]'s name).
+    #[cfg_attr(feature = "openapi", schema(value_type = Lane))]
     pub lane: String,
     /// The binary as resolved on `PATH` (CLI agents).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,6 +97,7 @@ pub struct AgentInfo {
     pub installed: bool,
     /// Whether the backend answered just now (`/v1/models` for HTTP
     /// agents); `null` when it cannot be known without running a turn (CLIs).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub reachable: Option<bool>,
     /// The models it serves (the backend's list, else the config's).
     pub models: Vec<String>,

@@ -118,17 +118,23 @@ impl Turn {
 /// Token counts and cost. `input` is always **uncached** input: Claude's
 /// `input_tokens` as is, OpenAI's `prompt_tokens` minus `cached_tokens`.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(default)]
 pub struct Usage {
     /// Uncached input tokens.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub input: u64,
     /// Output tokens (reasoning included when the backend counts it so).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub output: u64,
     /// Input tokens read from the provider's cache.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub cache_read: u64,
     /// Input tokens written to the provider's cache.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub cache_write: u64,
     /// Reasoning tokens, where the backend reports them separately.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub reasoning: u64,
     /// Cost in US dollars, where the backend reports one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -161,6 +167,7 @@ impl Usage {
 /// final `result.usage`, each opencode `step_finish`, each codex
 /// `turn.completed`), and the outcome's usage is their sum.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     /// The agent's session began (the id to resume it by, where it has one).
@@ -256,11 +263,14 @@ impl AgentEvent {
 
 /// How a turn ended when it ended well.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(default)]
 pub struct TurnOutcome {
     /// The final answer: the agent's reported result, else its text.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub final_text: String,
     /// The sum of the turn's `Usage` events.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub usage: Usage,
     /// The session id, where the agent has one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -276,6 +286,7 @@ pub struct TurnOutcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<u64>,
     /// Milliseconds from the start of the turn to its end.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub duration_ms: u64,
     /// Milliseconds spent generating tokens, where the backend reports it
     /// (llama.cpp `timings.predicted_ms`) or it can be measured (first to

@@ -57,6 +57,7 @@ use std::fmt::Display;
 pub struct CommandEvidence {
     /// The exit code; `None` when the command was killed (by its timeout or
     /// a signal) or could not be started.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub exit_code: Option<i32>,
     /// Wall-clock time it ran, in milliseconds.
     pub duration_ms: u64,
@@ -69,7 +70,6 @@ pub struct CommandEvidence {
     /// enforce). `None` in records made before commands were sandboxed:
     /// a missing field decodes as `None`, and `None` is not serialized.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub sandbox: Option<crate::sandbox::SandboxReport>,
 }
 
@@ -85,8 +85,10 @@ impl CommandEvidence {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Evidence {
     /// The repro command's record, when it ran.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub repro: Option<CommandEvidence>,
     /// The suite command's record, when it ran.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub suite: Option<CommandEvidence>,
     /// Whether the contestant's patch applied to the fresh checkout.
     pub patch_applied: bool,
@@ -100,8 +102,10 @@ pub struct Evidence {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BaseRun {
     /// The repro command on the base, when it ran.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub repro: Option<CommandEvidence>,
     /// The suite command on the base, when it ran.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub suite: Option<CommandEvidence>,
     /// Why the base run failed, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]

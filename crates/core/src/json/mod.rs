@@ -22,6 +22,8 @@ pub(crate) mod int;
 pub(crate) mod problems;
 #[cfg(feature = "openapi")]
 pub(crate) mod schema;
+#[cfg(all(feature = "openapi", feature = "runtime", feature = "git", unix))]
+pub mod views;
 
 pub use edit::{
     edit, edits, hashline_edits, EditInput, EditPlan, EditRequest, EditResponse,

@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 /// How strictly a policy is applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SandboxMode {
     /// Everything in the policy is enforced by the kernel, or nothing starts
@@ -137,6 +138,7 @@ impl<'de> Deserialize<'de> for NetworkPolicy {
 /// Resource limits (setrlimit) of the confined process and, as the kernel
 /// applies them, each of its descendants. `None`: inherited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ResourceLimits {
     /// Open file descriptors per process (RLIMIT_NOFILE).
@@ -409,6 +411,7 @@ impl SandboxConfig {
 
 /// How a part of a policy was enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Enforcer {
     /// By Landlock rules.
@@ -440,18 +443,22 @@ impl Enforcer {
 /// What was actually enforced on a process tree: recorded with every turn,
 /// command step attempt and oracle run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SandboxReport {
     /// The mode it ran under.
     pub mode: SandboxMode,
     /// Whether every part of the policy was enforced by the kernel.
     pub confined: bool,
     /// The Landlock ABI the kernel offered, when Landlock was used.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub landlock_abi: Option<u32>,
     /// How writes (and reads of hidden paths) were confined.
     pub filesystem: Enforcer,
     /// The writable paths (the private temp dir included).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
     pub writable: Vec<PathBuf>,
     /// The hidden paths that exist.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
     pub hidden: Vec<PathBuf>,
     /// The network policy, as named by [`NetworkPolicy::name`].
     pub network: String,

@@ -237,18 +237,24 @@ named_enum!(CallSource, "call source", {
 
 /// Counts of how a turn's tool calls were read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(default)]
 pub struct CallsRead {
     /// Structured calls whose arguments parsed as they came.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub structured: u32,
     /// Structured calls repaired or coerced to the schema.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub repaired: u32,
     /// Calls recognized in the text.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub from_text: u32,
     /// Calls that could not be read (broken beyond repair, unknown tool):
     /// answered with an error, never run.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub malformed: u32,
     /// Calls cut by the output-token limit: answered with an error, never run.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub cut: u32,
 }
 

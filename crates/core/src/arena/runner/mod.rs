@@ -142,6 +142,7 @@ pub struct BattlePage {
     /// The battles.
     pub battles: Vec<BattleView>,
     /// The cursor of the next page, `null` on the last.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub next_cursor: Option<String>,
 }
 

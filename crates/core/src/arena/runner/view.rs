@@ -33,6 +33,7 @@ pub struct ContestantView {
     pub model: String,
     /// Its own instruction, appended to the battle's prompt for it alone
     /// (`prompt + "\n\n" + instruction`); `null` without one.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub instruction: Option<String>,
     /// The lane it runs in.
     pub lane: Lane,
@@ -41,26 +42,34 @@ pub struct ContestantView {
     /// Its folder in the results folder.
     pub dir: String,
     /// When its agent started (Unix ms).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub started_at_ms: Option<i64>,
     /// When its agent ended (Unix ms).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub ended_at_ms: Option<i64>,
     /// The turn's wall-clock time.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub duration_ms: Option<u64>,
     /// Time to the first token.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub ttft_ms: Option<u64>,
     /// Token usage (`input` uncached, `output`, `cache_read`,
     /// `cache_write`, `cost_usd`), where the backend reported it.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub usage: Option<crate::agent::Usage>,
     /// Generated tokens per second (local lane, where measurable).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub tokens_per_sec: Option<f64>,
     /// Size of its `diff.patch` in bytes (coding; 0 = no change).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub patch_bytes: Option<u64>,
     /// The oracle's evidence.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub evidence: Option<Evidence>,
     /// The tier of that evidence (`none` without).
     pub tier: EvidenceTier,
     /// Why it failed.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub error: Option<String>,
 }
 
@@ -77,11 +86,14 @@ pub struct CrossExamView {
     /// `pending`, `running`, `done` or `error`.
     pub status: CrossExamStatus,
     /// The examiner's text.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub text: Option<String>,
     /// Its parsed `VERDICT:` (`identity/model`), `null` for `NO_WINNER` or
     /// none.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub verdict: Option<String>,
     /// Why it failed.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub error: Option<String>,
 }
 
@@ -98,10 +110,12 @@ pub struct BattleView {
     /// The task.
     pub prompt: String,
     /// The project (canonical path), when there is one.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub project: Option<String>,
     /// `HEAD`, another ref, or `snapshot`.
     pub base: String,
     /// The commit the contestants started from (coding).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub base_commit: Option<String>,
     /// The judge.
     pub judge: AgentView,
@@ -113,18 +127,24 @@ pub struct BattleView {
     /// When it was created (Unix ms).
     pub created_at_ms: i64,
     /// When it reached a final status.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub ended_at_ms: Option<i64>,
     /// The winner's contestant id.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub winner_contestant_id: Option<String>,
     /// Who named it.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub winner_source: Option<WinnerSource>,
     /// `GET /battles/:id/analysis` has a text.
     pub analysis_ready: bool,
     /// The analysis' reason for its decision.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub reason: Option<String>,
     /// The oracle's run on the base.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub base_run: Option<BaseRun>,
     /// Why the battle or its analysis failed.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub error: Option<String>,
     /// Contestants in spec order.
     pub contestants: Vec<ContestantView>,

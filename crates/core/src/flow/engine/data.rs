@@ -45,12 +45,14 @@ pub struct AttemptRecord {
     pub attempt: u32,
     /// The loop iteration it ran in (0 outside loops).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub iteration: u32,
     /// How it ended: `done`, `failed`, `timed_out`, `cancelled` or
     /// `interrupted` (its holder died).
     pub outcome: AttemptOutcome,
     /// Its error, when it did not succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub error: Option<Value>,
     /// What the sandbox of a command step's attempt enforced, as the
     /// kernel applied it: mode, whether everything was `confined`, the
@@ -58,7 +60,6 @@ pub struct AttemptRecord {
     /// could not enforce (`unenforced`, with why). Absent when no process
     /// started (another kind of step, a refusal, an interrupted attempt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub sandbox: Option<SandboxReport>,
     /// When it started (ms since the epoch).
     pub started_at: Millis,
@@ -74,9 +75,11 @@ pub struct ApprovalRecord {
     pub approved: bool,
     /// Who decided (as the caller said).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub by: Option<String>,
     /// Their comment.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub comment: Option<String>,
     /// When.
     pub at: Millis,
@@ -145,6 +148,7 @@ pub struct StepData {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SwitchRecord {
     /// The chosen case's label (`None`: no case matched).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub chosen: Option<String>,
     /// The steps it skipped as `branch_not_taken`.
     pub excluded: Vec<String>,

@@ -6,7 +6,7 @@ use super::data::{
 };
 use crate::error::Error;
 use crate::event::RunStatus;
-use crate::flow::{RunStepKind, SkipReason, StepStatus};
+use crate::flow::{SkipReason, StepStatus};
 use crate::store::{Millis, Work, WorkSnapshot};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,11 +18,13 @@ pub struct RunSummary {
     /// The run's id (32 hex).
     pub id: String,
     /// The flow's name, when it has one.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub name: Option<String>,
     /// `running`, `waiting`, `completed`, `failed` or `cancelled`.
     pub status: RunStatus,
     /// Why it failed (an error object).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub error: Option<Value>,
     /// When it was created (ms since the epoch, database clock).
     pub created_at: Millis,
@@ -37,8 +39,9 @@ pub struct StepView {
     /// The step's id in the flow.
     pub id: String,
     /// `agent`, `command`, `code`, `approval`, `switch` or `do_while`
-    /// (a [`RunStepKind`]'s name: the driver records `StepAction::kind`).
-    #[cfg_attr(feature = "openapi", schema(value_type = RunStepKind))]
+    /// (a [`crate::flow::RunStepKind`]'s name: the driver records
+    /// `StepAction::kind`).
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::flow::RunStepKind))]
     pub kind: String,
     /// `pending`, `running`, `waiting`, `done`, `failed`, `skipped`,
     /// `timed_out` or `cancelled`.
@@ -49,29 +52,40 @@ pub struct StepView {
     /// for a `do_while`: the iterations completed before the current one).
     pub iteration: u32,
     /// Why it was skipped.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub skip_reason: Option<SkipReason>,
     /// Its result, any JSON value: text for agents and commands, a code
     /// step's value, an approval's decision, a switch's label, a loop's
     /// iteration count.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub output: Option<Value>,
     /// The last attempt's error (an error object).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub error: Option<Value>,
     /// A command's exit code.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub exit_code: Option<i32>,
     /// When the current attempt started.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub started_at: Option<Millis>,
     /// When the step settled.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub finished_at: Option<Millis>,
     /// When the running attempt times out.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub deadline_at: Option<Millis>,
     /// A retry waits until then.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub available_at: Option<Millis>,
     /// A switch's decision.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub switch: Option<SwitchRecord>,
     /// An approval step's message.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub message: Option<String>,
     /// An approval's decision.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub approval: Option<ApprovalRecord>,
     /// Finished attempts, oldest first.
     pub attempts: Vec<AttemptRecord>,
@@ -84,6 +98,7 @@ pub struct RunView {
     /// The run's id.
     pub id: String,
     /// The flow's name.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub name: Option<String>,
     /// The run's status.
     pub status: RunStatus,
@@ -92,8 +107,10 @@ pub struct RunView {
     pub input: Value,
     /// Why it failed.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub error: Option<Value>,
     /// The rendered report, once it ended (when the flow has one).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub report: Option<String>,
     /// The spec it runs.
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
@@ -103,6 +120,7 @@ pub struct RunView {
     /// When it last changed.
     pub updated_at: Millis,
     /// When it ended.
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub finished_at: Option<Millis>,
     /// Its steps, in flow order.
     pub steps: Vec<StepView>,
@@ -122,6 +140,7 @@ pub struct RunPage {
     /// The runs.
     pub runs: Vec<RunSummary>,
     /// The cursor of the next page (`None`: this is the last).
+    #[cfg_attr(feature = "openapi", schema(required))]
     pub next_cursor: Option<String>,
 }
 
