@@ -49,10 +49,9 @@ pub fn name_lists() -> BTreeMap<&'static str, &'static [&'static str]> {
 
 /// The core's names, `{tier: ['exact', ...], match_kind: [...], ...}`:
 /// every name a string argument accepts or a result holds (see
-/// [`name_lists`] for the keys).
-#[napi(
-    ts_return_type = "Record<'tier' | 'match_kind' | 'violation_kind' | 'trigger_rule' | 'step_kind' | 'skip_reason' | 'step_status' | 'resume_action' | 'failure_kind' | 'step_outcome' | 'flow_error' | 'task_state' | 'battle_type' | 'lane' | 'contestant_status' | 'contestant_action' | 'evidence_tier' | 'winner_source' | 'verdict' | 'stream_format' | 'cli_preset' | 'access' | 'sandbox_mode' | 'sandbox_enforcer' | 'agent_kind' | 'agent_error_kind' | 'agent_event_type' | 'error_class' | 'error_kind' | 'error_code', string[]>"
-)]
+/// [`name_lists`] for the keys; `NameList`, their TypeScript union, is
+/// generated from the core's list into `types/views.d.ts`).
+#[napi(ts_return_type = "Record<NameList, string[]>")]
 pub fn names() -> BTreeMap<&'static str, Vec<&'static str>> {
     name_lists()
         .into_iter()

@@ -93,7 +93,7 @@ pub fn classify_error(
 /// the phrase, name or status group that matched (`'default'` for none).
 #[napi(
     namespace = "model",
-    ts_return_type = "{ class: 'retry' | 'fallback' | 'stop' | 'fatal', evidence: string, rule: string }"
+    ts_return_type = "{ class: 'retry' | 'fallback' | 'stop' | 'fatal', evidence: 'name' | 'message' | 'status' | 'none', rule: string }"
 )]
 pub fn explain_error(
     env: Env,

@@ -1,13 +1,14 @@
-//! The TypeScript shapes of the runtime's plain objects: what `new Rig`,
-//! `rig.runTurn` and `rig.agents` take, and what turns stream and return.
+//! The TypeScript shapes of what the runtime takes: the options of `new
+//! Rig`, the agents table, `rig.runTurn` and `rig.agents`, and the details
+//! of a failed turn.
 //!
 //! Types only (`object_to_js` / `object_from_js` off): inputs are decoded
-//! by the core's decoders and outputs are the core's serde JSON, so the
-//! values are exactly what every other face sees (snake_case keys, absent
-//! optional fields left out). These declarations mirror the core's types
-//! (`coderig::agent::{AgentEvent, TurnOutcome, Usage, AgentInfo}`);
-//! `test/rig.test.mjs` checks real events and outcomes against them, and
-//! `test/names.test.mjs` every string union against the core's lists.
+//! by the core's decoders. What the calls return and turns stream
+//! (`TurnOutcome`, `AgentEvent`, `AgentInfo`, `Usage`, `SandboxReport`,
+//! ...) is not declared here: `types/views.d.ts` is generated from the
+//! core's schemas (`scripts/views-dts.mjs`) and heads `index.d.ts`.
+//! `test/rig.test.mjs` checks real events and outcomes against the types,
+//! and `test/names.test.mjs` every string union against the core's lists.
 
 use napi_derive::napi;
 
@@ -58,7 +59,7 @@ pub struct AgentSpec {
     #[napi(ts_type = "number | string | null")]
     pub timeout: Option<String>,
     /// Default idle limit of a turn.
-    #[napi(ts_type = "number | string | null")]
+    #[napi(js_name = "idle_timeout", ts_type = "number | string | null")]
     pub idle_timeout: Option<String>,
     /// Environment added to a CLI's process.
     #[napi(ts_type = "Record<string, string> | null")]
@@ -76,35 +77,35 @@ pub struct AgentSpec {
     #[napi(ts_type = "string[] | null")]
     pub args: Option<String>,
     /// cli: arguments appended to the preset's own.
-    #[napi(ts_type = "string[] | null")]
+    #[napi(js_name = "extra_args", ts_type = "string[] | null")]
     pub extra_args: Option<String>,
     /// cli `custom`: the stdout format.
     #[napi(ts_type = "'claude-stream-json' | 'codex-json' | 'opencode-json' | 'text' | null")]
     pub format: Option<String>,
     /// cli `custom`: its arguments really keep a read-only turn from writing.
-    #[napi(ts_type = "boolean | null")]
+    #[napi(js_name = "enforces_read_only", ts_type = "boolean | null")]
     pub enforces_read_only: Option<String>,
     /// cli: extra directories the CLI keeps state in, writable inside its
     /// sandbox (absolute or `~/...`; each preset declares its own).
-    #[napi(ts_type = "string[] | null")]
+    #[napi(js_name = "state_dirs", ts_type = "string[] | null")]
     pub state_dirs: Option<String>,
     /// cli: the network of its sandbox (`allow`, `deny`, `loopback:PORT`;
     /// default: the loopback ports of its model-server URLs, else `allow`).
     #[napi(ts_type = "string | null")]
     pub network: Option<String>,
-    /// openai: the base URL, ending in `/v1`.
-    #[napi(ts_type = "string | null")]
+    /// openai, native: the base URL, ending in `/v1`.
+    #[napi(js_name = "base_url", ts_type = "string | null")]
     pub base_url: Option<String>,
-    /// openai: the API key (prefer `api_key_env`).
-    #[napi(ts_type = "string | null")]
+    /// openai, native: the API key (prefer `api_key_env`).
+    #[napi(js_name = "api_key", ts_type = "string | null")]
     pub api_key: Option<String>,
-    /// openai: the environment variable holding the API key.
-    #[napi(ts_type = "string | null")]
+    /// openai, native: the environment variable holding the API key.
+    #[napi(js_name = "api_key_env", ts_type = "string | null")]
     pub api_key_env: Option<String>,
-    /// openai: the model when a turn names none.
+    /// openai, native: the model when a turn names none.
     #[napi(ts_type = "string | null")]
     pub model: Option<String>,
-    /// openai: extra HTTP headers.
+    /// openai, native: extra HTTP headers.
     #[napi(ts_type = "Record<string, string> | null")]
     pub headers: Option<String>,
     /// scripted: the script played for every model without its own.
@@ -113,6 +114,54 @@ pub struct AgentSpec {
     /// scripted: scripts by model name.
     #[napi(ts_type = "Record<string, Array<Record<string, unknown>>> | null")]
     pub scripts: Option<String>,
+    /// native: the wire API (default `'chat'`).
+    #[napi(ts_type = "'chat' | 'anthropic' | 'responses' | null")]
+    pub api: Option<String>,
+    /// native: its tools (default `'coderig'`; `'bash'`: only `run` and
+    /// `finish`).
+    #[napi(ts_type = "'coderig' | 'bash' | null")]
+    pub tools: Option<String>,
+    /// native: `read_file` shows `LINE#HH|` anchors and `edit_lines` is
+    /// offered.
+    #[napi(ts_type = "boolean | null")]
+    pub hashline: Option<String>,
+    /// native: the most model requests of a turn (default 50).
+    #[napi(js_name = "max_steps", ts_type = "number | null")]
+    pub max_steps: Option<String>,
+    /// native: the turn stops cleanly after this long (seconds or `'20m'`).
+    #[napi(js_name = "max_wall", ts_type = "number | string | null")]
+    pub max_wall: Option<String>,
+    /// native: the turn stops once it spent this many tokens.
+    #[napi(js_name = "max_tokens", ts_type = "number | null")]
+    pub max_tokens: Option<String>,
+    /// native: the turn stops past this cost in US dollars.
+    #[napi(js_name = "max_cost_usd", ts_type = "number | null")]
+    pub max_cost_usd: Option<String>,
+    /// native: the most output tokens of one request (default 4096).
+    #[napi(js_name = "max_output_tokens", ts_type = "number | null")]
+    pub max_output_tokens: Option<String>,
+    /// native: the model's context window (default: asked of the server).
+    #[napi(js_name = "context_window", ts_type = "number | null")]
+    pub context_window: Option<String>,
+    /// native: sampling options added to every request (`temperature`, ...).
+    #[napi(ts_type = "Record<string, unknown> | null")]
+    pub sampling: Option<String>,
+    /// native: US dollars per million tokens (`input`, `output`,
+    /// `cache_read`).
+    #[napi(ts_type = "Record<string, number> | null")]
+    pub prices: Option<String>,
+    /// native: replaces coderig's system prompt.
+    #[napi(js_name = "system_prompt", ts_type = "string | null")]
+    pub system_prompt: Option<String>,
+    /// native: per-model `system_prompt`, `sampling` and `context_window`.
+    #[napi(
+        js_name = "model_overrides",
+        ts_type = "Record<string, Record<string, unknown>> | null"
+    )]
+    pub model_overrides: Option<String>,
+    /// native: the default and longest timeout of one `run` command.
+    #[napi(js_name = "run_timeout", ts_type = "number | string | null")]
+    pub run_timeout: Option<String>,
 }
 
 /// What `rig.runTurn(identity, model, prompt, options)` takes besides the
@@ -154,156 +203,6 @@ pub struct AgentsOptions {
     pub probe_timeout: Option<String>,
 }
 
-/// One agent as `rig.agents()` reports it.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct AgentInfo {
-    /// The identity (`claude`, `local`, ...).
-    pub identity: String,
-    /// What it is.
-    #[napi(ts_type = "'cli' | 'openai' | 'scripted' | 'native'")]
-    pub kind: String,
-    /// The CLI preset, for kind `cli`.
-    pub preset: Option<String>,
-    /// The lane its turns run in.
-    #[napi(ts_type = "'local' | 'cloud'")]
-    pub lane: String,
-    /// The binary as found on `PATH` (CLI agents).
-    pub command: Option<String>,
-    /// Whether the agent can be started.
-    pub installed: bool,
-    /// Whether the backend answered just now; `null` when that cannot be
-    /// known without a turn (CLIs).
-    #[napi(ts_type = "boolean | null")]
-    pub reachable: Option<bool>,
-    /// The models it serves.
-    pub models: Vec<String>,
-    /// Why it is not installed or not reachable.
-    pub error: Option<String>,
-}
-
-/// Token counts and cost (`input` is uncached input).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct Usage {
-    /// Uncached input tokens.
-    pub input: f64,
-    /// Output tokens.
-    pub output: f64,
-    /// Input tokens read from the provider's cache.
-    #[napi(js_name = "cache_read")]
-    pub cache_read: f64,
-    /// Input tokens written to the provider's cache.
-    #[napi(js_name = "cache_write")]
-    pub cache_write: f64,
-    /// Reasoning tokens, where reported apart.
-    pub reasoning: f64,
-    /// Cost in US dollars, where the backend reports one.
-    #[napi(js_name = "cost_usd")]
-    pub cost_usd: Option<f64>,
-}
-
-/// How a turn ended when it ended well: what `turn.wait()` resolves to.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct TurnOutcome {
-    /// The final answer: the agent's reported result, else its text.
-    #[napi(js_name = "final_text")]
-    pub final_text: String,
-    /// The sum of the turn's `usage` events.
-    pub usage: Usage,
-    /// The session id, where the agent has one.
-    #[napi(js_name = "session_id")]
-    pub session_id: Option<String>,
-    /// The model the agent reported.
-    pub model: Option<String>,
-    /// Model round trips, where counted.
-    #[napi(js_name = "num_turns")]
-    pub num_turns: Option<u32>,
-    /// Milliseconds to the first text or reasoning.
-    #[napi(js_name = "ttft_ms")]
-    pub ttft_ms: Option<f64>,
-    /// Milliseconds from start to end.
-    #[napi(js_name = "duration_ms")]
-    pub duration_ms: f64,
-    /// Milliseconds spent generating, where reported or measured.
-    #[napi(js_name = "generation_ms")]
-    pub generation_ms: Option<f64>,
-    /// Why the agent stopped.
-    #[napi(js_name = "stop_reason")]
-    pub stop_reason: Option<String>,
-    /// The CLI's exit code (CLI agents).
-    #[napi(js_name = "exit_code")]
-    pub exit_code: Option<i32>,
-    /// The sandbox the CLI ran under, as enforced (CLI agents).
-    pub sandbox: Option<SandboxReport>,
-    /// Model requests made (native agent).
-    pub requests: Option<u32>,
-    /// Tool calls the model made, run or not (native agent).
-    #[napi(js_name = "tool_calls")]
-    pub tool_calls: Option<u32>,
-    /// How the tool calls were read (native agent).
-    #[napi(js_name = "calls_read")]
-    pub calls_read: Option<CallsRead>,
-    /// The context window the turn was shaped for, in tokens (native agent).
-    #[napi(js_name = "context_window")]
-    pub context_window: Option<u32>,
-}
-
-/// How a native turn's tool calls were read (the core's
-/// `coderig::agent::native::CallsRead`).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct CallsRead {
-    /// Structured calls whose arguments parsed as they came.
-    pub structured: u32,
-    /// Structured calls repaired or coerced to the tool's schema.
-    pub repaired: u32,
-    /// Calls recognized in the reply's text (XML, Hermes, fenced JSON).
-    #[napi(js_name = "from_text")]
-    pub from_text: u32,
-    /// Calls that could not be read: answered with an error, never run.
-    pub malformed: u32,
-    /// Calls cut by the output-token limit: answered with an error, never run.
-    pub cut: u32,
-}
-
-/// What was enforced on a process tree (the core's
-/// `coderig::sandbox::SandboxReport`): recorded with every CLI turn,
-/// command step attempt and oracle run.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct SandboxReport {
-    /// The mode it ran under.
-    #[napi(ts_type = "'enforce' | 'auto' | 'off'")]
-    pub mode: String,
-    /// Whether every part of the policy was enforced by the kernel.
-    pub confined: bool,
-    /// The Landlock ABI the kernel offered, when Landlock was used.
-    #[napi(js_name = "landlock_abi")]
-    pub landlock_abi: Option<u32>,
-    /// How writes (and reads of hidden paths) were confined.
-    #[napi(ts_type = "'landlock' | 'namespace' | 'none'")]
-    pub filesystem: String,
-    /// The writable paths, the private temp dir included.
-    pub writable: Vec<String>,
-    /// The hidden paths that exist (credential stores).
-    pub hidden: Vec<String>,
-    /// `allow`, `deny` or `loopback:PORT,...`.
-    pub network: String,
-    /// How the network policy was enforced.
-    #[napi(
-        js_name = "network_enforced_by",
-        ts_type = "'landlock' | 'namespace' | 'none'"
-    )]
-    pub network_enforced_by: String,
-    /// How the process tree is kept from outliving its use.
-    #[napi(ts_type = "'landlock' | 'namespace' | 'none'")]
-    pub processes: String,
-    /// The limits applied (absent ones are inherited).
-    #[napi(
-        ts_type = "{ open_files?: number, processes?: number, file_size?: number, address_space?: number, tmp_size?: number }"
-    )]
-    pub limits: String,
-    /// What `auto` could not enforce, each with why.
-    pub unenforced: Vec<String>,
-}
-
 /// The `details` of the error `turn.wait()` rejects with when the turn
 /// failed (`code` `AGENT`, or `UNAVAILABLE` when the agent cannot do what
 /// the turn asks).
@@ -330,92 +229,4 @@ pub struct TurnErrorDetails {
     /// The last lines of the CLI's stderr.
     #[napi(js_name = "stderr_tail")]
     pub stderr_tail: Option<String>,
-}
-
-/// One event of a turn, whatever the agent: a union on `type`. `usage`
-/// events add up to the outcome's usage.
-#[napi(
-    discriminant_case = "snake_case",
-    object_to_js = false,
-    object_from_js = false
-)]
-pub enum AgentEvent {
-    /// The agent's session began.
-    SessionStarted {
-        /// The session / thread id.
-        #[napi(js_name = "session_id")]
-        session_id: String,
-        /// The model the agent says it runs.
-        model: Option<String>,
-    },
-    /// Assistant text.
-    TextDelta {
-        /// The text.
-        text: String,
-    },
-    /// Reasoning text.
-    ReasoningDelta {
-        /// The text.
-        text: String,
-    },
-    /// The agent called a tool.
-    ToolCall {
-        /// The call id (pairs with `tool_result`'s).
-        id: String,
-        /// The tool's name as the agent spells it.
-        name: String,
-        /// The tool's input.
-        #[napi(ts_type = "unknown")]
-        input: String,
-    },
-    /// A tool call's result.
-    ToolResult {
-        /// The call id.
-        id: String,
-        /// Whether the tool succeeded.
-        ok: bool,
-        /// Its output.
-        output: String,
-    },
-    /// Tokens (and cost) spent since the previous `usage` event.
-    Usage {
-        /// Uncached input tokens.
-        input: f64,
-        /// Output tokens.
-        output: f64,
-        /// Input tokens read from the cache.
-        #[napi(js_name = "cache_read")]
-        cache_read: f64,
-        /// Input tokens written to the cache.
-        #[napi(js_name = "cache_write")]
-        cache_write: f64,
-        /// Reasoning tokens.
-        reasoning: f64,
-        /// Cost in US dollars.
-        #[napi(js_name = "cost_usd")]
-        cost_usd: Option<f64>,
-    },
-    /// The agent reported the end of its turn.
-    Finished {
-        /// Why it stopped.
-        #[napi(js_name = "stop_reason")]
-        stop_reason: Option<String>,
-        /// The final answer, where reported apart from the text.
-        #[napi(js_name = "final_text")]
-        final_text: Option<String>,
-        /// Model round trips.
-        #[napi(js_name = "num_turns")]
-        num_turns: Option<u32>,
-    },
-    /// The agent or its provider reported an error.
-    Error {
-        /// What went wrong.
-        message: String,
-        /// What to do about it.
-        #[napi(ts_type = "'retry' | 'fallback' | 'stop' | 'fatal'")]
-        class: String,
-        /// The provider's HTTP status.
-        #[napi(js_name = "http_status")]
-        http_status: Option<u32>,
-    },
 }

@@ -1,18 +1,14 @@
-//! The TypeScript shapes of the flow-run API's plain objects: the runtime
-//! flow spec `rig.runFlow` takes, its options, and the views, pages and
-//! events runs resolve to.
+//! The TypeScript shapes of what the flow-run API takes: the runtime flow
+//! spec of `rig.runFlow`, its options, the filter of `rig.runs` — and,
+//! until the core has schemas of its events, the run events.
 //!
 //! Types only (`object_to_js` / `object_from_js` off), as in
 //! [`crate::battle_types`]: specs are decoded by the core's
-//! `FlowSpec::from_json` (or read from YAML/JSON text or a file) and
-//! results are the core's serde JSON, so the values are exactly what the
-//! server (`GET /api/runs/:id`), the CLI and Python show: snake_case keys;
-//! optional fields `null` in views, absent in events. These declarations
-//! mirror `coderig::flow::runspec::FlowSpec` (its JSON form),
-//! `coderig::flow::engine::{RunView, StepView, RunSummary, RunPage}`,
-//! `coderig::flow::engine::data::{AttemptRecord, ApprovalRecord,
-//! SwitchRecord}` and the run events of `coderig::event`;
-//! `test/flow_runtime.test.mjs` checks real objects against them, and
+//! `FlowSpec::from_json` (or read from YAML/JSON text or a file). What runs
+//! resolve to (`RunView`, `StepView`, `RunPage`, ...) is not declared here:
+//! `types/views.d.ts` is generated from the core's schemas of its views
+//! (`scripts/views-dts.mjs`) and heads `index.d.ts`.
+//! `test/flow_runtime.test.mjs` checks real objects against the types, and
 //! `test/names.test.mjs` every string union against the core's lists.
 
 use napi_derive::napi;
@@ -227,186 +223,6 @@ pub struct RunFilter {
     /// The previous page's `next_cursor`.
     #[napi(ts_type = "string | null")]
     pub cursor: Option<String>,
-}
-
-/// One finished attempt of a step.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct AttemptRecord {
-    /// Its number (1 for the first) within its iteration.
-    pub attempt: u32,
-    /// The loop iteration it ran in (0 outside loops).
-    pub iteration: u32,
-    /// How it ended (`interrupted`: its process died).
-    #[napi(ts_type = "'done' | 'failed' | 'timed_out' | 'cancelled' | 'interrupted'")]
-    pub outcome: String,
-    /// Its error, when it did not succeed (an error object).
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub error: Option<String>,
-    /// What a command attempt's sandbox enforced (absent when no process
-    /// started); `SandboxReport` is declared with the turn types.
-    #[napi(ts_type = "SandboxReport")]
-    pub sandbox: Option<String>,
-    /// When it started (ms since the epoch).
-    #[napi(js_name = "started_at")]
-    pub started_at: f64,
-    /// When it ended.
-    #[napi(js_name = "finished_at")]
-    pub finished_at: f64,
-}
-
-/// An approval's decision.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct ApprovalRecord {
-    /// Approved (`true`) or rejected.
-    pub approved: bool,
-    /// Who decided.
-    #[napi(ts_type = "string | null")]
-    pub by: Option<String>,
-    /// Their comment.
-    #[napi(ts_type = "string | null")]
-    pub comment: Option<String>,
-    /// When (ms since the epoch).
-    pub at: f64,
-}
-
-/// A switch's decision.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct SwitchRecord {
-    /// The chosen case's label (`null`: no case matched, the default ran).
-    #[napi(ts_type = "string | null")]
-    pub chosen: Option<String>,
-    /// The steps it skipped as `branch_not_taken`.
-    pub excluded: Vec<String>,
-}
-
-/// One step of a run (`run.info().steps`).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct StepView {
-    /// The step's id in the flow.
-    pub id: String,
-    /// Its kind.
-    #[napi(ts_type = "'agent' | 'command' | 'code' | 'approval' | 'switch' | 'do_while'")]
-    pub kind: String,
-    /// Where it stands.
-    #[napi(
-        ts_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
-    )]
-    pub status: String,
-    /// The current (or last) attempt, 1 for the first; 0 before any.
-    pub attempt: u32,
-    /// The loop iteration the status belongs to (0 outside loops).
-    pub iteration: u32,
-    /// Why it was skipped.
-    #[napi(
-        js_name = "skip_reason",
-        ts_type = "'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded' | null"
-    )]
-    pub skip_reason: Option<String>,
-    /// Its result: text for agents and commands (stdout), the JSON value
-    /// of a code step, the decision of an approval, the chosen label of a
-    /// switch, the iteration count of a loop.
-    #[napi(ts_type = "unknown")]
-    pub output: Option<String>,
-    /// The last attempt's error (an error object: `kind`, `code`,
-    /// `message`, `details`).
-    #[napi(ts_type = "Record<string, unknown> | null")]
-    pub error: Option<String>,
-    /// A command's exit code.
-    #[napi(js_name = "exit_code", ts_type = "number | null")]
-    pub exit_code: Option<i32>,
-    /// When the current attempt started (ms since the epoch).
-    #[napi(js_name = "started_at", ts_type = "number | null")]
-    pub started_at: Option<f64>,
-    /// When the step settled.
-    #[napi(js_name = "finished_at", ts_type = "number | null")]
-    pub finished_at: Option<f64>,
-    /// When the running attempt times out.
-    #[napi(js_name = "deadline_at", ts_type = "number | null")]
-    pub deadline_at: Option<f64>,
-    /// A retry waits until then.
-    #[napi(js_name = "available_at", ts_type = "number | null")]
-    pub available_at: Option<f64>,
-    /// A switch's decision.
-    #[napi(ts_type = "SwitchRecord | null")]
-    pub switch: Option<String>,
-    /// An approval step's message, once it waits.
-    #[napi(ts_type = "string | null")]
-    pub message: Option<String>,
-    /// An approval's decision.
-    #[napi(ts_type = "ApprovalRecord | null")]
-    pub approval: Option<String>,
-    /// Finished attempts, oldest first.
-    #[napi(ts_type = "Array<AttemptRecord>")]
-    pub attempts: Vec<String>,
-}
-
-/// A run with its steps (`run.info()`, `run.wait()`).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct RunView {
-    /// The run's id (32 hex).
-    pub id: String,
-    /// The flow's name.
-    #[napi(ts_type = "string | null")]
-    pub name: Option<String>,
-    /// Where it stands.
-    #[napi(ts_type = "'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'")]
-    pub status: String,
-    /// Its input.
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub input: String,
-    /// Why it failed (an error object).
-    #[napi(ts_type = "Record<string, unknown> | null")]
-    pub error: Option<String>,
-    /// The rendered report, once it ended (when the flow has one).
-    #[napi(ts_type = "string | null")]
-    pub report: Option<String>,
-    /// The spec it runs, in its canonical JSON form (defaults filled in,
-    /// durations in seconds).
-    #[napi(ts_type = "RunSpec")]
-    pub spec: String,
-    /// When it was created (ms since the epoch, the store's clock).
-    #[napi(js_name = "created_at")]
-    pub created_at: f64,
-    /// When it last changed.
-    #[napi(js_name = "updated_at")]
-    pub updated_at: f64,
-    /// When it ended.
-    #[napi(js_name = "finished_at", ts_type = "number | null")]
-    pub finished_at: Option<f64>,
-    /// Its steps, in flow order.
-    pub steps: Vec<StepView>,
-}
-
-/// A run as `rig.runs()` lists it (no steps).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct RunSummary {
-    /// The run's id.
-    pub id: String,
-    /// The flow's name.
-    #[napi(ts_type = "string | null")]
-    pub name: Option<String>,
-    /// Where it stands.
-    #[napi(ts_type = "'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'")]
-    pub status: String,
-    /// Why it failed.
-    #[napi(ts_type = "Record<string, unknown> | null")]
-    pub error: Option<String>,
-    /// When it was created.
-    #[napi(js_name = "created_at")]
-    pub created_at: f64,
-    /// When it last changed.
-    #[napi(js_name = "updated_at")]
-    pub updated_at: f64,
-}
-
-/// One page of runs, newest first.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct RunPage {
-    /// The runs.
-    pub runs: Vec<RunSummary>,
-    /// The cursor of the next page (`null`: this is the last).
-    #[napi(js_name = "next_cursor", ts_type = "string | null")]
-    pub next_cursor: Option<String>,
 }
 
 /// One event of a run, as `run.events()` yields it: a union on `type`.

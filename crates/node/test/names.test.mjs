@@ -11,32 +11,16 @@ const require = createRequire(import.meta.url)
 const coderig = require('../index.js')
 const names = coderig.names()
 
-const KEYS = [
-  'tier', 'match_kind', 'violation_kind', 'trigger_rule', 'step_kind', 'skip_reason', 'step_status',
-  'resume_action', 'failure_kind', 'step_outcome', 'flow_error', 'task_state', 'battle_type', 'lane',
-  'contestant_status', 'contestant_action', 'evidence_tier', 'winner_source', 'verdict', 'stream_format', 'cli_preset', 'access', 'sandbox_mode', 'sandbox_enforcer', 'agent_kind', 'agent_error_kind', 'agent_event_type',
-  'error_class', 'error_kind', 'error_code',
-]
+// The keys of names(), in the core's order: tests/schemas/names.json is the
+// core's names::LISTS (its test face_views keeps it so).
+const LISTS = JSON.parse(readFileSync(new URL('../../../tests/schemas/names.json', import.meta.url), 'utf8'))
+const KEYS = LISTS.map(([key]) => key)
 
 /** Unions that are not a core list, each with why. */
 const NOT_A_LIST = new Map([
   [JSON.stringify(['append', 'prepend']), 'the insert ops of hashline edits (replace has its own shape)'],
-  [JSON.stringify(KEYS), 'the keys of names() itself'],
-  // The core has no named list for these three yet (BattleStatus and
-  // OutputKind are named_enum!s outside names::LISTS; a cross-examination's
-  // status is a store owner status); battle.test.mjs checks real values
-  // against the battle statuses.
-  [JSON.stringify(['running', 'judging', 'completed', 'failed', 'cancelled']), 'a battle\'s status (coderig::event::BattleStatus)'],
-  [JSON.stringify(['pending', 'running', 'done', 'error']), 'a cross-examination\'s status (CrossExamView.status)'],
-  [JSON.stringify(['text', 'reasoning', 'tool_call', 'tool_result']), 'what agent_output carries (coderig::event::OutputKind)'],
-  // The flow runtime's names outside names::LISTS (RunStatus and RetryOn
-  // are named_enum!s; the runtime step kinds add `command` to StepKind; an
-  // attempt's outcome is a string of the engine's AttemptRecord);
-  // flow_runtime.test.mjs checks real values against them.
-  [JSON.stringify(['running', 'waiting', 'completed', 'failed', 'cancelled']), 'a run\'s status (coderig::event::RunStatus)'],
-  [JSON.stringify(['agent', 'command', 'code', 'approval', 'switch', 'do_while']), 'a runtime flow step\'s kind (FlowSpec StepAction::kind)'],
-  [JSON.stringify(['failure', 'timeout']), 'the endings a retry policy retries (coderig::flow::runspec::RetryOn)'],
-  [JSON.stringify(['done', 'failed', 'timed_out', 'cancelled', 'interrupted']), 'how a step attempt ended (AttemptRecord.outcome)'],
+  [JSON.stringify(KEYS), 'the keys of names() itself (NameList)'],
+  [JSON.stringify(['local', 'cloud']), 'the lanes an agent or a contestant runs in (the driver lane is the run drivers\' own)'],
 ])
 
 /**
@@ -59,6 +43,7 @@ function unions(dts) {
 
 test('names() has every key, each a non-empty list of distinct snake_case names', () => {
   assert.deepEqual(Object.keys(names).sort(), [...KEYS].sort())
+  for (const [key, list] of LISTS) assert.deepEqual(names[key], list, key)
   for (const [key, list] of Object.entries(names)) {
     assert.ok(list.length > 0, key)
     assert.equal(new Set(list).size, list.length, `${key} has duplicates`)
@@ -86,18 +71,30 @@ test('every string union of index.d.ts is one of the core\'s lists, in its order
     }
     assert.ok(NOT_A_LIST.has(JSON.stringify(literals)), `the union ${literals.map((l) => `'${l}'`).join(' | ')} is no core list; the core's lists are ${JSON.stringify(names)}`)
   }
-  // The event types are the discriminants of the AgentEvent union.
-  const events = dts.match(/export type AgentEvent =([\s\S]*?)\n\n/)
-  assert.ok(events, 'type AgentEvent in index.d.ts')
-  assert.deepEqual([...events[1].matchAll(/\{ type: '(\w+)'/g)].map((m) => m[1]), names.agent_event_type, 'the AgentEvent union')
+  // The event types are the discriminants of the event unions: a turn's
+  // (AgentEvent), and a battle's and a run's (agent_output in both).
+  const tags = (type) => {
+    const union = dts.match(new RegExp(`export type ${type} =([\\s\\S]*?)\\n\\n`))
+    assert.ok(union, `type ${type} in index.d.ts`)
+    return [...union[1].matchAll(/\{ type: '(\w+)'/g)].map((m) => m[1])
+  }
+  assert.deepEqual(tags('AgentEvent'), names.agent_event_type, 'the AgentEvent union')
   used.add('agent_event_type')
+  assert.deepEqual([...new Set([...tags('BattleEvent'), ...tags('RunEvent')])].sort(), [...names.event_type].sort(),
+    'the BattleEvent and RunEvent unions')
+  used.add('event_type')
   // Every list a JS caller meets is typed somewhere (errors carry theirs as
   // `code` / `kind`, and a refused scheduler event its flow error name as
   // `details.reason`).
   // The pairwise verdict stays inside the judge: no value a JS caller
   // meets holds one (a cross-examination's `verdict` is `identity/model`).
-  const internal = ['verdict']
-  const untyped = KEYS.filter((k) => !used.has(k) && !['error_kind', 'error_code', 'flow_error', ...internal].includes(k))
+  // A fallback entry's refusal names its reason in the error's details, as
+  // the scheduler's flow errors do. A turn's stop_reason is any agent's
+  // word (the native agent's are native_stop_reason). Each hashline edit
+  // type has its op as a tag (`'replace'`; `'append' | 'prepend'`).
+  const internal = ['verdict', 'native_stop_reason', 'hashline_op']
+  const details = ['error_kind', 'error_code', 'flow_error', 'fallback_error_reason']
+  const untyped = KEYS.filter((k) => !used.has(k) && ![...details, ...internal].includes(k))
   assert.deepEqual(untyped, [], 'lists no TypeScript union names')
 })
 
