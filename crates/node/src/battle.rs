@@ -4,7 +4,7 @@
 //! A thin face of the core rig's [`Arena`]: the first battle or run call
 //! opens the rig's core [`coderig::rig::Rig`] (store, bus, arena, flow
 //! engine; [`crate::rig`]), and a `Battle` holds that core rig and its id.
-//! The process `exit` listener ([`crate::exit`]) shuts the core rig down.
+//! The process `exit` listener (`exit.rs`) shuts the core rig down.
 //!
 //! Specs are the core's `BattleSpec` JSON with DESIGN's snake_case keys,
 //! decoded by `BattleSpec::from_json` (so a bad spec rejects with
@@ -16,70 +16,23 @@
 //! battle), `NOT_FOUND_ID` for an unknown battle or contestant.
 //!
 //! `battle.events()` and `battle.wait()` follow the battle with the core's
-//! `Watch` ([`crate::events`]): its end rule is the one of every face.
+//! `Watch` (`events.rs`): its end rule is the one of every face.
 
 use crate::events::{next_event, watch, Events};
-use crate::helpers::{arg, to_js_error, to_json, to_named_js_error, Count, Fail, Res};
+use crate::helpers::{arg, promise, to_js_error, to_json, to_named_js_error, with_args, Count};
 use crate::rig::{options_json, to_value, Rig};
 use coderig::arena::runner::{Arena, BattleFilter, BattleView};
 use coderig::arena::{AgentRef, BattleSpec, BattleType};
 use coderig::event::BattleStatus;
 use coderig::rig::{Rig as CoreRig, Subject};
 use coderig::Error;
-use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
-
-/// A Promise settled by `work`: resolved with `done`'s value, or rejected
-/// with the JS form of the core's error.
-pub(crate) fn promise<'env, T, V, F, D>(
-    env: &'env Env,
-    work: F,
-    done: D,
-) -> napi::Result<PromiseRaw<'env, V>>
-where
-    T: Send + 'static,
-    V: ToNapiValue,
-    F: Future<Output = Result<T, Error>> + Send + 'static,
-    D: FnOnce(T) -> V + 'static,
-{
-    env.spawn_future_with_callback(async move { Ok(work.await) }, move |env, result| {
-        result.map(done).map_err(|e| to_js_error(env, &e))
-    })
-}
-
-/// A Promise rejected with `fail` (an argument the core refused before any
-/// work started): the methods that return Promises reject, never throw, on
-/// a bad argument.
-pub(crate) fn rejected<'env, V>(env: &'env Env, fail: Fail) -> napi::Result<PromiseRaw<'env, V>>
-where
-    V: ToNapiValue + Send + 'static,
-{
-    match fail {
-        Fail::Core(e) => promise(env, async move { Err::<V, _>(e) }, |v| v),
-        Fail::Js(e) => Err(e),
-    }
-}
-
-/// Runs `decode` (the synchronous reading of the arguments), then the
-/// Promise `work` builds from them; a refused argument rejects it.
-pub(crate) fn with_args<'env, A, V>(
-    env: &'env Env,
-    decode: impl FnOnce() -> Res<A>,
-    work: impl FnOnce(A) -> napi::Result<PromiseRaw<'env, V>>,
-) -> napi::Result<PromiseRaw<'env, V>>
-where
-    V: ToNapiValue + Send + 'static,
-{
-    match decode() {
-        Ok(args) => work(args),
-        Err(fail) => rejected(env, fail),
-    }
-}
 
 /// The options of `rig.battles(filter)`, decoded.
 #[derive(Deserialize)]

@@ -1,6 +1,6 @@
 //! `Rig`: the runtime for JavaScript. Its agent turns are in
 //! [`crate::turn`], its battles in [`crate::battle`], its flow runs in
-//! [`crate::run`]; what happens at process exit in [`crate::exit`].
+//! [`crate::run`]; what happens at process exit in `exit.rs`.
 //!
 //! A `Rig` holds the core's [`Registry`] (built from a `coderig.toml`, from
 //! `agents` in the file's JSON form, or from `./coderig.toml` when it
