@@ -80,6 +80,10 @@ pub struct RigConfig {
     /// How often the workers look for work when nothing wakes them (the
     /// arena's and the engine's default when `None`).
     pub poll: Option<Duration>,
+    /// The lease of every battle task and run driver the workers claim
+    /// (the store's default when `None`; a short one rescues a killed
+    /// process's work sooner).
+    pub lease_ttl: Option<Duration>,
     /// Flows registered by name (`coderig serve --flows DIR`).
     pub flows: Vec<FlowSpec>,
     /// Run the workers that claim and run battles and runs. False: the rig
@@ -100,6 +104,7 @@ impl RigConfig {
             sandbox: None,
             lanes: BTreeMap::new(),
             poll: None,
+            lease_ttl: None,
             flows: Vec::new(),
             run_workers: true,
         }
@@ -160,6 +165,19 @@ pub fn store_location(db: Option<&str>, data_dir: &Path) -> String {
     }
 }
 
+/// A store's refusal to open, naming where the store is (its password
+/// hidden): `cannot open the store at LOCATION: …`, kind and details kept.
+fn at_store(e: Error, location: &str) -> Error {
+    let mut named = Error::new(
+        e.kind(),
+        format!("cannot open the store at {location}: {}", e.message()),
+    );
+    for (key, value) in e.details() {
+        named = named.with_detail(key, value.clone());
+    }
+    named
+}
+
 /// `url` with the password of its user info (`user:secret@`) replaced by `***`.
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -215,7 +233,9 @@ impl Rig {
     ///
     /// Errors: `invalid_input` for a bad project root, a store URL of
     /// another database or a registered flow that does not compile; `io`
-    /// when the data directory or the store cannot be opened.
+    /// when the data directory or the store cannot be opened. A store's
+    /// refusal names where it is (`cannot open the store at LOCATION: …`,
+    /// a URL's password hidden).
     pub async fn open(config: RigConfig) -> Result<Rig, Error> {
         let RigConfig {
             data_dir,
@@ -225,6 +245,7 @@ impl Rig {
             sandbox,
             lanes,
             poll,
+            lease_ttl,
             flows,
             run_workers,
         } = config;
@@ -240,7 +261,9 @@ impl Rig {
             .map_err(|e| Error::io(format!("cannot create {}: {e}", data_dir.display())))?;
         let db = db.filter(|db| !db.is_empty());
         let location = store_location(db.as_deref(), &data_dir);
-        let store = crate::store::open(db.as_deref(), &data_dir).await?;
+        let store = crate::store::open(db.as_deref(), &data_dir)
+            .await
+            .map_err(|e| at_store(e, &location))?;
         let bus = EventBus::start(store.clone());
 
         let mut engine_config = EngineConfig::new(&data_dir);
@@ -253,6 +276,10 @@ impl Rig {
         if let Some(poll) = poll {
             engine_config.poll = poll;
             arena_config.poll = poll;
+        }
+        if let Some(lease_ttl) = lease_ttl {
+            engine_config.lease_ttl = lease_ttl;
+            arena_config.lease_ttl = lease_ttl;
         }
         // The engine first: it compiles the registered flows, the likeliest
         // refusal, before the arena sweeps worktrees and sets lanes.
