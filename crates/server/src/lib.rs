@@ -1,8 +1,9 @@
 //! # coderig-server — the reference HTTP face of coderig
 //!
 //! [`app`] builds the whole axum [`Router`](axum::Router) from a [`Config`]
-//! and an [`AppState`] (the store, the agent registry, and the arena and
-//! flow engine the battle and run routes drive);
+//! and an [`AppState`] (a [`coderig::rig::Rig`]: the store, the agent
+//! registry, and the arena and flow engine the battle and run routes
+//! drive, opened once by the core);
 //! the `coderig` binary binds it to a socket, and the end-to-end tests serve
 //! it on an ephemeral loopback port. `GET /api/events` streams the store's
 //! events (SSE) from the state's [`EventBus`]; with [`Config::token`] set,
@@ -32,9 +33,10 @@ pub use json::{ApiJson, Body, RawBody};
 use axum::extract::DefaultBodyLimit;
 use axum::http::Method;
 use coderig::agent::Registry;
-use coderig::arena::runner::{Arena, ArenaConfig};
+use coderig::arena::runner::Arena;
 use coderig::bus::EventBus;
-use coderig::flow::engine::{Engine, EngineConfig};
+use coderig::flow::engine::Engine;
+use coderig::rig::{Rig, RigConfig};
 use coderig::store::Store;
 use coderig::workspace::ProjectRoots;
 use std::path::{Path, PathBuf};
@@ -90,178 +92,84 @@ impl std::fmt::Debug for Config {
     }
 }
 
-/// What every handler may reach: the store the server opened at start,
-/// the event bus tailing it, the agents of its `coderig.toml`, the
-/// project roots requests may name, the arena runtime the battle routes
-/// drive and the flow engine the run routes drive. Cheap to clone (all
+/// What every handler may reach: the server's [`Rig`] — the store it
+/// opened at start, the event bus tailing it, the agents of its
+/// `coderig.toml`, the project roots requests may name, the arena the
+/// battle routes drive and the flow engine the run routes drive — and the
+/// server's own settings ([`Config::probe_timeout`],
+/// [`Config::sse_keep_alive`], set by [`app`]). Cheap to clone (all
 /// shared).
 #[derive(Clone)]
 pub struct AppState {
-    store: Arc<dyn Store>,
-    bus: Arc<EventBus>,
-    registry: Registry,
-    project_roots: Option<Arc<ProjectRoots>>,
-    arena: Option<Arena>,
-    engine: Option<Engine>,
+    rig: Rig,
     probe_timeout: Duration,
     sse_keep_alive: Duration,
 }
 
 impl AppState {
-    /// A state over an opened store (`coderig::store::open`) and a registry.
-    /// Starts the store's [`EventBus`] on the current tokio runtime (so it
-    /// must be called inside one). The project roots are the current
-    /// directory (none when it cannot be resolved: then
-    /// [`AppState::confine_project`] refuses every path); see
-    /// [`AppState::with_project_roots`].
-    pub fn new(store: Arc<dyn Store>, registry: Registry) -> Self {
-        let project_roots = std::env::current_dir()
-            .ok()
-            .and_then(|dir| ProjectRoots::new([dir]).ok())
-            .map(Arc::new);
+    /// A state over `rig`.
+    pub fn new(rig: Rig) -> Self {
         AppState {
-            bus: EventBus::start(store.clone()),
-            store,
-            registry,
-            project_roots,
-            arena: None,
-            engine: None,
+            rig,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
         }
     }
 
-    /// The same state with `roots` as its project roots, each canonicalized
-    /// now. Errors (`invalid_input`, naming the root): no root, a root that
-    /// does not exist or is not a directory.
-    pub fn with_project_roots<I, P>(self, roots: I) -> Result<Self, coderig::Error>
-    where
-        I: IntoIterator<Item = P>,
-        P: AsRef<Path>,
-    {
-        let roots: Vec<PathBuf> = roots.into_iter().map(|r| r.as_ref().to_owned()).collect();
-        let canonical = ProjectRoots::new(&roots).map_err(|e| {
-            // A missing root is a usage error here, not a failed write.
-            coderig::Error::invalid_input(format!("project root: {}", e.message()))
-                .with_detail("path", "project_root")
-        })?;
-        Ok(AppState {
-            project_roots: Some(Arc::new(canonical)),
-            ..self
-        })
+    /// Opens a [`Rig`] from `config` ([`Rig::open`]: the project roots
+    /// resolved by the core's one policy, the store opened, the arena and
+    /// the flow engine started; must be called inside a tokio runtime) and
+    /// serves it. Errors: those of [`Rig::open`].
+    pub async fn open(config: RigConfig) -> Result<Self, coderig::Error> {
+        Ok(AppState::new(Rig::open(config).await?))
     }
 
-    /// The same state with an arena runtime started over its store, its
-    /// registry and its bus (the one `GET /api/events` streams), whose
-    /// project roots are this state's (so call it after
-    /// [`AppState::with_project_roots`]); `config.project_roots` is
-    /// replaced by them. Without an arena the battle routes answer 503
-    /// `unavailable`. Must be called inside a tokio runtime.
-    ///
-    /// Errors: those of [`Arena::start`] (`io` for a data directory that
-    /// cannot be created, the store's errors).
-    pub async fn start_arena(self, mut config: ArenaConfig) -> Result<Self, coderig::Error> {
-        config.project_roots = self.project_roots().to_vec();
-        if config.project_roots.is_empty() {
-            // No root: confine_project refuses every project anyway; the
-            // arena must not fall back to "anywhere" (its empty default).
-            config.project_roots = vec![config.data_dir.clone()];
-        }
-        let arena = Arena::start(
-            self.store.clone(),
-            self.registry.clone(),
-            self.bus.clone(),
-            config,
-        )
-        .await?;
-        Ok(AppState {
-            arena: Some(arena),
-            ..self
-        })
+    /// The runtime: shut it down with [`Rig::shutdown`] when serving ends.
+    pub fn rig(&self) -> &Rig {
+        &self.rig
     }
 
-    /// The arena runtime, when [`AppState::start_arena`] started one.
-    pub fn arena(&self) -> Option<&Arena> {
-        self.arena.as_ref()
+    /// The arena the battle routes drive.
+    pub fn arena(&self) -> &Arena {
+        self.rig.arena()
     }
 
-    /// The same state with a flow engine started over its store, its
-    /// registry and its bus (the one `GET /api/events` streams), whose
-    /// project roots — where commands' `cwd` and agents' `workdir` must
-    /// lie — are this state's (so call it after
-    /// [`AppState::with_project_roots`]); `config.project_roots` is
-    /// replaced by them. Without an engine the flow and run routes answer
-    /// 503 `unavailable`. Must be called inside a tokio runtime.
-    ///
-    /// Errors: those of [`Engine::start`] (`invalid_input` for a registered
-    /// flow that does not compile, or two of one name; `io` for a data
-    /// directory that cannot be created).
-    pub async fn start_engine(self, mut config: EngineConfig) -> Result<Self, coderig::Error> {
-        config.project_roots = self.project_roots().to_vec();
-        if config.project_roots.is_empty() {
-            // No root: the engine's empty default means "anywhere"; a
-            // server must confine commands, so to its data directory
-            // (canonical, as the engine compares resolved paths).
-            let dir = &config.data_dir;
-            let canonical = std::fs::create_dir_all(dir)
-                .and_then(|()| std::fs::canonicalize(dir))
-                .map_err(|e| coderig::Error::io(format!("cannot create {}: {e}", dir.display())))?;
-            config.project_roots = vec![canonical];
-        }
-        let engine = Engine::start(
-            self.store.clone(),
-            self.registry.clone(),
-            self.bus.clone(),
-            config,
-        )
-        .await?;
-        Ok(AppState {
-            engine: Some(engine),
-            ..self
-        })
-    }
-
-    /// The flow engine, when [`AppState::start_engine`] started one.
-    pub fn engine(&self) -> Option<&Engine> {
-        self.engine.as_ref()
+    /// The flow engine the flow and run routes drive.
+    pub fn engine(&self) -> &Engine {
+        self.rig.engine()
     }
 
     /// The store.
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
+        self.rig.store()
     }
 
     /// The event bus over [`AppState::store`]: a route that writes to the
     /// store calls `bus().notify()` after the commit.
     pub fn bus(&self) -> &Arc<EventBus> {
-        &self.bus
+        self.rig.bus()
     }
 
     /// The agents.
     pub fn registry(&self) -> &Registry {
-        &self.registry
+        self.rig.registry()
     }
 
-    /// The canonical project roots, in the configured order (empty when
-    /// none could be resolved).
+    /// The canonical project roots, in the configured order (never empty:
+    /// the core's policy makes none given the current directory).
     pub fn project_roots(&self) -> &[PathBuf] {
-        self.project_roots.as_ref().map_or(&[], |r| r.roots())
+        self.rig.project_roots()
     }
 
     /// The project a request names (`project` of a battle), canonicalized:
     /// every existing component resolved (symlinks followed), and lying
     /// under one of the project roots (a relative path is relative to the
     /// first root). Errors: `invalid_input` with detail `path` = `"project"`
-    /// (and `roots`) for a path outside every root, through a dangling
-    /// symlink, or when no root is configured; `io` when the file system
-    /// cannot be inspected.
+    /// (and `roots`) for a path outside every root or through a dangling
+    /// symlink; `io` when the file system cannot be inspected (a root
+    /// removed since the rig opened included).
     pub fn confine_project(&self, path: &str) -> Result<PathBuf, coderig::Error> {
-        let Some(roots) = &self.project_roots else {
-            return Err(coderig::Error::invalid_input(
-                "this server has no project root, so it accepts no project path",
-            )
-            .with_detail("path", "project"));
-        };
+        let roots = ProjectRoots::new(self.project_roots())?;
         roots.resolve(Path::new(path)).map_err(|e| {
             if e.kind() == coderig::ErrorKind::InvalidInput {
                 let roots: Vec<String> = roots
@@ -293,9 +201,8 @@ impl AppState {
 impl std::fmt::Debug for AppState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AppState")
-            .field("store", &self.store.backend())
-            .field("agents", &self.registry.identities())
-            .field("project_roots", &self.project_roots())
+            .field("rig", &self.rig)
+            .field("agents", &self.registry().identities())
             .finish_non_exhaustive()
     }
 }

@@ -8,7 +8,7 @@
 mod common;
 
 use coderig::agent::Registry;
-use coderig::arena::runner::ArenaConfig;
+use coderig::rig::RigConfig;
 use coderig_server::{AppState, Config};
 use common::{assert_error, json_of, SseClient};
 use reqwest::{Method, StatusCode};
@@ -86,20 +86,13 @@ async fn world_with(config: Config) -> World {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let project = make_project(&root);
-    let data = root.join("data");
-    let store = coderig::store::open(None, &data).await.unwrap();
-    let registry = Registry::from_toml_str(&agents_toml()).unwrap();
-    let state = AppState::new(store, registry)
-        .with_project_roots([root.join("projects")])
-        .unwrap();
-    state.bus().started().await.unwrap();
-    let mut arena = ArenaConfig::new(&data);
-    arena.lease_ttl = Duration::from_secs(3);
-    arena.poll = Duration::from_millis(100);
-    arena.reconcile_every = Duration::from_millis(300);
-    let state = state.start_arena(arena).await.unwrap();
+    let mut rig = RigConfig::new(root.join("data"));
+    rig.agents = Registry::from_toml_str(&agents_toml()).unwrap();
+    rig.project_roots = vec![root.join("projects")];
+    rig.lease_ttl = Some(Duration::from_secs(3));
+    rig.poll = Some(Duration::from_millis(100));
     let token = config.token.clone();
-    let server = common::spawn_state(config, state, tmp).await;
+    let server = common::spawn_rig(config, rig, tmp).await;
     World {
         url: server.url,
         root,
@@ -415,11 +408,7 @@ async fn a_coding_battle_end_to_end_over_http() {
     assert_eq!(status, StatusCode::CONFLICT, "{stop}");
     assert_error(&stop, "conflict");
     assert!(coderig_worktrees(&w.project).is_empty());
-    w.state
-        .arena()
-        .unwrap()
-        .shutdown(Duration::from_secs(5))
-        .await;
+    w.state.rig().shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -473,11 +462,7 @@ async fn stop_cancels_a_running_battle_and_what_needs_a_completed_one_is_a_409()
     assert_eq!(again["error"]["status"], "cancelled");
     let events = w.until_status(&id, "cancelled", 0).await;
     assert!(!events.is_empty());
-    w.state
-        .arena()
-        .unwrap()
-        .shutdown(Duration::from_secs(5))
-        .await;
+    w.state.rig().shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -718,11 +703,7 @@ async fn bad_requests_are_4xx_json_errors_and_create_nothing() {
     assert_eq!(page["battles"].as_array().unwrap().len(), 1, "{page}");
     let events = w.state.store().events_after(0, 10_000).await.unwrap();
     assert!(events.iter().all(|e| e.work_id == id), "{events:?}");
-    w.state
-        .arena()
-        .unwrap()
-        .shutdown(Duration::from_secs(5))
-        .await;
+    w.state.rig().shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -768,19 +749,5 @@ async fn with_a_token_every_battle_route_wants_it() {
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let id = created["battle_id"].as_str().unwrap();
     w.until_status(id, "completed", 0).await;
-    w.state
-        .arena()
-        .unwrap()
-        .shutdown(Duration::from_secs(5))
-        .await;
-}
-
-/// A server without an arena (library use of `app` over a bare state)
-/// answers the battle routes 503 `unavailable`, never a 500.
-#[tokio::test]
-async fn without_an_arena_the_battle_routes_are_unavailable() {
-    let url = common::spawn_server(Config::default()).await;
-    let (status, body) = json_of(reqwest::get(format!("{url}/api/battles")).await.unwrap()).await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
-    assert_error(&body, "unavailable");
+    w.state.rig().shutdown(Duration::from_secs(5)).await;
 }

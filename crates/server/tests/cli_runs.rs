@@ -4,7 +4,7 @@
 
 #![cfg(unix)]
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -525,6 +525,103 @@ fn json_prints_every_stored_event_of_the_run_then_the_run() {
     assert_ne!(run2["id"], run["id"]);
     assert!(again.iter().all(|e| e["run_id"] == run2["id"]));
     assert_eq!(again.len(), events.len());
+}
+
+/// A flow of many steps: a chain of agent steps and a fan of switches off
+/// its first, so many steps change at once. Its lines are written here.
+fn many_steps(chain: usize, fan: usize) -> String {
+    let mut spec = String::from("name: many\nsteps:\n");
+    for i in 0..chain {
+        let deps = if i == 0 {
+            String::new()
+        } else {
+            format!(", deps: [c{}]", i - 1)
+        };
+        spec.push_str(&format!(
+            "  - {{ id: c{i}, kind: agent, agent: writer, model: draft, prompt: \"step {i}\"{deps} }}\n"
+        ));
+    }
+    for i in 0..fan {
+        spec.push_str(&format!(
+            "  - {{ id: f{i}, kind: switch, deps: [c0], cases: [{{ label: yes, condition: 'true', steps: [] }}] }}\n"
+        ));
+    }
+    spec
+}
+
+/// `coderig run` follows a run of many steps with its watch: plain progress
+/// for every step, and it stops where the run is final — the summary, the
+/// `--json` lines and the store all end with every step final.
+#[test]
+fn a_run_of_many_steps_shows_each_step_and_ends_with_every_step_final() {
+    let (chain, fan) = (30, 30);
+    let rig = rig();
+    let flow = rig.flow("many.yaml", &many_steps(chain, fan));
+    let ids: Vec<String> = (0..chain)
+        .map(|i| format!("c{i}"))
+        .chain((0..fan).map(|i| format!("f{i}")))
+        .collect();
+    let out = rig.run(&flow, &[]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}\n{stdout}");
+    let first = stdout.lines().next().unwrap();
+    assert!(first.contains("(many) completed"), "{stdout}");
+    let id = first.split_whitespace().nth(1).unwrap().to_string();
+    // Progress: the header, a line for each step as it settles, then the
+    // run's end — and nothing of a step after it.
+    assert!(
+        stderr.contains(&format!("run {id}: many · {} steps", ids.len())),
+        "{stderr}"
+    );
+    let end = format!("run {id}: completed");
+    let (during, after) = stderr
+        .split_once(&end)
+        .unwrap_or_else(|| panic!("no {end:?} in {stderr}"));
+    for step in &ids {
+        assert_eq!(row(&stdout, step)[2], "done", "{step}: {stdout}");
+        assert!(
+            during
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{step} ")) && l.contains(" done ")),
+            "{step} settled: {stderr}"
+        );
+    }
+    assert!(after.trim().is_empty(), "after the end: {after:?}");
+
+    // With --json: every stored event of the run once, in order, ending at
+    // the run's final update with every step final before it.
+    let (events, run) = rig.run_json(&flow, &[], 0);
+    assert_eq!(run["status"], "completed", "{run:#}");
+    let last = events.last().unwrap();
+    assert_eq!(
+        (&last["type"], &last["status"]),
+        (&json!("run_updated"), &json!("completed")),
+        "{last:#}"
+    );
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    for step in &ids {
+        let final_event = events
+            .iter()
+            .rfind(|e| e["step_id"] == step.as_str())
+            .unwrap_or_else(|| panic!("no event of {step}"));
+        assert_eq!(final_event["status"], "done", "{final_event:#}");
+        assert_eq!(self::step(&run, step)["status"], "done", "{step}");
+    }
+    let stored = rig.stored_runs_json();
+    assert_eq!(stored.len(), 2);
+    for run in &stored {
+        assert_eq!(run["status"], "completed", "{run:#}");
+        assert!(
+            run["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["status"] == "done"),
+            "{run:#}"
+        );
+    }
 }
 
 /// `/proc/PID/stat`'s state letter, `None` when there is no such process.

@@ -12,6 +12,7 @@ use coderig::event::{
     AgentOutput, BattleStarted, BattleStatus, BattleUpdated, Event, OutputKind, OutputSource,
     RunStatus, RunUpdated,
 };
+use coderig::rig::RigConfig;
 use coderig::store::*;
 use coderig_server::{AppState, Config};
 use common::{assert_error, json_of, spawn_app, spawn_state, Frame, SseClient, TestServer};
@@ -455,10 +456,10 @@ async fn projects_are_confined_to_the_roots() {
     std::fs::create_dir_all(roots.path().join("elsewhere")).unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(roots.path().join("elsewhere"), a.join("escape")).unwrap();
-    let store = coderig::store::open(None, dir.path()).await.unwrap();
-    let state = AppState::new(store, Registry::new())
-        .with_project_roots([&a, &b])
-        .unwrap();
+    let mut rig = RigConfig::new(dir.path());
+    rig.project_roots = vec![a.clone(), b.clone()];
+    rig.run_workers = false;
+    let state = AppState::open(rig).await.unwrap();
     let canonical_a = a.canonicalize().unwrap();
     assert_eq!(
         state.project_roots(),
@@ -489,12 +490,15 @@ async fn projects_are_confined_to_the_roots() {
         assert_eq!(e.details()["path"], "project", "{bad}");
         assert!(e.message().starts_with("`project`: "), "{e}");
     }
-    // A root that does not exist is refused (serve refuses it at start).
-    let store = coderig::store::open(None, dir.path()).await.unwrap();
-    let e = AppState::new(store, Registry::new())
-        .with_project_roots([roots.path().join("missing")])
-        .unwrap_err();
+    // A root that does not exist is refused, naming it (serve refuses it
+    // at start), before anything is opened.
+    let mut rig = RigConfig::new(dir.path().join("other"));
+    rig.project_roots = vec![roots.path().join("missing")];
+    let e = AppState::open(rig).await.unwrap_err();
     assert_eq!(e.kind(), coderig::ErrorKind::InvalidInput);
+    assert_eq!(e.details()["path"], "project_roots[0]", "{e}");
+    assert!(e.message().contains("missing"), "{e}");
+    assert!(!dir.path().join("other").exists());
     // The state serves as usual.
     let server = spawn_state(Config::default(), state, dir).await;
     let (status, _) = json_of(

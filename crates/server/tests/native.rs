@@ -14,11 +14,10 @@
 mod common;
 
 use coderig::agent::Registry;
-use coderig::arena::runner::ArenaConfig;
-use coderig::flow::engine::EngineConfig;
+use coderig::rig::RigConfig;
 use coderig_scripted_model::script::Script;
 use coderig_scripted_model::ScriptedModelServer;
-use coderig_server::{AppState, Config};
+use coderig_server::Config;
 use common::{json_of, SseClient};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -128,20 +127,11 @@ async fn world() -> World {
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let project = root.join("projects").join("bowling");
     make_project(&project);
-    let data = root.join("data");
-    let store = coderig::store::open(None, &data).await.unwrap();
-    let registry = Registry::from_toml_str(&rig_toml(&server)).unwrap();
-    let state = AppState::new(store, registry)
-        .with_project_roots([root.join("projects")])
-        .unwrap();
-    state.bus().started().await.unwrap();
-    let mut arena = ArenaConfig::new(&data);
-    arena.poll = Duration::from_millis(100);
-    let state = state.start_arena(arena).await.unwrap();
-    let mut engine = EngineConfig::new(&data);
-    engine.poll = Duration::from_millis(100);
-    let state = state.start_engine(engine).await.unwrap();
-    let served = common::spawn_state(Config::default(), state, tmp).await;
+    let mut rig = RigConfig::new(root.join("data"));
+    rig.agents = Registry::from_toml_str(&rig_toml(&server)).unwrap();
+    rig.project_roots = vec![root.join("projects")];
+    rig.poll = Some(Duration::from_millis(100));
+    let served = common::spawn_rig(Config::default(), rig, tmp).await;
     World {
         url: served.url,
         project,

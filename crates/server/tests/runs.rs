@@ -9,7 +9,7 @@
 mod common;
 
 use coderig::agent::Registry;
-use coderig::flow::engine::EngineConfig;
+use coderig::rig::RigConfig;
 use coderig_server::{AppState, Config};
 use common::{assert_error, json_of, SseClient};
 use reqwest::{Method, StatusCode};
@@ -42,23 +42,17 @@ async fn world_with(config: Config) -> World {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     std::fs::create_dir_all(root.join("work")).unwrap();
-    let data = root.join("data");
-    let store = coderig::store::open(None, &data).await.unwrap();
-    let registry = Registry::from_toml_str(AGENTS).unwrap();
-    let state = AppState::new(store, registry)
-        .with_project_roots([root.join("work")])
-        .unwrap();
-    state.bus().started().await.unwrap();
-    let mut engine = EngineConfig::new(&data);
-    engine.lease_ttl = Duration::from_secs(3);
-    engine.poll = Duration::from_millis(100);
-    engine.flows = vec![coderig::flow::FlowSpec::parse(
+    let mut rig = RigConfig::new(root.join("data"));
+    rig.agents = Registry::from_toml_str(AGENTS).unwrap();
+    rig.project_roots = vec![root.join("work")];
+    rig.lease_ttl = Some(Duration::from_secs(3));
+    rig.poll = Some(Duration::from_millis(100));
+    rig.flows = vec![coderig::flow::FlowSpec::parse(
         "name: hello\nsteps:\n  - {id: say, kind: command, argv: [echo, 'hello {{ input.who }}']}\n",
     )
     .unwrap()];
-    let state = state.start_engine(engine).await.unwrap();
     let token = config.token.clone();
-    let server = common::spawn_state(config, state, tmp).await;
+    let server = common::spawn_rig(config, rig, tmp).await;
     World {
         url: server.url,
         root,
@@ -129,11 +123,7 @@ impl World {
     }
 
     async fn shutdown(&self) {
-        self.state
-            .engine()
-            .unwrap()
-            .shutdown(Duration::from_secs(5))
-            .await;
+        self.state.rig().shutdown(Duration::from_secs(5)).await;
     }
 }
 
@@ -906,39 +896,6 @@ async fn with_a_token_every_run_route_wants_it() {
     follow(&mut sse, &run, run_ended).await;
     assert_eq!(w.run(&run).await["status"], "completed");
     w.shutdown().await;
-}
-
-/// A server without a flow engine (library use of `app` over a bare
-/// state) answers the flow and run routes 503 `unavailable`.
-#[tokio::test]
-async fn without_an_engine_the_run_routes_are_unavailable() {
-    let url = common::spawn_server(Config::default()).await;
-    let client = reqwest::Client::new();
-    let id = "0123456789abcdef0123456789abcdef";
-    for (method, path) in coderig_server::route_list()
-        .into_iter()
-        .filter(|(_, p)| p.starts_with("/api/runs") || *p == "/api/flows")
-    {
-        let body = if path == "/api/runs" {
-            json!({"flow": "hello"})
-        } else {
-            json!({})
-        };
-        let path = path.replace("{id}", id).replace("{step}", "gate");
-        let response = client
-            .request(method.clone(), format!("{url}{path}"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = json_of(response).await;
-        assert_eq!(
-            status,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "{method} {path}: {body}"
-        );
-        assert_error(&body, "unavailable");
-    }
 }
 
 // --- `coderig serve --flows DIR`, the real binary ---------------------------

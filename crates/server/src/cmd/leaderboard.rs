@@ -38,8 +38,9 @@ pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
             .display()
             .to_string()
     });
-    super::battle::read_only("leaderboard", rig, |arena| async move {
-        let boards = arena
+    super::rig::read_only("leaderboard", rig, |rig| async move {
+        let boards = rig
+            .arena()
             .leaderboard(args.battle_type, project.as_deref())
             .await?;
         if args.json {

@@ -26,6 +26,7 @@ pub mod rig;
 pub mod run;
 pub mod sandbox;
 pub mod serve;
+pub mod signals;
 pub mod table;
 pub mod turn;
 pub mod usage;

@@ -1,10 +1,20 @@
 //! The options every subcommand takes (`--config`, `--data-dir`, `--db`)
-//! and what they open: the agent registry and the store.
+//! and the runtime they open: a [`coderig::rig::Rig`] built from a
+//! [`RigConfig`] (store, event bus, agents, arena and flow engine opened
+//! once by the core, project roots by its one policy), closed with
+//! [`Rig::shutdown`] before the command exits.
 
 use coderig::agent::Registry;
-use coderig::store::Store;
+use coderig::rig::{Rig, RigConfig};
+use std::future::Future;
+use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// How long a subcommand's rig may take to stop at exit (its agents and
+/// steps stopped, their processes waited for).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(15);
 
 /// Where a rig's agents and store are: global options, accepted before or
 /// after the subcommand. Subcommands that need no store (`agents`, `turn`,
@@ -21,7 +31,7 @@ pub struct RigArgs {
         long,
         global = true,
         env = "CODERIG_DATA_DIR",
-        default_value = ".coderig",
+        default_value = coderig::rig::DEFAULT_DATA_DIR,
         value_name = "DIR"
     )]
     pub data_dir: PathBuf,
@@ -43,56 +53,48 @@ impl RigArgs {
         Registry::open(self.config.as_deref(), None).map(|(registry, _)| registry)
     }
 
-    /// The store `--db` / `DATABASE_URL` names, else SQLite in the data dir
-    /// (both created when missing, migrations run). Errors: `invalid_input`
-    /// for a URL of another database, or a malformed PostgreSQL URL; `io`
-    /// when the database cannot be reached or opened.
-    pub async fn open_store(&self) -> Result<Arc<dyn Store>, coderig::Error> {
-        let db = self.db.as_deref().filter(|db| !db.is_empty());
-        coderig::store::open(db, &self.data_dir).await
-    }
-
-    /// Where the store is, for the start-up line: the URL without its
-    /// password, or the SQLite file.
-    pub fn store_location(&self) -> String {
-        match self.db.as_deref().filter(|db| !db.is_empty()) {
-            Some(url) if url.contains("://") => redact(url),
-            Some(path) => path.to_string(),
-            None => self.data_dir.join("coderig.db").display().to_string(),
-        }
+    /// The rig these options name: the data dir, the store (`--db` /
+    /// `DATABASE_URL`, else SQLite in the data dir) and the agents of the
+    /// config ([`RigArgs::registry`]'s errors); the workers on, the current
+    /// directory as the project root. A subcommand sets what it adds.
+    pub fn config(&self) -> Result<RigConfig, coderig::Error> {
+        let mut config = RigConfig::new(&self.data_dir);
+        config.db = self.db.clone();
+        config.agents = self.registry()?;
+        Ok(config)
     }
 }
 
-/// `url` with the password of its user info (`user:secret@`) replaced by `***`.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((user_info, host)) => {
-            let user = user_info.split(':').next().unwrap_or_default();
-            let hidden = if user_info.contains(':') { ":***" } else { "" };
-            format!("{scheme}://{user}{hidden}@{host}{tail}")
+/// Runs `body` on a rig without workers (it reads and changes battles and
+/// runs in the store; the workers of a running server, or of a `battle
+/// run` / `run`, do the work), shuts the rig down and prints what `body`
+/// returned on stdout: 0, or the exit code of the error (printed as
+/// `coderig <what>: <kind>: <message>`).
+pub fn read_only<F, Fut>(what: &str, rig: &RigArgs, body: F) -> ExitCode
+where
+    F: FnOnce(Rig) -> Fut,
+    Fut: Future<Output = Result<String, coderig::Error>>,
+{
+    let outcome = rig.config().and_then(|mut config| {
+        config.run_workers = false;
+        super::runtime()?.block_on(async {
+            let rig = Rig::open(config).await?;
+            let result = body(rig.clone()).await;
+            rig.shutdown(SHUTDOWN_GRACE).await;
+            result
+        })
+    });
+    match outcome {
+        Ok(text) => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::from(3),
+            }
         }
-        None => url.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact;
-
-    #[test]
-    fn passwords_are_redacted() {
-        for (url, shown) in [
-            ("postgres://u:pw@h:5432/db", "postgres://u:***@h:5432/db"),
-            ("postgres://u@h/db", "postgres://u@h/db"),
-            ("postgres://h/db?x=a@b", "postgres://h/db?x=a@b"),
-            ("postgresql://u:p@ss@h/db", "postgresql://u:***@h/db"),
-        ] {
-            assert_eq!(redact(url), shown, "{url}");
-        }
+        Err(e) => super::fail(what, &e),
     }
 }

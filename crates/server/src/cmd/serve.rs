@@ -1,5 +1,5 @@
-//! `coderig serve`: open the store and the registry, bind, announce the
-//! address, serve until Ctrl-C/SIGTERM.
+//! `coderig serve`: open the rig (store, agents, arena, flow engine), bind,
+//! announce the address, serve until Ctrl-C/SIGTERM, shut the rig down.
 
 use super::rig::RigArgs;
 use coderig_server::{app, AppState, Config, DEFAULT_MAX_BODY_BYTES};
@@ -46,8 +46,8 @@ pub struct Args {
 }
 
 /// How long `serve` waits, on SIGINT/SIGTERM, for the agents and the run
-/// steps it stops.
-const ARENA_GRACE: Duration = Duration::from_secs(10);
+/// steps it stops (the rig's ordered shutdown, in all).
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The flow specs of `--flows DIR`, in file-name order: each file ending in
 /// `.yaml`, `.yml` or `.json` (any case) decoded by `FlowSpec::load` and
@@ -140,10 +140,11 @@ fn parse_lease(text: &str) -> Result<Duration, String> {
     }
 }
 
-/// Serves until interrupted. First the registry (`--config`) and the store
-/// (`--db` / `DATABASE_URL`, else SQLite in `--data-dir`; migrations run)
-/// are opened — a bad config, a bad URL or an unreachable database ends
-/// the command with its error and exit code before anything is bound.
+/// Serves until interrupted. First the rig is opened: the registry
+/// (`--config`), the project roots, the store (`--db` / `DATABASE_URL`,
+/// else SQLite in `--data-dir`; migrations run) — a bad config, a bad
+/// root, a bad URL or an unreachable database ends the command with its
+/// error and exit code before anything is bound.
 /// Then it prints `coderig listening on http://ADDR` on stdout once the
 /// socket is bound, so scripts can read the real port.
 pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
@@ -185,61 +186,31 @@ fn check_exposure(args: &Args) -> Result<(), coderig::Error> {
 
 async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
     check_exposure(&args)?;
-    let project_roots = if args.project_roots.is_empty() {
-        vec![std::env::current_dir().map_err(|e| {
-            coderig::Error::io(format!(
-                "cannot read the current directory (the default --project-root): {e}"
-            ))
-        })?]
-    } else {
-        args.project_roots.clone()
-    };
-    // Checked before the store is opened: a typo leaves nothing behind.
-    coderig::workspace::ProjectRoots::new(&project_roots)
-        .map_err(|e| coderig::Error::invalid_input(format!("--project-root: {}", e.message())))?;
     let flows = match &args.flows {
         Some(dir) => load_flows(dir)?,
         None => Vec::new(),
     };
-    let registry = rig.registry()?;
-    let store = rig.open_store().await.map_err(|e| {
-        let message = format!(
-            "cannot open the store at {}: {}",
-            rig.store_location(),
-            e.message()
-        );
-        coderig::Error::new(e.kind(), message)
-    })?;
-    let state =
-        AppState::new(store.clone(), registry.clone()).with_project_roots(&project_roots)?;
+    let mut config = rig.config()?;
+    // The core's policy: none given is the current directory; a root that
+    // is not a directory stops the start before the store is opened.
+    config.project_roots = args.project_roots.clone();
+    config.flows = flows;
+    config.lease_ttl = args.lease_ttl;
+    let flow_count = config.flows.len();
+    // The arena and the flow engine share the store, the registry and the
+    // bus the SSE route streams; their workers rescue (battles) and resume
+    // (runs) what a crashed server left, by lease.
+    let state = AppState::open(config).await?;
+    let rig = state.rig().clone();
     // Events committed from here on reach every subscriber live.
-    state.bus().started().await;
-    // The arena shares the store, the registry and the bus the SSE route
-    // streams; its worker rescues what a crashed server left (leases).
-    let mut arena_config = coderig::arena::runner::ArenaConfig::new(&rig.data_dir);
-    if let Some(lease) = args.lease_ttl {
-        arena_config.lease_ttl = lease;
-    }
-    let state = state.start_arena(arena_config).await?;
-    let arena = state.arena().cloned();
-    // The flow engine on the same store, bus and data dir; its worker
-    // resumes the runs a crashed server left (driver leases).
-    let mut engine_config = coderig::flow::engine::EngineConfig::new(&rig.data_dir);
-    engine_config.flows = flows;
-    if let Some(lease) = args.lease_ttl {
-        engine_config.lease_ttl = lease;
-    }
-    let flow_count = engine_config.flows.len();
-    let state = state.start_engine(engine_config).await?;
-    let engine = state.engine().cloned();
+    let _ = rig.bus().started().await;
     eprintln!(
         "coderig serve: store {} ({}), {} agent(s), {} flow(s), project root(s) {}{}",
         rig.store_location(),
-        store.backend(),
-        registry.identities().len(),
+        rig.store().backend(),
+        rig.registry().identities().len(),
         flow_count,
-        state
-            .project_roots()
+        rig.project_roots()
             .iter()
             .map(|r| r.display().to_string())
             .collect::<Vec<_>>()
@@ -250,6 +221,19 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
             ""
         }
     );
+    let served = listen_and_serve(&args, state).await;
+    // Agents and run steps stopped, their work left to lease rescue (this
+    // server restarted, or another on the same store, finishes it); the
+    // bus last, which ends the event streams. Already done when a signal
+    // ended the serving; a failed bind needs it here.
+    rig.shutdown(SHUTDOWN_GRACE).await;
+    served
+}
+
+/// Binds, prints `coderig listening on http://ADDR`, serves `state` until
+/// SIGINT/SIGTERM, then shuts its rig down (the open event streams end
+/// with its bus, so the graceful shutdown does not wait on SSE clients).
+async fn listen_and_serve(args: &Args, state: AppState) -> Result<(), coderig::Error> {
     let io = |e: std::io::Error| coderig::Error::io(e.to_string());
     let requested = SocketAddr::new(args.host, args.port);
     let listener = tokio::net::TcpListener::bind(requested)
@@ -264,27 +248,11 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
         token: args.token.clone(),
         ..Config::default()
     };
-    let bus = state.bus().clone();
+    let rig = state.rig().clone();
     axum::serve(listener, app(&config, state))
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
-            // Agents and run steps stopped, their tasks left to lease
-            // rescue (this server restarted, or another on the same store,
-            // finishes them). Both at once: the grace is one wait.
-            let arena = async {
-                if let Some(arena) = arena {
-                    arena.shutdown(ARENA_GRACE).await;
-                }
-            };
-            let engine = async {
-                if let Some(engine) = engine {
-                    engine.shutdown(ARENA_GRACE).await;
-                }
-            };
-            tokio::join!(arena, engine);
-            // Event streams never end by themselves: stopping the bus ends
-            // them, so the graceful shutdown does not wait on SSE clients.
-            bus.shutdown();
+            rig.shutdown(SHUTDOWN_GRACE).await;
         })
         .await
         .map_err(io)

@@ -1,4 +1,5 @@
-//! Plain-text tables for people: columns padded to their widest cell.
+//! Plain text for people: tables with columns padded to their widest cell,
+//! durations that read like a clock, text cut to a width.
 
 /// `header` and `rows` as lines, each column padded to its widest cell
 /// (counted in characters) and two spaces apart; trailing spaces are
@@ -30,9 +31,50 @@ pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// Now, in milliseconds since the Unix epoch (what the stored times are).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// `16 ms`, `1.2 s`, `3m05s`.
+pub fn millis(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+/// `text` cut to `max` characters (an ellipsis marks the cut).
+pub fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::render;
+    use super::{millis, render, short};
+
+    #[test]
+    fn durations_read_like_a_clock() {
+        assert_eq!(millis(16), "16 ms");
+        assert_eq!(millis(1234), "1.2 s");
+        assert_eq!(millis(185_000), "3m05s");
+    }
+
+    #[test]
+    fn short_cuts_on_characters() {
+        assert_eq!(short("abc", 3), "abc");
+        assert_eq!(short("ééééé", 3), "éé…");
+    }
 
     #[test]
     fn columns_align_on_characters() {

@@ -13,6 +13,8 @@
 //! agent's processes stopped first.
 
 use super::rig::RigArgs;
+use super::signals::Interrupts;
+use super::table::short;
 use coderig::agent::duration::parse_duration;
 use coderig::agent::{Access, AgentError, AgentEvent, Registry, Turn, TurnOptions, TurnOutcome};
 use serde::Serialize;
@@ -20,7 +22,6 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tokio::signal::unix::{signal, SignalKind};
 
 /// Options of `coderig turn`.
 #[derive(Debug, clap::Args)]
@@ -124,16 +125,9 @@ fn prepare(args: &Args, rig: &RigArgs) -> Result<(Registry, String, Turn), coder
 /// SIGINT / SIGTERM; returns the exit code.
 async fn drive(registry: &Registry, identity: &str, turn: Turn, json: bool) -> ExitCode {
     // Listeners first, so a signal that comes at any point of the turn is seen.
-    let signals =
-        signal(SignalKind::interrupt()).and_then(|int| Ok((int, signal(SignalKind::terminate())?)));
-    let (mut sigint, mut sigterm) = match signals {
-        Ok(pair) => pair,
-        Err(e) => {
-            return super::fail(
-                "turn",
-                &coderig::Error::io(format!("cannot listen for Ctrl-C: {e}")),
-            )
-        }
+    let mut interrupts = match Interrupts::listen() {
+        Ok(interrupts) => interrupts,
+        Err(e) => return super::fail("turn", &e),
     };
     let mut handle = match registry.start_turn(identity, turn) {
         Ok(handle) => handle,
@@ -147,12 +141,8 @@ async fn drive(registry: &Registry, identity: &str, turn: Turn, json: bool) -> E
                 Some(event) => printer.event(&event),
                 None => break,
             },
-            _ = sigint.recv(), if interrupted.is_none() => {
-                interrupted = Some(130);
-                handle.cancel();
-            }
-            _ = sigterm.recv(), if interrupted.is_none() => {
-                interrupted = Some(143);
+            code = interrupts.next(), if interrupted.is_none() => {
+                interrupted = Some(code);
                 handle.cancel();
             }
         }
@@ -369,15 +359,6 @@ fn summary(outcome: &TurnOutcome) -> String {
     parts.join(" · ")
 }
 
-/// `text` cut to `max` characters (an ellipsis marks the cut).
-fn short(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    format!("{cut}…")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,11 +395,5 @@ mod tests {
             summary(&outcome),
             "1.2 s · ttft 45 ms · 10 in / 20 out tokens · $0.0123 · stop end_turn"
         );
-    }
-
-    #[test]
-    fn short_cuts_on_characters() {
-        assert_eq!(short("abc", 3), "abc");
-        assert_eq!(short("ééééé", 3), "éé…");
     }
 }

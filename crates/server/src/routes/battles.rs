@@ -17,7 +17,7 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{FromRequest, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use coderig::arena::runner::{Applied, Arena, BattleFilter, BattlePage, BattleView, Leaderboard};
+use coderig::arena::runner::{Applied, BattleFilter, BattlePage, BattleView, Leaderboard};
 use coderig::arena::{AgentRef, BattleSpec, BattleType};
 use coderig::event::BattleStatus;
 use serde::de::DeserializeOwned;
@@ -37,17 +37,6 @@ pub(super) fn routes() -> Vec<Route> {
         Route::post("/api/battles/{id}/apply", apply_battle),
         Route::get("/api/leaderboard", leaderboard),
     ]
-}
-
-/// The arena of the state, or 503 `unavailable` for a server built without
-/// one (library use of [`crate::app`] with a bare [`AppState`]).
-fn arena(state: &AppState) -> Result<&Arena, ApiError> {
-    state.arena().ok_or_else(|| {
-        coderig::Error::unavailable(
-            "this server runs no arena: battles are unavailable (AppState::start_arena)",
-        )
-        .into()
-    })
 }
 
 /// A path parameter that could not be decoded (not UTF-8 once
@@ -127,7 +116,7 @@ pub(crate) async fn create_battle(
     State(state): State<AppState>,
     RawBody(value): RawBody,
 ) -> Result<Response, ApiError> {
-    let arena = arena(&state)?;
+    let arena = state.arena();
     let mut spec = BattleSpec::from_json(&value)?;
     if let Some(project) = &spec.project {
         spec.project = Some(confine(&state, project)?);
@@ -180,7 +169,7 @@ pub(crate) async fn list_battles(
             e,
         )
     })?;
-    let arena = arena(&state)?;
+    let arena = state.arena();
     let project = match &query.project {
         Some(p) => Some(confine(&state, p)?),
         None => None,
@@ -231,7 +220,7 @@ pub(crate) async fn get_battle(
     path: Result<Path<BattleId>, PathRejection>,
 ) -> Result<ApiJson<BattleView>, ApiError> {
     let Path(BattleId { id }) = path.map_err(bad_path)?;
-    Ok(ApiJson(arena(&state)?.battle(&id).await?))
+    Ok(ApiJson(state.arena().battle(&id).await?))
 }
 
 /// Stops a running or judging battle: it is `cancelled`, its agents
@@ -248,7 +237,7 @@ pub(crate) async fn stop_battle(
     path: Result<Path<BattleId>, PathRejection>,
 ) -> Result<ApiJson<BattleView>, ApiError> {
     let Path(BattleId { id }) = path.map_err(bad_path)?;
-    Ok(ApiJson(arena(&state)?.stop(&id).await?))
+    Ok(ApiJson(state.arena().stop(&id).await?))
 }
 
 /// The body of `POST /api/battles/{id}/analyze` (optional).
@@ -279,7 +268,7 @@ pub(crate) async fn analyze_battle(
     OptionalBody(body): OptionalBody<AnalyzeRequest>,
 ) -> Result<Response, ApiError> {
     let Path(BattleId { id }) = path.map_err(bad_path)?;
-    let view = arena(&state)?.analyze(&id, body.force).await?;
+    let view = state.arena().analyze(&id, body.force).await?;
     Ok((StatusCode::ACCEPTED, ApiJson(view)).into_response())
 }
 
@@ -303,7 +292,7 @@ pub(crate) async fn get_analysis(
     path: Result<Path<BattleId>, PathRejection>,
 ) -> Result<ApiJson<AnalysisText>, ApiError> {
     let Path(BattleId { id }) = path.map_err(bad_path)?;
-    let text = arena(&state)?.analysis(&id).await?;
+    let text = state.arena().analysis(&id).await?;
     Ok(ApiJson(AnalysisText { text }))
 }
 
@@ -349,9 +338,7 @@ pub(crate) async fn set_winner(
         .with_detail("path", "contestant_id")
         .into());
     };
-    let view = arena(&state)?
-        .set_winner(&id, contestant.as_deref())
-        .await?;
+    let view = state.arena().set_winner(&id, contestant.as_deref()).await?;
     Ok(ApiJson(view))
 }
 
@@ -369,7 +356,7 @@ pub(crate) async fn get_diff(
     path: Result<Path<ContestantPath>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let Path(ContestantPath { id, cid }) = path.map_err(bad_path)?;
-    let bytes = arena(&state)?.diff(&id, &cid).await?;
+    let bytes = state.arena().diff(&id, &cid).await?;
     let mut headers = HeaderMap::new();
     headers.insert(
         header::CONTENT_TYPE,
@@ -417,7 +404,8 @@ pub(crate) async fn cross_examine(
     crate::Body(body): crate::Body<CrossExamRequest>,
 ) -> Result<Response, ApiError> {
     let Path(BattleId { id }) = path.map_err(bad_path)?;
-    let cross_exam_id = arena(&state)?
+    let cross_exam_id = state
+        .arena()
         .cross_examine(
             &id,
             AgentRef {
@@ -461,7 +449,7 @@ pub(crate) async fn apply_battle(
     OptionalBody(body): OptionalBody<ApplyRequest>,
 ) -> Result<ApiJson<Applied>, ApiError> {
     let Path(BattleId { id }) = path.map_err(bad_path)?;
-    let arena = arena(&state)?;
+    let arena = state.arena();
     // The core refuses a qa battle and a contestant without an archived
     // patch with `conflict` (409), as every face sees it.
     let applied = arena.apply(&id, body.contestant_id.as_deref()).await?;
@@ -499,7 +487,7 @@ pub(crate) async fn leaderboard(
             e,
         )
     })?;
-    let arena = arena(&state)?;
+    let arena = state.arena();
     let project = match &query.project {
         Some(p) => Some(confine(&state, p)?),
         None => None,

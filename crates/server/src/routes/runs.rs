@@ -22,9 +22,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use coderig::event::RunStatus;
-use coderig::flow::engine::{
-    Decision, Engine, FlowSource, NewRun, RunFilter, RunPage, RunView, StepView,
-};
+use coderig::flow::engine::{Decision, FlowSource, NewRun, RunFilter, RunPage, RunView, StepView};
 use coderig::flow::runspec::FlowSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,17 +37,6 @@ pub(super) fn routes() -> Vec<Route> {
         Route::post("/api/runs/{id}/steps/{step}/approve", approve_step),
         Route::post("/api/runs/{id}/steps/{step}/reject", reject_step),
     ]
-}
-
-/// The engine of the state, or 503 `unavailable` for a server built
-/// without one (library use of [`crate::app`] with a bare [`AppState`]).
-fn engine(state: &AppState) -> Result<&Engine, ApiError> {
-    state.engine().ok_or_else(|| {
-        coderig::Error::unavailable(
-            "this server runs no flow engine: flows and runs are unavailable (AppState::start_engine)",
-        )
-        .into()
-    })
 }
 
 /// `GET /api/flows`: the registered flows.
@@ -73,7 +60,8 @@ pub(crate) struct FlowList {
 pub(crate) async fn list_flows(
     State(state): State<AppState>,
 ) -> Result<ApiJson<FlowList>, ApiError> {
-    let flows = engine(&state)?
+    let flows = state
+        .engine()
         .flows()
         .iter()
         .map(FlowSpec::to_json)
@@ -129,7 +117,7 @@ pub(crate) async fn create_run(
     State(state): State<AppState>,
     RawBody(value): RawBody,
 ) -> Result<Response, ApiError> {
-    let engine = engine(&state)?;
+    let engine = state.engine();
     let body: RunRequest = coderig::json::decode_object(value)?;
     let flow = match (body.flow, body.spec) {
         (Some(name), None) => FlowSource::Named(name),
@@ -193,7 +181,8 @@ pub(crate) async fn list_runs(
             e,
         )
     })?;
-    let page = engine(&state)?
+    let page = state
+        .engine()
         .list_runs(&RunFilter {
             status: query.status,
             limit: query.limit,
@@ -238,7 +227,7 @@ pub(crate) async fn get_run(
     path: Result<Path<RunId>, PathRejection>,
 ) -> Result<ApiJson<RunView>, ApiError> {
     let Path(RunId { id }) = path.map_err(bad_path)?;
-    Ok(ApiJson(engine(&state)?.run(&id).await?))
+    Ok(ApiJson(state.engine().run(&id).await?))
 }
 
 /// Cancels a live run (`running` or `waiting`): it is `cancelled` at once;
@@ -256,7 +245,7 @@ pub(crate) async fn cancel_run(
     path: Result<Path<RunId>, PathRejection>,
 ) -> Result<ApiJson<RunView>, ApiError> {
     let Path(RunId { id }) = path.map_err(bad_path)?;
-    Ok(ApiJson(engine(&state)?.cancel(&id).await?))
+    Ok(ApiJson(state.engine().cancel(&id).await?))
 }
 
 /// The body of approve and reject (optional).
@@ -298,7 +287,7 @@ pub(crate) async fn approve_step(
     OptionalBody(body): OptionalBody<DecisionRequest>,
 ) -> Result<ApiJson<StepView>, ApiError> {
     let Path(StepPath { id, step }) = path.map_err(bad_path)?;
-    let view = engine(&state)?.approve(&id, &step, body.into()).await?;
+    let view = state.engine().approve(&id, &step, body.into()).await?;
     Ok(ApiJson(view))
 }
 
@@ -321,6 +310,6 @@ pub(crate) async fn reject_step(
     OptionalBody(body): OptionalBody<DecisionRequest>,
 ) -> Result<ApiJson<StepView>, ApiError> {
     let Path(StepPath { id, step }) = path.map_err(bad_path)?;
-    let view = engine(&state)?.reject(&id, &step, body.into()).await?;
+    let view = state.engine().reject(&id, &step, body.into()).await?;
     Ok(ApiJson(view))
 }

@@ -4,6 +4,7 @@
 pub mod schema;
 
 use coderig::agent::Registry;
+use coderig::rig::RigConfig;
 use coderig_server::{app, AppState, Config};
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -35,14 +36,24 @@ pub struct TestServer {
     pub state: AppState,
 }
 
-/// As [`spawn_server_with`], returning the state too. The bus has read
-/// where the log ends before this returns, so every event the test writes
-/// afterwards is live.
+/// As [`spawn_server_with`], returning the state too: a rig in a
+/// temporary directory that runs no workers (these servers' tests write
+/// battles and runs into the store themselves, or need none run). The bus
+/// has read where the log ends before this returns, so every event the
+/// test writes afterwards is live.
 pub async fn spawn_app(config: Config, registry: Registry) -> TestServer {
-    install_crypto();
     let dir = tempfile::tempdir().unwrap();
-    let store = coderig::store::open(None, dir.path()).await.unwrap();
-    let state = AppState::new(store, registry);
+    let mut rig = RigConfig::new(dir.path());
+    rig.agents = registry;
+    rig.run_workers = false;
+    spawn_rig(config, rig, dir).await
+}
+
+/// Serves the rig `rig` opens (its data dir in `dir`, which lives as long
+/// as the server's task), once its bus has read where the log ends.
+pub async fn spawn_rig(config: Config, rig: RigConfig, dir: tempfile::TempDir) -> TestServer {
+    install_crypto();
+    let state = AppState::open(rig).await.unwrap();
     state.bus().started().await.unwrap();
     spawn_state(config, state, dir).await
 }
