@@ -9,27 +9,15 @@
 
 mod common;
 
-use common::json_of;
+use common::server::serve;
+use common::{get, post};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
-
-/// Kills the server when dropped, so a failing assertion cannot leak it.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -57,71 +45,6 @@ fn make_project(root: &Path) -> PathBuf {
     git(&project, &["add", "-A"]);
     git(&project, &["commit", "-q", "-m", "broken"]);
     project
-}
-
-/// `coderig serve --port 0 ARGS` in `dir`, its environment cleared of the
-/// variables that would change it; waits for `coderig listening on URL`.
-async fn serve(dir: &Path, args: &[&str]) -> Server {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_coderig"));
-    command
-        .arg("serve")
-        .args(["--port", "0"])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CODERIG_HOST")
-        .env_remove("CODERIG_PORT")
-        .env_remove("CODERIG_CONFIG")
-        .env_remove("CODERIG_DATA_DIR")
-        .env_remove("CODERIG_TOKEN")
-        .env_remove("DATABASE_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let line = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        line
-    })
-    .await
-    .unwrap();
-    let Some(url) = line.trim().strip_prefix("coderig listening on ") else {
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
-        let _ = child.kill();
-        panic!("serve did not start ({line:?}): {stderr}");
-    };
-    // Drain stderr so a chatty server never blocks on a full pipe.
-    let mut stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    Server {
-        url: url.to_owned(),
-        child,
-    }
-}
-
-async fn get(url: String) -> (StatusCode, Value) {
-    common::install_crypto();
-    json_of(reqwest::get(url).await.unwrap()).await
-}
-
-async fn post(url: String, body: Value) -> (StatusCode, Value) {
-    common::install_crypto();
-    json_of(
-        reqwest::Client::new()
-            .post(url)
-            .json(&body)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
 }
 
 /// Polls `GET /api/battles/{id}` until it is finished (bounded: a broken

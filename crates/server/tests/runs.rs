@@ -11,12 +11,12 @@ mod common;
 use coderig::agent::Registry;
 use coderig::rig::RigConfig;
 use coderig_server::{AppState, Config};
+use common::server::Server;
 use common::{assert_error, json_of, SseClient};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const AGENTS: &str = r#"
@@ -900,65 +900,18 @@ async fn with_a_token_every_run_route_wants_it() {
 
 // --- `coderig serve --flows DIR`, the real binary ---------------------------
 
-/// Kills the server when dropped, so a failing assertion cannot leak it.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// `coderig serve` in `dir` ([`common::server::serve_command`]) on the data dir
+/// `dir/data`, `dir` its project root.
 fn serve_command(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_coderig"));
+    let mut command = common::server::serve_command(dir, args);
     command
-        .arg("serve")
-        .args(["--port", "0"])
         .args(["--data-dir", dir.join("data").to_str().unwrap()])
-        .args(["--project-root", dir.to_str().unwrap()])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CODERIG_HOST")
-        .env_remove("CODERIG_PORT")
-        .env_remove("CODERIG_CONFIG")
-        .env_remove("CODERIG_DATA_DIR")
-        .env_remove("CODERIG_TOKEN")
-        .env_remove("DATABASE_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .args(["--project-root", dir.to_str().unwrap()]);
     command
 }
 
 async fn serve(dir: &Path, args: &[&str]) -> Server {
-    let mut child = serve_command(dir, args).spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let line = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        line
-    })
-    .await
-    .unwrap();
-    let Some(url) = line.trim().strip_prefix("coderig listening on ") else {
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
-        let _ = child.kill();
-        panic!("serve did not start ({line:?}): {stderr}");
-    };
-    Server {
-        url: url.to_owned(),
-        child,
-    }
+    common::server::start_server(serve_command(dir, args)).await
 }
 
 /// Runs `coderig serve ARGS` expecting it to refuse to start: its exit

@@ -11,38 +11,16 @@
 
 mod common;
 
-use common::json_of;
+use common::server::{serve_command, start_server, Server};
+use common::{get, post};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// Kills the server when dropped, so a failing assertion cannot leak it.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// SIGKILL, as a crash: no shutdown code of the server runs.
-    fn kill9(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-/// `coderig serve --port 0 ARGS` in `dir`, its environment cleared of the
-/// variables that would change it; waits for `coderig listening on URL`.
+/// `coderig serve --port 0 ARGS` in `dir` ([`common::server::serve`]).
 ///
 /// Its `./coderig.toml` turns the sandbox off: these tests follow a killed
 /// server's command processes by their host pids and log every step to a
@@ -58,67 +36,9 @@ async fn serve(dir: &Path, args: &[&str]) -> Server {
 /// command steps inherit: the log then says which server ran a step.
 async fn serve_as(dir: &Path, args: &[&str], name: &str) -> Server {
     std::fs::write(dir.join("coderig.toml"), "[sandbox]\nmode = \"off\"\n").unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_coderig"));
+    let mut command = serve_command(dir, args);
     command.env("RUNS_CRASH_SERVER", name);
-    command
-        .arg("serve")
-        .args(["--port", "0"])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CODERIG_HOST")
-        .env_remove("CODERIG_PORT")
-        .env_remove("CODERIG_CONFIG")
-        .env_remove("CODERIG_DATA_DIR")
-        .env_remove("CODERIG_TOKEN")
-        .env_remove("DATABASE_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let line = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        line
-    })
-    .await
-    .unwrap();
-    let Some(url) = line.trim().strip_prefix("coderig listening on ") else {
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
-        let _ = child.kill();
-        panic!("serve did not start ({line:?}): {stderr}");
-    };
-    // Drain stderr so a chatty server never blocks on a full pipe.
-    let mut stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    Server {
-        url: url.to_owned(),
-        child,
-    }
-}
-
-async fn get(url: String) -> (StatusCode, Value) {
-    common::install_crypto();
-    json_of(reqwest::get(url).await.unwrap()).await
-}
-
-async fn post(url: String, body: Value) -> (StatusCode, Value) {
-    common::install_crypto();
-    json_of(
-        reqwest::Client::new()
-            .post(url)
-            .json(&body)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
+    start_server(command).await
 }
 
 /// `POST /api/runs {spec, input}` on `url`; the run's id.

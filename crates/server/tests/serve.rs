@@ -5,12 +5,11 @@
 
 mod common;
 
-use common::json_of;
+use common::get;
+use common::server::{serve, serve_command, start_server};
 use reqwest::StatusCode;
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use serde_json::json;
+use std::io::Write;
 
 const RIG: &str = r#"
 [agents.alice]
@@ -22,76 +21,6 @@ kind = "scripted"
 lane = "local"
 script = [ { text = "hi" } ]
 "#;
-
-/// Kills the server when dropped, so a failing assertion cannot leak it.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn command(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_coderig"));
-    command
-        .arg("serve")
-        .args(["--port", "0"])
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CODERIG_HOST")
-        .env_remove("CODERIG_PORT")
-        .env_remove("CODERIG_CONFIG")
-        .env_remove("CODERIG_DATA_DIR")
-        .env_remove("CODERIG_TOKEN")
-        .env_remove("DATABASE_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
-
-/// Starts `coderig serve --port 0 ARGS` in `dir` and waits for its
-/// `coderig listening on URL` line.
-async fn serve(dir: &Path, args: &[&str]) -> Server {
-    start(command(dir, args)).await
-}
-
-async fn start(mut command: Command) -> Server {
-    let mut child = command.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let line = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        line
-    })
-    .await
-    .unwrap();
-    let Some(url) = line.trim().strip_prefix("coderig listening on ") else {
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
-        let _ = child.kill();
-        panic!("serve did not start ({line:?}): {stderr}");
-    };
-    Server {
-        url: url.to_owned(),
-        child,
-    }
-}
-
-async fn get(url: String) -> (StatusCode, Value) {
-    common::install_crypto();
-    json_of(reqwest::get(url).await.unwrap()).await
-}
 
 #[tokio::test]
 async fn serve_opens_sqlite_in_the_data_dir_and_answers_its_agents() {
@@ -173,7 +102,7 @@ fn bad_stores_and_configs_fail_at_start() {
         ),
     ];
     for (args, code, message) in cases {
-        let output = command(dir.path(), args).output().unwrap();
+        let output = serve_command(dir.path(), args).output().unwrap();
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
@@ -204,7 +133,7 @@ fn exposure_and_project_roots_are_checked_at_start() {
         (&["--project-root", "no/such/dir"], "no/such/dir"),
     ];
     for (args, message) in cases {
-        let output = command(dir.path(), args).output().unwrap();
+        let output = serve_command(dir.path(), args).output().unwrap();
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
@@ -218,9 +147,9 @@ fn exposure_and_project_roots_are_checked_at_start() {
 #[tokio::test]
 async fn a_token_from_the_environment_guards_the_api() {
     let dir = tempfile::tempdir().unwrap();
-    let mut command = command(dir.path(), &["--host", "0.0.0.0", "--data-dir", "d"]);
+    let mut command = serve_command(dir.path(), &["--host", "0.0.0.0", "--data-dir", "d"]);
     command.env("CODERIG_TOKEN", "tok-3");
-    let server = start(command).await;
+    let server = start_server(command).await;
     let port = server.url.rsplit(':').next().unwrap().to_owned();
     let base = format!("http://127.0.0.1:{port}");
     let (status, _) = get(format!("{base}/api/health")).await;
@@ -273,9 +202,9 @@ async fn serve_postgres_opens_the_database_url() {
         "no SQLite beside it"
     );
     // DATABASE_URL itself is read too.
-    let mut command = command(dir.path(), &[]);
+    let mut command = serve_command(dir.path(), &[]);
     command.env("DATABASE_URL", &url);
-    let second = start(command).await;
+    let second = start_server(command).await;
     let (_, body) = get(format!("{}/api/health", second.url)).await;
     assert_eq!(body["store"], "postgres");
     assert!(

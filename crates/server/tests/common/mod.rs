@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 pub mod schema;
+pub mod server;
 
 use coderig::agent::Registry;
 use coderig::rig::RigConfig;
@@ -174,6 +175,27 @@ impl SseClient {
             }
         }
     }
+}
+
+/// `GET url`: the status and the JSON body (declared as JSON).
+pub async fn get(url: String) -> (StatusCode, Value) {
+    install_crypto();
+    json_of(reqwest::get(url).await.unwrap()).await
+}
+
+/// `POST url` with `body` as JSON: the status and the JSON body (declared
+/// as JSON).
+pub async fn post(url: String, body: Value) -> (StatusCode, Value) {
+    install_crypto();
+    json_of(
+        reqwest::Client::new()
+            .post(url)
+            .json(&body)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
 }
 
 /// Status and JSON body of a response, asserting it is declared as JSON.
