@@ -241,3 +241,25 @@ fn is_battle_complete_table() {
         assert_eq!(is_battle_complete(&statuses), expected, "{statuses:?}");
     }
 }
+
+#[test]
+fn the_driver_lane_is_the_stores_and_never_held_back() {
+    // One type for the store, the task worker and the arena.
+    let lane: coderig::task::Lane = Lane::Driver;
+    assert_eq!(Lane::NAMES, ["local", "cloud", "driver"]);
+    assert_eq!("driver".parse::<Lane>(), Ok(lane));
+    assert!(Local.takes_capacity() && Cloud.takes_capacity());
+    assert!(!Lane::Driver.takes_capacity());
+    // No contestant is ever classified into it...
+    for battle_type in BattleType::ALL {
+        assert_ne!(classify_lane(*battle_type, "a", "m", &["m"]), Lane::Driver);
+    }
+    // ...and a row in it is never held back by the arena's capacities.
+    let rows = [
+        ("c1", Cloud, Running),
+        ("d1", Lane::Driver, Queued),
+        ("c2", Cloud, Queued),
+        ("d2", Lane::Driver, Queued),
+    ];
+    assert_eq!(dispatch_now(&rows, 0, Some(1)), ["d1", "d2"]);
+}

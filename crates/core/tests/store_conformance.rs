@@ -66,6 +66,7 @@ conformance!(
     concurrent_claimers_claim_each_attempt_exactly_once,
     lane_capacity_one_is_never_exceeded,
     lane_capacities_are_global_and_configurable,
+    the_driver_lane_is_never_capped,
     expired_lease_is_rescued_and_the_zombie_is_rejected,
     rescues_run_out,
     rescue_and_completion_race_ends_in_one_outcome,
@@ -516,6 +517,11 @@ async fn lane_capacities_are_global_and_configurable(h: &Harness) {
                 lane: Lane::Cloud,
                 capacity: Some(2),
                 running: 0
+            },
+            LaneState {
+                lane: Lane::Driver,
+                capacity: None,
+                running: 0
             }
         ]
     );
@@ -551,6 +557,67 @@ async fn lane_capacities_are_global_and_configurable(h: &Harness) {
             .unwrap()
             .len(),
         3
+    );
+}
+
+// (3) The run drivers' lane: no capacity can be set on it (the store
+// refuses one, changing nothing), and however the arena's lanes are capped
+// its tasks are all claimable at once — `[lanes] cloud = 1` does not cap
+// how many runs are driven.
+async fn the_driver_lane_is_never_capped(h: &Harness) {
+    let store = &*h.store;
+    let e = store
+        .set_lane_capacity(Lane::Driver, Some(1))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert!(e.message().contains("driver"), "{e}");
+    store.set_lane_capacity(Lane::Driver, None).await.unwrap();
+    store.set_lane_capacity(Lane::Cloud, Some(1)).await.unwrap();
+    store.set_lane_capacity(Lane::Local, Some(0)).await.unwrap();
+    store.create_work(run("r", 5)).await.unwrap();
+    store
+        .enqueue(
+            (0..5)
+                .map(|i| step_task(&format!("r-d{i}"), &format!("r-s{i}"), Lane::Driver))
+                .collect(),
+            None,
+        )
+        .await
+        .unwrap();
+    store
+        .create_work(battle("c", 3, Lane::Cloud))
+        .await
+        .unwrap();
+    let drivers = store
+        .claim(
+            &claim_request("w")
+                .limit(10)
+                .owner_kinds(&[OwnerKind::Step])
+                .lanes(&[Lane::Driver]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(drivers.len(), 5, "every driver at once");
+    assert!(drivers.iter().all(|c| c.task.lane == Lane::Driver));
+    // The cloud cap still holds for the contestants beside them.
+    let cloud = store.claim(&claim_request("w").limit(10)).await.unwrap();
+    assert_eq!(cloud.len(), 1);
+    assert_eq!(cloud[0].task.lane, Lane::Cloud);
+    let driver = store
+        .lanes()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|l| l.lane == Lane::Driver)
+        .unwrap();
+    assert_eq!(
+        driver,
+        LaneState {
+            lane: Lane::Driver,
+            capacity: None,
+            running: 5
+        }
     );
 }
 

@@ -31,9 +31,9 @@
 use super::parse::StreamFormat;
 use super::preset::CliPreset;
 use super::script::Script;
-use crate::arena::Lane;
 use crate::error::Error;
 use crate::names::named_enum;
+use crate::task::Lane;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -291,8 +291,18 @@ impl ConfigFile {
     /// each kind requires.
     pub fn validate(&self) -> Result<(), Error> {
         let mut problems = vec![];
+        for lane in self.lanes.keys().filter(|l| !l.takes_capacity()) {
+            problems.push(format!(
+                "lanes.{lane}: the {lane} lane takes no capacity: run drivers are never limited (only local and cloud are)"
+            ));
+        }
         for (identity, spec) in &self.agents {
             let at = format!("agents.{identity}");
+            if spec.lane == Some(Lane::Driver) {
+                problems.push(format!(
+                    "{at}.lane: \"driver\" is the run drivers' own lane; an agent runs in local or cloud"
+                ));
+            }
             if identity.is_empty()
                 || !identity
                     .chars()
@@ -404,6 +414,17 @@ mod tests {
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
         ConfigFile::from_json(json!({"agents": {"a": agent}}))
+    }
+
+    #[test]
+    fn the_driver_lane_takes_no_capacity_and_no_agent() {
+        let e = ConfigFile::from_json(json!({"lanes": {"cloud": 1, "driver": 2}})).unwrap_err();
+        assert!(e.message().contains("lanes.driver"), "{}", e.message());
+        let ok = ConfigFile::from_json(json!({"lanes": {"local": 2, "cloud": 1}})).unwrap();
+        assert_eq!(ok.lanes[&Lane::Cloud], 1);
+        let e = cli(json!({"lane": "driver"})).unwrap_err();
+        assert!(e.message().contains("agents.a.lane"), "{}", e.message());
+        assert!(cli(json!({"lane": "local"})).is_ok());
     }
 
     #[test]

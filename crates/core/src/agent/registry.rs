@@ -3,9 +3,9 @@
 
 use super::config::{AgentKind, AgentSpec, ConfigFile};
 use super::{Agent, AgentError, AgentErrorKind, AgentEvent, ScriptedAgent, Turn, TurnOutcome};
-use crate::arena::Lane;
 use crate::error::{Error, ErrorKind};
 use crate::sandbox::SandboxMode;
+use crate::task::Lane;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -225,7 +225,9 @@ impl Registry {
     }
 
     /// Sets `lane`'s capacity, over the config's `[lanes]` (what the arena
-    /// writes to the store at start for every server sharing it).
+    /// writes to the store at start for every server sharing it). The
+    /// `driver` lane takes none: the arena never writes one for it (the
+    /// config refuses `[lanes] driver`).
     pub fn set_lane_capacity(&mut self, lane: Lane, capacity: u32) -> &mut Self {
         self.lanes.insert(lane, capacity);
         self

@@ -17,15 +17,11 @@ pub enum BattleType {
 }
 named_enum!(BattleType, "battle type", { Qa => "qa" | "q&a" | "q_a", Coding => "coding" | "code" });
 
-/// The lane a contestant runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Lane {
-    /// The serial lane of the local model server.
-    Local,
-    /// The parallel lane of hosted APIs.
-    Cloud,
-}
-named_enum!(Lane, "lane", { Local => "local", Cloud => "cloud" });
+/// The lane a contestant runs in: `Local` or `Cloud` (the store's lane
+/// type, declared in [`crate::task`] so the store and the task worker share
+/// it without depending on the arena; `Driver` belongs to the flow
+/// engine's run drivers and is never a contestant's).
+pub use crate::task::Lane;
 
 /// Where a contestant stands. `Done` and `Error` are the finished states
 /// [`is_battle_complete`] waits for; `Cancelled` is what a stopped battle or a
@@ -100,7 +96,8 @@ pub fn next_local_contestant<Id: Clone>(
 /// run (the usual value is 1; 0 admits none), the cloud lane admits queued
 /// cloud contestants up to `cloud_capacity` minus those running (`None` =
 /// unbounded). Earlier contestants are admitted first, so the result is
-/// deterministic.
+/// deterministic. A row in the `driver` lane (no contestant's, but the type
+/// allows it) is never held back: that lane has no capacity.
 pub fn dispatch_now<Id: Clone>(
     contestants: &[(Id, Lane, ContestantStatus)],
     local_capacity: usize,
@@ -123,6 +120,7 @@ pub fn dispatch_now<Id: Clone>(
         let slots = match lane {
             Lane::Local => Some(&mut local_slots),
             Lane::Cloud => cloud_slots.as_mut(),
+            Lane::Driver => None,
         };
         match slots {
             Some(0) => {}

@@ -278,14 +278,16 @@ pub trait Store: Send + Sync {
     /// Every lane with its capacity and running tasks, in [`Lane::ALL`]
     /// order.
     ///
-    /// [`Lane::ALL`]: crate::arena::Lane::ALL
+    /// [`Lane::ALL`]: crate::task::Lane::ALL
     async fn lanes(&self) -> Result<Vec<LaneState>, Error>;
 
     /// Sets a lane's capacity (`None` = unbounded) for every server. Tasks
-    /// already running keep running; claims respect the new capacity.
+    /// already running keep running; claims respect the new capacity. The
+    /// `driver` lane is never capped: a capacity for it is `invalid_input`
+    /// ([`check_lane_capacity`]; `None` is accepted and changes nothing).
     async fn set_lane_capacity(
         &self,
-        lane: crate::arena::Lane,
+        lane: crate::task::Lane,
         capacity: Option<u32>,
     ) -> Result<(), Error>;
 }
@@ -499,6 +501,19 @@ pub fn check_tasks(tasks: &[TaskSpec]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Checks a lane capacity as every backend does before it touches the
+/// database (`invalid_input`): only `local` and `cloud` take one — the
+/// run drivers' lane is never limited, whatever a config says.
+pub fn check_lane_capacity(lane: crate::task::Lane, capacity: Option<u32>) -> Result<(), Error> {
+    if capacity.is_some() && !lane.takes_capacity() {
+        return Err(Error::invalid_input(format!(
+            "the {lane} lane takes no capacity: run drivers are never limited (only local and cloud are)"
+        ))
+        .with_detail("path", format!("lanes.{lane}")));
+    }
+    Ok(())
+}
+
 /// Checks a claim request (`invalid_input`): a limit of at least 1, a
 /// positive lease, a worker name.
 pub fn check_claim(request: &ClaimRequest) -> Result<(), Error> {
@@ -517,7 +532,7 @@ pub fn check_claim(request: &ClaimRequest) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arena::Lane;
+    use crate::task::Lane;
     use serde_json::json;
 
     fn task(failures: u32, retry: RetryPolicy) -> Task {

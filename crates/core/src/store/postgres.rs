@@ -22,8 +22,8 @@
 use super::records::*;
 use super::sql::*;
 use super::{check_claim, check_new_work, check_task_spec, check_tasks, settle, Store};
-use crate::arena::Lane;
 use crate::error::Error;
+use crate::task::Lane;
 use crate::task::TaskState;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
@@ -940,6 +940,7 @@ impl Store for PostgresStore {
     }
 
     async fn set_lane_capacity(&self, lane: Lane, capacity: Option<u32>) -> Result<(), Error> {
+        super::check_lane_capacity(lane, capacity)?;
         pg_tx!(self, WRITE, |tx| {
             sqlx::query("UPDATE lanes SET capacity = $2 WHERE name = $1")
                 .bind(lane.as_str())

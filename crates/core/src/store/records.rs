@@ -6,12 +6,11 @@
 //! the **database clock** (never from the caller's), so servers whose clocks
 //! disagree still agree on when a lease expires.
 
-use crate::arena::Lane;
 use crate::error::Error;
 pub use crate::event::EventType;
 use crate::event::{Event, StoredEvent};
 use crate::names::named_enum;
-use crate::task::TaskState;
+use crate::task::{Lane, TaskState};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
@@ -20,8 +19,20 @@ use std::time::Duration;
 pub type Millis = i64;
 
 /// The lease a claim gets when the caller does not say: 30 s. Heartbeat
-/// every third of it ([`ClaimRequest::heartbeat_every`]).
+/// every third of it ([`heartbeat_interval`]).
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// The shortest time between two heartbeats of one lease, whatever its
+/// length: a test's tiny lease does not make its holder hammer the store.
+pub const HEARTBEAT_FLOOR: Duration = Duration::from_millis(50);
+
+/// How often a holder heartbeats a lease of `ttl`: every third of it (two
+/// beats may fail before it expires), never more often than
+/// [`HEARTBEAT_FLOOR`]. The one rule of every holder
+/// (`crate::worker::TaskWorker`).
+pub fn heartbeat_interval(ttl: Duration) -> Duration {
+    (ttl / 3).max(HEARTBEAT_FLOOR)
+}
 
 /// How many times by default an expired lease puts a task back in the queue
 /// before the store gives up on it (a task whose worker keeps dying is
@@ -586,9 +597,10 @@ impl ClaimRequest {
         self
     }
 
-    /// How often a holder should heartbeat: a third of the lease.
+    /// How often a holder should heartbeat: a third of the lease, at
+    /// least [`HEARTBEAT_FLOOR`] ([`heartbeat_interval`]).
     pub fn heartbeat_every(&self) -> Duration {
-        self.lease_ttl / 3
+        heartbeat_interval(self.lease_ttl)
     }
 }
 

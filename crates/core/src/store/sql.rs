@@ -4,8 +4,8 @@
 //! types: text, 64-bit integers, doubles; times as milliseconds).
 
 use super::records::*;
-use crate::arena::Lane;
 use crate::error::Error;
+use crate::task::Lane;
 use crate::task::TaskState;
 use serde_json::Value;
 use sqlx::{ColumnIndex, Decode, Row, Type};

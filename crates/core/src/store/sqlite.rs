@@ -18,8 +18,8 @@
 use super::records::*;
 use super::sql::*;
 use super::{check_claim, check_new_work, check_task_spec, check_tasks, settle, Store};
-use crate::arena::Lane;
 use crate::error::Error;
+use crate::task::Lane;
 use crate::task::TaskState;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
@@ -844,6 +844,7 @@ impl Store for SqliteStore {
     }
 
     async fn set_lane_capacity(&self, lane: Lane, capacity: Option<u32>) -> Result<(), Error> {
+        super::check_lane_capacity(lane, capacity)?;
         write_tx!(self, |tx| {
             sqlx::query("UPDATE lanes SET capacity = ?2 WHERE name = ?1")
                 .bind(lane.as_str())

@@ -1,8 +1,10 @@
-//! Migration 0002 on a store that 0001 created and that holds work: every
-//! row of every table survives unchanged (on SQLite, which rebuilds owners
-//! and tasks, down to the rowids that are the queue's order), the indexes
-//! and foreign keys are back, leases still fence, and the new owner kinds
-//! are accepted. The old store is made by sqlx's own migrator from a folder
+//! Migrations 0002 and 0003 on a store that 0001 created and that holds
+//! work: every row of every table survives unchanged (on SQLite, which
+//! rebuilds owners and tasks, then lanes, down to the rowids that are the
+//! queue's order) but for the lane of step tasks (0003 moves run drivers to
+//! the `driver` lane), the indexes and foreign keys are back, leases still
+//! fence, the new owner kinds are accepted and the driver lane is there,
+//! never capped. The old store is made by sqlx's own migrator from a folder
 //! holding only 0001 (the same file, so the same checksum the store's
 //! migrator then finds).
 
@@ -156,11 +158,15 @@ async fn sqlite_from_0001() {
             .fetch_all(&pool)
             .await
             .unwrap();
-    assert_eq!(versions, [(1,), (2,)]);
+    assert_eq!(versions, [(1,), (2,), (3,)]);
     assert_eq!(
         sqlite_rows(&pool).await,
-        rows_before,
-        "every row, unchanged"
+        drivers_moved(
+            &rows_before,
+            r#""step","r-s0","cloud""#,
+            r#""step","r-s0","driver""#
+        ),
+        "every row, unchanged but the step tasks' lane"
     );
     assert_eq!(
         sqlite_indexes(&pool).await,
@@ -199,6 +205,10 @@ async fn sqlite_from_0001() {
         .execute(&pool)
         .await;
     assert!(bogus.is_err());
+    let capped = sqlx::query("UPDATE lanes SET capacity = 1 WHERE name = 'driver'")
+        .execute(&pool)
+        .await;
+    assert!(capped.is_err(), "the driver lane cannot be capped");
 
     check_migrated_store(&store).await;
 
@@ -218,6 +228,15 @@ async fn sqlite_from_0001() {
     assert_eq!(left, 0);
     pool.close().await;
     store.close().await;
+}
+
+/// `rows` with the step tasks' lane as 0003 leaves it (`from` → `to`, once
+/// per step task: two in the seed).
+fn drivers_moved(rows: &[String], from: &str, to: &str) -> Vec<String> {
+    let moved: Vec<String> = rows.iter().map(|r| r.replace(from, to)).collect();
+    let changed = rows.iter().zip(&moved).filter(|(a, b)| a != b).count();
+    assert_eq!(changed, 2, "the seed's two step tasks: {rows:?}");
+    moved
 }
 
 /// What both backends must show after the migration, through the store.
@@ -262,6 +281,22 @@ async fn check_migrated_store(store: &dyn Store) {
         .unwrap();
     let claimed: Vec<&str> = claims.iter().map(|c| c.task.id.as_str()).collect();
     assert_eq!(claimed, ["r-t0"], "the one pending task");
+    assert_eq!(claims[0].task.lane, Lane::Driver, "a run driver's");
+    let lanes: Vec<(Lane, Option<u32>)> = store
+        .lanes()
+        .await
+        .unwrap()
+        .iter()
+        .map(|l| (l.lane, l.capacity))
+        .collect();
+    assert_eq!(
+        lanes,
+        [
+            (Lane::Local, Some(1)),
+            (Lane::Cloud, None),
+            (Lane::Driver, None)
+        ]
+    );
 
     // The new kinds, on the migrated store.
     let judge = NewOwner {
@@ -385,11 +420,15 @@ async fn postgres_from_0001(url: &str) {
             .fetch_all(&pool)
             .await
             .unwrap();
-    assert_eq!(versions, [(1,), (2,)]);
+    assert_eq!(versions, [(1,), (2,), (3,)]);
     assert_eq!(
         postgres_rows(&pool).await,
-        rows_before,
-        "every row, unchanged"
+        drivers_moved(
+            &rows_before,
+            r#""owner_kind":"step","owner_id":"r-s0","lane":"cloud""#,
+            r#""owner_kind":"step","owner_id":"r-s0","lane":"driver""#
+        ),
+        "every row, unchanged but the step tasks' lane"
     );
     let bogus = sqlx::query(
         "INSERT INTO owners (id, work_id, kind, status, data, ordinal) \
@@ -398,6 +437,10 @@ async fn postgres_from_0001(url: &str) {
     .execute(&pool)
     .await;
     assert!(bogus.is_err(), "the new CHECK is in force");
+    let capped = sqlx::query("UPDATE lanes SET capacity = 1 WHERE name = 'driver'")
+        .execute(&pool)
+        .await;
+    assert!(capped.is_err(), "the driver lane cannot be capped");
     check_migrated_store(&store).await;
 
     store.close().await;
