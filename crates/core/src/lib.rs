@@ -49,6 +49,8 @@ pub mod store;
 pub mod task;
 #[cfg(feature = "runtime")]
 pub mod watch;
+#[cfg(feature = "runtime")]
+pub mod worker;
 pub mod workspace;
 
 pub use edit::apply::{apply_edit, apply_edit_with, apply_edits};

@@ -26,10 +26,18 @@
 //! opens — never "anywhere": a rig that runs a model's code confines it by
 //! default. Give `/` to allow every path on purpose.
 //!
-//! **Shutdown** ([`Rig::shutdown`]) is ordered: the flow engine's drivers
-//! stop (running steps cancelled, runs left to be resumed by lease), then
-//! the arena's tasks (left to lease rescue), then every agent turn the
-//! registry started (their process groups stopped), then the bus.
+//! **One task worker** ([`crate::worker::TaskWorker`]) serves both
+//! runtimes: the arena and the engine are built without workers of their
+//! own, and the rig's worker claims battles' tasks and runs' drivers (the
+//! latter in the `driver` lane, which `[lanes]` never caps), heartbeats,
+//! rescues expired leases and reconciles — one loop, one set of lease
+//! rules.
+//!
+//! **Shutdown** ([`Rig::shutdown`]) is ordered: the worker stops claiming,
+//! then the flow engine's drivers stop (running steps cancelled, runs left
+//! to be resumed by lease), then the arena's tasks (left to lease rescue),
+//! then every agent turn the registry started (their process groups
+//! stopped), then the bus.
 //!
 //! Following a battle or a run is [`Watch`]'s job (one end rule for every
 //! face; see [`crate::watch`]).
@@ -44,6 +52,7 @@ use crate::flow::runspec::FlowSpec;
 use crate::sandbox::SandboxMode;
 use crate::store::Store;
 pub use crate::watch::{Subject, Watch};
+use crate::worker::{TaskWorker, WorkerConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -77,8 +86,8 @@ pub struct RigConfig {
     pub sandbox: Option<SandboxMode>,
     /// Lane capacities that override the config's `[lanes]`.
     pub lanes: BTreeMap<Lane, u32>,
-    /// How often the workers look for work when nothing wakes them (the
-    /// arena's and the engine's default when `None`).
+    /// How often the rig's task worker looks for work when nothing wakes
+    /// it (the worker's default, 500 ms, when `None`).
     pub poll: Option<Duration>,
     /// The lease of every battle task and run driver the workers claim
     /// (the store's default when `None`; a short one rescues a killed
@@ -204,6 +213,8 @@ struct Inner {
     location: String,
     arena: Arena,
     engine: Engine,
+    /// The one worker of both (`None` without workers).
+    worker: Option<TaskWorker>,
     shut_down: AtomicBool,
 }
 
@@ -282,9 +293,10 @@ impl Rig {
             arena_config.lease_ttl = lease_ttl;
         }
         // The engine first: it compiles the registered flows, the likeliest
-        // refusal, before the arena sweeps worktrees and sets lanes.
+        // refusal, before the arena sweeps worktrees and sets lanes. Neither
+        // starts a worker of its own: one worker serves both (below).
         let engine =
-            match Engine::start(store.clone(), agents.clone(), bus.clone(), engine_config).await {
+            match Engine::build(store.clone(), agents.clone(), bus.clone(), engine_config).await {
                 Ok(engine) => engine,
                 Err(e) => {
                     bus.shutdown();
@@ -292,14 +304,31 @@ impl Rig {
                 }
             };
         let arena =
-            match Arena::start(store.clone(), agents.clone(), bus.clone(), arena_config).await {
+            match Arena::build(store.clone(), agents.clone(), bus.clone(), arena_config).await {
                 Ok(arena) => arena,
                 Err(e) => {
-                    engine.shutdown(Duration::from_secs(1)).await;
                     bus.shutdown();
                     return Err(e);
                 }
             };
+        // One task worker for both runtimes: one claim loop, one rescue
+        // pass, one heartbeat, and its shutdown stops the engine's drivers
+        // first, then the arena's tasks.
+        let worker = run_workers.then(|| {
+            let mut config = WorkerConfig::new();
+            if let Some(poll) = poll {
+                config.poll = poll;
+            }
+            if let Some(lease_ttl) = lease_ttl {
+                config.lease_ttl = lease_ttl;
+            }
+            TaskWorker::start(
+                store.clone(),
+                bus.clone(),
+                config,
+                vec![engine.handler(), arena.handler()],
+            )
+        });
         Ok(Rig {
             inner: Arc::new(Inner {
                 store,
@@ -310,6 +339,7 @@ impl Rig {
                 location,
                 arena,
                 engine,
+                worker,
                 shut_down: AtomicBool::new(false),
             }),
         })
@@ -390,6 +420,10 @@ impl Rig {
         }
         let deadline = tokio::time::Instant::now() + grace;
         let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
+        if let Some(worker) = &self.inner.worker {
+            worker.shutdown(left()).await;
+        }
+        // Without a worker (or after it) this only marks them shut down.
         self.inner.engine.shutdown(left()).await;
         self.inner.arena.shutdown(left()).await;
         self.inner.registry.shutdown(left()).await;

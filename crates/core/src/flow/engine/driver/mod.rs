@@ -32,6 +32,7 @@ use crate::flow::{Scheduler, SchedulerState, SkipReason, StepOutcome, StepStatus
 use crate::store::{
     ChangeEvent, Changes, Claim, Completion, Fence, Millis, NewEvent, OwnerChange, WorkChange,
 };
+use crate::worker::Held;
 use crate::ErrorKind;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -88,44 +89,12 @@ enum Next {
     Finished,
 }
 
-pub(crate) async fn drive(
-    inner: &Arc<Inner>,
-    claim: Claim,
-    stop: CancellationToken,
-) -> Result<(), Error> {
-    let fence = claim.fence();
-    let lost = CancellationToken::new();
-    let hb = {
-        let store = inner.store.clone();
-        let fence = fence.clone();
-        let lost = lost.clone();
-        let ttl = inner.config.lease_ttl;
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let every = (ttl / 3).max(Duration::from_millis(50));
-            loop {
-                tokio::select! {
-                    () = stop.cancelled() => return,
-                    () = lost.cancelled() => return,
-                    () = tokio::time::sleep(every) => {}
-                }
-                match store.heartbeat(&fence, ttl).await {
-                    Ok(_) => {}
-                    Err(e)
-                        if e.kind() == ErrorKind::Conflict || e.kind() == ErrorKind::NotFoundId =>
-                    {
-                        lost.cancel();
-                        return;
-                    }
-                    Err(e) => eprintln!("coderig flow: heartbeat failed: {e}"),
-                }
-            }
-        })
-    };
-    let result = Driver::run(inner, claim, fence, stop, lost.clone()).await;
-    lost.cancel();
-    hb.abort();
-    result
+/// Drives the run of a claimed driver task until it ends or the worker
+/// stops it: the worker heartbeats the lease, and a lost lease or a
+/// shutdown fires `held.cancel` ([`Held::stopped`] says which), on which
+/// the driver abandons the run, writing nothing.
+pub(crate) async fn drive(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
+    Driver::run(inner, held.claim.clone(), held.fence(), held.cancel.clone()).await
 }
 
 struct Driver {
@@ -197,7 +166,6 @@ impl Driver {
         claim: Claim,
         fence: Fence,
         stop: CancellationToken,
-        lost: CancellationToken,
     ) -> Result<(), Error> {
         let run_id = claim.task.work_id.clone();
         // Subscribe before reading, so no decision made after the read is
@@ -305,10 +273,6 @@ impl Driver {
             };
             tokio::select! {
                 () = stop.cancelled() => {
-                    d.abandon().await;
-                    return Ok(());
-                }
-                () = lost.cancelled() => {
                     d.abandon().await;
                     return Ok(());
                 }
