@@ -389,6 +389,12 @@ stage "Node addon (npm ci, napi build)"
 stage "node --test"
 (cd crates/node && npm test)
 
+stage "Faces agree (one run through HTTP+SSE, the CLI, Python and Node)"
+# The same flow run in every face, each on its own real store: the same
+# events in the same order with the same end; a cancelled run shows every
+# step final in the first read after the cancel and in every stream.
+"$VENV/bin/python" tests/faces/agree.py "$TARGET_DIR"
+
 stage "Python and Node examples (examples/*.py, examples/*.mjs)"
 shopt -s nullglob
 scripts=(examples/*.py examples/*.mjs)
