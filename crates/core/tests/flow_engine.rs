@@ -354,6 +354,7 @@ steps:
       python3 -c 'import sys, time; open(sys.argv[1] + ".up", "w").write("up\n"); time.sleep(120)' '{{ input.dir }}/cancel-marker' &
       wait
   - {id: later, kind: command, deps: [hang], argv: ["echo", "never"]}
+  - {id: last, kind: command, deps: [later], argv: ["echo", "never"]}
 "#;
     let id = w.start(yaml, NewRun::spec).await;
     let marker = w.file("cancel-marker").display().to_string();
@@ -368,13 +369,63 @@ steps:
     );
     let view = w.engine.cancel(&id).await.unwrap();
     assert_eq!(view.status, RunStatus::Cancelled);
+    // Terminal everywhere at once: the view cancel returned, and the first
+    // read after it, have no step left running or pending — although the
+    // command's processes may still be dying.
+    let read = w.engine.run(&id).await.unwrap();
+    for v in [&view, &read] {
+        assert_eq!(v.status, RunStatus::Cancelled);
+        let statuses: Vec<_> = v.steps.iter().map(|s| (s.id.as_str(), s.status)).collect();
+        assert_eq!(
+            statuses,
+            [
+                ("hang", StepStatus::Cancelled),
+                ("later", StepStatus::Cancelled),
+                ("last", StepStatus::Cancelled)
+            ],
+            "{v:#?}"
+        );
+    }
+    assert_eq!(step(&read, "hang").attempt, 1);
+    assert_eq!(step(&read, "later").attempt, 0);
+    // In the log: the steps' cancellations, then the run's — its last
+    // event, also once the driver has wound the run up.
+    let ends_with_the_cancel = |events: &[coderig::store::EventRecord]| {
+        let tail: Vec<_> = events[events.len() - 4..]
+            .iter()
+            .map(|e| {
+                (
+                    e.kind.as_str(),
+                    e.payload["step_id"].as_str(),
+                    e.payload["status"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            tail,
+            [
+                ("step_updated", Some("hang"), json!("cancelled")),
+                ("step_updated", Some("later"), json!("cancelled")),
+                ("step_updated", Some("last"), json!("cancelled")),
+                ("run_updated", None, json!("cancelled")),
+            ],
+            "{events:#?}"
+        );
+    };
+    ends_with_the_cancel(&w.store.work_events(&id, 0, 1000).await.unwrap());
+    wait_none_with(&marker).await;
     let view = w
-        .until(&id, "cancelled its steps", |v| {
-            v.steps.iter().all(|s| s.status == StepStatus::Cancelled)
+        .until(&id, "wound up by its driver", |_| {
+            w.engine.driving().is_empty()
         })
         .await;
-    assert_eq!(view.status, RunStatus::Cancelled);
-    wait_none_with(&marker).await;
+    ends_with_the_cancel(&w.store.work_events(&id, 0, 1000).await.unwrap());
+    assert!(
+        view.steps.iter().all(|s| s.status == StepStatus::Cancelled),
+        "{view:#?}"
+    );
+    // The stopped attempt is not taken for a crash.
+    assert!(outcomes(&view, "hang").is_empty(), "{view:#?}");
     // Cancelling an ended run is a conflict.
     let again = w.engine.cancel(&id).await.unwrap_err();
     assert_eq!(again.kind(), coderig::ErrorKind::Conflict, "{again}");

@@ -728,17 +728,27 @@ steps:
         .map(|p| p.parse().unwrap())
         .collect();
     a.kill9();
-    // Cancelled while no engine drives it: the run is cancelled at once...
+    // Cancelled while no engine drives it: the run and every step are
+    // cancelled at once, in one transaction...
     let view = w.client.cancel(&id).await.unwrap();
     assert_eq!(view.status, RunStatus::Cancelled);
-    // ...and the next engine to take its driver finishes the cancel: every
-    // step cancelled, nothing started again, the dead engine's sleep killed.
+    assert!(
+        view.steps.iter().all(|s| s.status == StepStatus::Cancelled),
+        "{view:#?}"
+    );
+    // ...and the next engine to take its driver winds it up: the dead
+    // engine's attempt recorded as interrupted, nothing started again, its
+    // sleep killed.
     let b = w.restarted("engine-b").await;
     let view = w
-        .until(&id, "cancelled its steps", |v| {
-            v.steps.iter().all(|s| s.status == StepStatus::Cancelled)
+        .until(&id, "recorded the interrupted attempt", |v| {
+            !outcomes(v, "slow").is_empty()
         })
         .await;
+    assert!(
+        view.steps.iter().all(|s| s.status == StepStatus::Cancelled),
+        "{view:#?}"
+    );
     assert_eq!(view.status, RunStatus::Cancelled, "{view:#?}");
     let slow = view.step("slow").unwrap();
     assert_eq!(outcomes(&view, "slow"), ["interrupted"], "{slow:#?}");

@@ -603,24 +603,32 @@ async fn cancel_kills_a_hung_commands_process_group_and_cancels_the_rest() {
     let (status, run) = w.post(&format!("/api/runs/{id}/cancel"), json!({})).await;
     assert_eq!(status, StatusCode::OK, "{run}");
     assert_eq!(run["status"], "cancelled", "{run}");
-    // The driver stops the hung step and cancels the ones that never ran
-    // (the waiting approval included).
-    let settled = std::sync::Mutex::new(std::collections::BTreeSet::new());
-    follow(&mut sse, &id, |k, d| {
-        if k == "step_updated" && d["status"] == "cancelled" {
-            settled
-                .lock()
-                .unwrap()
-                .insert(d["step_id"].as_str().unwrap().to_owned());
+    // Terminal everywhere at once: the cancel's answer and the first read
+    // after it show every step cancelled — the hung one, the one that never
+    // ran and the waiting approval — while the processes may still be
+    // dying.
+    let read = w.run(&id).await;
+    for r in [&run, &read] {
+        assert_eq!(r["status"], "cancelled", "{r}");
+        for s in ["hang", "after", "other"] {
+            assert_eq!(step(r, s)["status"], "cancelled", "{s}: {r}");
         }
-        settled.lock().unwrap().len() == 3
-    })
-    .await;
-    let run = w.run(&id).await;
-    assert_eq!(run["status"], "cancelled", "{run}");
-    for s in ["hang", "after", "other"] {
-        assert_eq!(step(&run, s)["status"], "cancelled", "{s}: {run}");
     }
+    // On the stream the steps' cancellations come before the run's, which
+    // ends it: a follower that stops there has seen every step's.
+    let tail = follow(&mut sse, &id, run_ended).await;
+    let (last_kind, last) = tail.last().unwrap();
+    assert_eq!(
+        (last_kind.as_str(), &last["status"]),
+        ("run_updated", &json!("cancelled"))
+    );
+    let settled: std::collections::BTreeSet<&str> = tail
+        .iter()
+        .filter(|(k, d)| k == "step_updated" && d["status"] == "cancelled")
+        .map(|(_, d)| d["step_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(settled, ["after", "hang", "other"].into(), "{tail:#?}");
+    let run = w.run(&id).await;
     assert_eq!(step(&run, "hang")["attempt"], 1);
     assert_eq!(step(&run, "after")["attempt"], 0);
     // Nothing of the command's group is left: the shell and its sleep.

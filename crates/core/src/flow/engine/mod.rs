@@ -36,8 +36,11 @@
 //! - **Approvals** wait (`waiting`; the run is `waiting` when nothing else
 //!   runs) until [`Engine::approve`] / [`Engine::reject`] — from any
 //!   process on the store — decide.
-//! - **Cancel** ([`Engine::cancel`]) marks the run cancelled; its driver
-//!   stops every running step and marks the rest `cancelled`.
+//! - **Cancel** ([`Engine::cancel`]) marks the run and every step not yet
+//!   final `cancelled` in one transaction (the steps' `step_updated`
+//!   before the run's `run_updated`); its driver then stops the running
+//!   steps' processes. Every driver write checks that the run is still
+//!   live, so a driver that has not seen the cancel yet changes nothing.
 //! - **Crashes**: the driver's lease expires and another engine (or this
 //!   one restarted) claims it, rebuilds, and starts interrupted attempts
 //!   again as new attempts (a crash does not use up the retry budget).
@@ -68,6 +71,7 @@ mod context;
 pub mod data;
 mod driver;
 mod exec;
+mod finish;
 mod orphans;
 mod retry;
 pub mod view;
@@ -550,29 +554,22 @@ impl Engine {
         })
     }
 
-    /// Cancels a live run: it becomes `cancelled` now (with `run_updated`);
-    /// its driver stops the running steps and marks the rest `cancelled`.
-    /// `conflict` when the run already ended, `not_found_id` when there is
-    /// none.
+    /// Cancels a live run: it becomes `cancelled` now, and so does every
+    /// step of it that is not final (`pending`, `running`, `waiting`), in
+    /// one transaction — the steps' `step_updated` first, the run's
+    /// `run_updated` last — so the first read after this returns shows no
+    /// live step. The running steps' processes may still be dying: the
+    /// run's driver stops them (and, when the driver died, the next engine
+    /// to take it kills what is left on its host). `conflict` when the run
+    /// already ended, `not_found_id` when there is none.
     pub async fn cancel(&self, id: &str) -> Result<RunView, Error> {
-        self.run(id).await?;
-        let event = NewEvent::from_event(&Event::RunUpdated(RunUpdated {
-            run_id: id.to_string(),
-            status: RunStatus::Cancelled,
-            error: None,
-        }))?;
-        self.inner
-            .store
-            .transition(Transition {
-                target: Target::Work(id.to_string()),
-                from: LIVE_RUN.iter().map(|s| s.to_string()).collect(),
-                to: RunStatus::Cancelled.as_str().into(),
-                data: None,
-                event: Some(event),
-            })
+        let view = self.run(id).await?;
+        if !LIVE_RUN.contains(&view.status.as_str()) {
+            return Err(finished_run(Error::conflict("ended"), id));
+        }
+        finish::finish_run(&self.inner, id, RunStatus::Cancelled, None)
             .await
             .map_err(|e| finished_run(e, id))?;
-        self.inner.bus.notify();
         self.run(id).await
     }
 

@@ -9,8 +9,8 @@ use super::data::{driver_task_id, LIVE_RUN};
 use super::driver;
 use super::Inner;
 use crate::error::Error;
-use crate::event::{Event, RunStatus, RunUpdated};
-use crate::store::{ClaimRequest, NewEvent, OwnerKind, Target, Transition, WorkFilter, WorkKind};
+use crate::event::RunStatus;
+use crate::store::{ClaimRequest, OwnerKind, WorkFilter, WorkKind};
 use crate::task::TaskState;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -104,7 +104,8 @@ pub(crate) async fn run(inner: Arc<Inner>) {
 }
 
 /// A live run whose driver task failed or was cancelled can never move
-/// again: it fails, with the driver's last error.
+/// again: it fails, with the driver's last error, and its steps not yet
+/// final are cancelled in the same transaction.
 async fn fail_orphaned_runs(inner: &Arc<Inner>) -> Result<(), Error> {
     let mut filter = WorkFilter::new(WorkKind::Run).statuses(LIVE_RUN).limit(500);
     loop {
@@ -122,23 +123,10 @@ async fn fail_orphaned_runs(inner: &Arc<Inner>) -> Result<(), Error> {
                 task.error.as_deref().unwrap_or("its task ended")
             ))
             .to_json();
-            let event = NewEvent::from_event(&Event::RunUpdated(RunUpdated {
-                run_id: work.id.clone(),
-                status: RunStatus::Failed,
-                error: Some(error.clone()),
-            }))?;
-            let mut data = work.data.clone();
-            data["error"] = error;
-            let _ = inner
-                .store
-                .transition(Transition {
-                    target: Target::Work(work.id.clone()),
-                    from: LIVE_RUN.iter().map(|s| s.to_string()).collect(),
-                    to: RunStatus::Failed.as_str().into(),
-                    data: Some(data),
-                    event: Some(event),
-                })
-                .await;
+            // Failed with every step not yet final cancelled, in one
+            // transaction (a conflict: it ended or moved meanwhile).
+            let _ =
+                super::finish::finish_run(inner, &work.id, RunStatus::Failed, Some(error)).await;
             inner.bus.notify();
         }
         match page.next_cursor {

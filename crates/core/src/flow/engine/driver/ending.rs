@@ -41,6 +41,21 @@ impl Driver {
                 failed_leaves.push(id.clone());
             }
         }
+        if !never_ran.is_empty() {
+            // A run ends with every step final: the ones no rule will ever
+            // start are cancelled in the transaction that fails the run.
+            let now = now_ms();
+            for i in 0..self.rows.len() {
+                let row = &mut self.rows[i];
+                if row.status == StepStatus::Pending {
+                    row.status = StepStatus::Cancelled;
+                    row.data.finished_at = Some(now);
+                    row.data.deadline_at = None;
+                    row.data.available_at = None;
+                    self.touch(i);
+                }
+            }
+        }
         let (status, error) = if !never_ran.is_empty() {
             (
                 RunStatus::Failed,
@@ -131,38 +146,58 @@ impl Driver {
         c
     }
 
-    /// The run was cancelled: stop what runs, mark the rest cancelled.
+    /// The run was cancelled: stop what runs here, kill what a dead driver
+    /// left on this host and record those attempts as interrupted, mark
+    /// any step not yet final `cancelled` (a cancel settles them all in
+    /// its own transaction; this covers runs cancelled before it did), and
+    /// end the driver task. Writes only data of steps already `cancelled`
+    /// (their attempt history), so it adds no event to a finished run.
     pub(super) async fn finish_cancelled(&mut self) -> Result<(), Error> {
+        let was_live: BTreeSet<usize> = self.live.keys().copied().collect();
         for l in self.live.values_mut() {
             l.stop = Some(StopCause::Cancelled);
             l.cancel.cancel();
         }
         self.drain_live().await;
         for i in 0..self.rows.len() {
-            if self.rows[i].status == StepStatus::Running && !self.live.contains_key(&i) {
+            if !was_live.contains(&i) && self.open_attempt(i) {
                 self.kill_orphans(i);
             }
         }
         for attempt in 0..3 {
             let now = now_ms();
             let mut changes = Changes::default();
-            for (i, row) in self.rows.iter_mut().enumerate() {
-                if matches!(
+            for i in 0..self.rows.len() {
+                // An attempt whose process died with its driver: recorded
+                // as interrupted (one that ran here was stopped by the
+                // cancel and is not).
+                let interrupted = !was_live.contains(&i) && self.open_attempt(i);
+                if interrupted {
+                    self.interrupted(i);
+                }
+                let id = self.compiled.spec().steps[i].id.clone();
+                let row = &mut self.rows[i];
+                let live = matches!(
                     row.status,
                     StepStatus::Pending | StepStatus::Running | StepStatus::Waiting
-                ) {
-                    let from = vec![row.status.as_str().to_string()];
+                );
+                if !live && !interrupted {
+                    continue;
+                }
+                let from = vec![row.status.as_str().to_string()];
+                if live {
                     row.status = StepStatus::Cancelled;
                     row.data.finished_at = Some(now);
                     row.data.deadline_at = None;
                     row.data.available_at = None;
-                    let id = self.compiled.spec().steps[i].id.clone();
-                    changes.owners.push(OwnerChange {
-                        id: step_owner_id(&self.run_id, &id),
-                        from,
-                        status: Some(StepStatus::Cancelled.as_str().into()),
-                        data: Some(encode(&row.data)),
-                    });
+                }
+                changes.owners.push(OwnerChange {
+                    id: step_owner_id(&self.run_id, &id),
+                    from,
+                    status: live.then(|| StepStatus::Cancelled.as_str().into()),
+                    data: Some(encode(&row.data)),
+                });
+                if live {
                     changes.events.push(ChangeEvent {
                         owner_id: Some(step_owner_id(&self.run_id, &id)),
                         event: step_event(&self.run_id, &id, row)?,
@@ -170,11 +205,12 @@ impl Driver {
                 }
             }
             let mut data = self.data.clone();
-            data.finished_at = Some(now);
+            let stamp = data.finished_at.is_none();
+            data.finished_at.get_or_insert(now);
             changes.work = Some(WorkChange {
                 from: vec![RunStatus::Cancelled.as_str().into()],
                 status: None,
-                data: Some(encode(&data)),
+                data: stamp.then(|| encode(&data)),
             });
             match self.inner.store.record_changes(&self.fence, changes).await {
                 Ok(_) => {
@@ -186,12 +222,28 @@ impl Driver {
                         return Ok(());
                     }
                     let snapshot = self.inner.store.work(&self.run_id).await?;
+                    self.data = decode("run", &self.run_id, &snapshot.work.data)?;
                     self.rebuild_rows_only(&snapshot)?;
                 }
                 Err(e) => return Err(e),
             }
         }
         Ok(())
+    }
+
+    /// True when step `i` (an agent, command or code step, running or
+    /// cancelled) has a started attempt whose ending is not in its history:
+    /// the attempt was running when its driver stopped or died.
+    pub(super) fn open_attempt(&self, i: usize) -> bool {
+        let row = &self.rows[i];
+        matches!(row.status, StepStatus::Running | StepStatus::Cancelled)
+            && matches!(row.data.kind.as_str(), "agent" | "command" | "code")
+            && row.data.attempt > 0
+            && !row
+                .data
+                .attempts
+                .iter()
+                .any(|a| a.attempt == row.data.attempt && a.iteration == row.data.iteration)
     }
 
     pub(super) async fn complete_driver(&mut self) -> Result<(), Error> {

@@ -99,17 +99,8 @@ impl Driver {
         if self.status == RunStatus::Cancelled {
             // The run is only wound up (`finish_cancelled`): nothing is
             // decided or started any more. An attempt a dead driver left
-            // running is recorded as interrupted (its processes are killed
-            // there) and is not followed by a new one.
-            for i in 0..self.rows.len() {
-                let kind = self.rows[i].data.kind.as_str();
-                if self.rows[i].status == StepStatus::Running
-                    && !self.live.contains_key(&i)
-                    && !matches!(kind, "do_while" | "switch")
-                {
-                    self.interrupted(i);
-                }
-            }
+            // open is recorded as interrupted there (its processes are
+            // killed) and is not followed by a new one.
             return Ok(());
         }
         let mut loops: Vec<usize> = self.record_skips().into_iter().collect();

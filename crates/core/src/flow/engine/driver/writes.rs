@@ -1,5 +1,6 @@
 //! Staging row changes and writing them, fenced, in one transaction per
-//! batch, with the run's status (`running` / `waiting`) kept current.
+//! batch, with the run's status (`running` / `waiting`) kept current and
+//! checked: a batch is written only while the run is live.
 
 use super::*;
 
@@ -72,8 +73,15 @@ impl Driver {
         {
             return Ok(());
         }
+        // Only while the run is live: a cancel (or a reconcile's failure)
+        // settles every step in the transaction that ends the run, and a
+        // batch decided before this driver saw it must not rewrite them
+        // (the `conflict` makes it reload and wind up).
+        self.changes
+            .work
+            .get_or_insert_with(|| WorkChange::new().from(LIVE_RUN));
         let changes = std::mem::take(&mut self.changes);
-        let work_changed = changes.work.is_some();
+        let work_changed = changes.work.as_ref().is_some_and(|w| w.status.is_some());
         self.inner
             .store
             .record_changes(&self.fence, changes)
