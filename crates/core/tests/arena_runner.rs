@@ -628,6 +628,105 @@ async fn a_failing_judge_completes_the_battle_with_its_error_and_an_event() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stop_settles_every_contestant_in_the_transaction_that_cancels_the_battle() {
+    // Two hanging agents in the local lane (capacity 1: one runs, one is
+    // queued) and one in the cloud lane.
+    let toml = format!(
+        "{}\n[agents.slowgpu]\nkind = \"scripted\"\nlane = \"local\"\n\
+         scripts.hang = [ {{ text = \"thinking\" }}, {{ hang = true }} ]\n\
+         scripts.hang2 = [ {{ text = \"thinking\" }}, {{ hang = true }} ]\n",
+        agents_toml()
+    );
+    let w = world_with(&toml).await;
+    let mut s = spec(
+        &w.project,
+        &["fixer/hang", "slowgpu/hang", "slowgpu/hang2"],
+        "judge/j",
+        false,
+    );
+    s.contestant_timeout = Duration::from_secs(120);
+    let view = w.arena.start_battle(s).await.unwrap();
+    let id = view.id.clone();
+    for _ in 0..200 {
+        let v = w.arena.battle(&id).await.unwrap();
+        let running = v
+            .contestants
+            .iter()
+            .filter(|c| c.status == ContestantStatus::Running)
+            .count();
+        if running == 2 && w.arena.running_tasks() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let before = w.arena.battle(&id).await.unwrap();
+    let statuses = |v: &BattleView| {
+        let mut s: Vec<_> = v.contestants.iter().map(|c| c.status).collect();
+        s.sort_by_key(|s| s.as_str());
+        s
+    };
+    assert_eq!(
+        statuses(&before),
+        [
+            ContestantStatus::Queued,
+            ContestantStatus::Running,
+            ContestantStatus::Running
+        ],
+        "{before:#?}"
+    );
+
+    let stopped = w.arena.stop(&id).await.unwrap();
+    // Terminal everywhere at once: the view stop returned and the first
+    // read after it show no contestant queued or running, although the
+    // agents may still be stopping.
+    let read = w.arena.battle(&id).await.unwrap();
+    for v in [&stopped, &read] {
+        assert_eq!(v.status, BattleStatus::Cancelled);
+        assert_eq!(statuses(v), [ContestantStatus::Cancelled; 3], "{v:#?}");
+    }
+    let snapshot = w.store.work(&id).await.unwrap();
+    assert!(
+        snapshot
+            .tasks
+            .iter()
+            .all(|t| t.state == coderig::task::TaskState::Cancelled),
+        "{:#?}",
+        snapshot.tasks
+    );
+    // In the log: the contestants' cancellations, then the battle's — its
+    // last event, also once every holder has stopped (their late writes
+    // are refused, quietly).
+    let ends_with_the_stop = |events: &[Value]| {
+        let tail: Vec<_> = events[events.len() - 4..]
+            .iter()
+            .map(|e| (e["type"].clone(), e["status"].clone()))
+            .collect();
+        assert_eq!(
+            tail,
+            [
+                (json!("contestant_updated"), json!("cancelled")),
+                (json!("contestant_updated"), json!("cancelled")),
+                (json!("contestant_updated"), json!("cancelled")),
+                (json!("battle_updated"), json!("cancelled")),
+            ],
+            "{events:#?}"
+        );
+    };
+    ends_with_the_stop(&stored_events(&w.store, &id).await);
+    for _ in 0..200 {
+        if w.arena.running_tasks() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(w.arena.running_tasks(), 0, "every agent stopped");
+    ends_with_the_stop(&stored_events(&w.store, &id).await);
+    let after = w.arena.battle(&id).await.unwrap();
+    assert_eq!(statuses(&after), [ContestantStatus::Cancelled; 3]);
+    w.arena.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn stop_cancels_the_running_agents_and_stopping_again_is_a_conflict() {
     let w = world().await;
     let mut s = spec(&w.project, &["fixer/hang", "fixer/slow"], "judge/j", false);

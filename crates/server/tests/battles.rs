@@ -456,12 +456,35 @@ async fn stop_cancels_a_running_battle_and_what_needs_a_completed_one_is_a_409()
     let (status, stopped) = json_of(response).await;
     assert_eq!(status, StatusCode::OK, "{stopped}");
     assert_eq!(stopped["status"], "cancelled");
+    // Terminal everywhere at once: the stop's answer and the first read
+    // after it show no contestant queued or running (the hanging one
+    // cancelled; the quick one cancelled, or done if it finished first),
+    // while its agent may still be stopping.
+    let (status, read) = w.get(&format!("/api/battles/{id}")).await;
+    assert_eq!(status, StatusCode::OK, "{read}");
+    for b in [&stopped, &read] {
+        assert_eq!(b["status"], "cancelled", "{b}");
+        assert_eq!(by_model(b, "hang")["status"], "cancelled", "{b}");
+        for c in b["contestants"].as_array().unwrap() {
+            assert!(
+                matches!(c["status"].as_str(), Some("cancelled" | "done" | "error")),
+                "{b}"
+            );
+        }
+    }
     let (status, again) = w.post(&format!("/api/battles/{id}/stop"), json!({})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{again}");
     assert_error(&again, "conflict");
     assert_eq!(again["error"]["status"], "cancelled");
+    // On the stream the hanging contestant's cancellation comes before the
+    // battle's, which ends it.
     let events = w.until_status(&id, "cancelled", 0).await;
-    assert!(!events.is_empty());
+    let hang = by_model(&read, "hang")["id"].clone();
+    let settled = events
+        .iter()
+        .position(|e| e["contestant_id"] == hang && e["status"] == "cancelled");
+    assert!(settled.is_some_and(|i| i + 1 < events.len()), "{events:#?}");
+    assert!(events.last().unwrap()["contestant_id"].is_null());
     w.state.rig().shutdown(Duration::from_secs(5)).await;
 }
 

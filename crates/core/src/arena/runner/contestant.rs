@@ -39,8 +39,15 @@ fn output_of(event: &AgentEvent) -> Option<(OutputKind, String)> {
     }
 }
 
-/// Runs the contestant of `held`'s task to its end and completes the task.
+/// Runs the contestant of `held`'s task to its end and completes the task;
+/// a holder fenced out by a stop ends quietly.
 pub(crate) async fn run(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
+    let task = &held.claim.task;
+    let result = attempt(inner, held).await;
+    super::finish::quiet_if_taken(inner, &task.id, task.attempt, result).await
+}
+
+async fn attempt(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
     let task = &held.claim.task;
     let cid = task.owner.id.clone();
     let battle_id = task.work_id.clone();

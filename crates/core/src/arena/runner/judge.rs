@@ -111,8 +111,15 @@ fn read_text(path: &std::path::Path) -> String {
 }
 
 /// The judge task: base run, digests, pairwise judging, decision, files,
-/// then the battle's final status.
+/// then the battle's final status. A holder fenced out by a stop ends
+/// quietly.
 pub(crate) async fn run_analysis(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
+    let task = &held.claim.task;
+    let result = analysis(inner, held).await;
+    super::finish::quiet_if_taken(inner, &task.id, task.attempt, result).await
+}
+
+async fn analysis(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
     let fence = held.claim.fence();
     let battle_id = held.claim.task.work_id.clone();
     let judge_id = held.claim.task.owner.id.clone();
@@ -582,6 +589,12 @@ pub(crate) async fn request_cross_exam(
 
 /// The cross-examination task.
 pub(crate) async fn run_cross_exam(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
+    let task = &held.claim.task;
+    let result = cross_exam(inner, held).await;
+    super::finish::quiet_if_taken(inner, &task.id, task.attempt, result).await
+}
+
+async fn cross_exam(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
     let fence = held.claim.fence();
     let battle_id = held.claim.task.work_id.clone();
     let xid = held.claim.task.owner.id.clone();

@@ -35,12 +35,14 @@
 //!    in both orders where the evidence does not decide, writes
 //!    `analysis.md` and `manifest.json`, and completes the battle.
 //!
-//! Cancel ([`Arena::stop`]) marks the battle cancelled and cancels every
-//! live task; holders see it at their next heartbeat (at once in this
-//! process) and stop their agents' process groups.
+//! Cancel ([`Arena::stop`]) marks the battle cancelled, its unsettled
+//! contestants cancelled and cancels every live task, in one transaction;
+//! holders see it at their next fenced write or heartbeat (at once in this
+//! process), stop their agents' process groups and write nothing more.
 
 mod contestant;
 pub mod data;
+mod finish;
 pub mod folder;
 mod judge;
 mod leaderboard;
@@ -359,37 +361,18 @@ impl Arena {
         })
     }
 
-    /// Stops a running or judging battle: `cancelled`, every live task
-    /// cancelled (its contestant `cancelled`), every agent of it in this
-    /// process stopped at once (other servers' at their next heartbeat).
-    /// A finished battle is a `conflict` (HTTP 409).
+    /// Stops a running or judging battle: in one transaction it becomes
+    /// `cancelled`, every contestant not yet settled `cancelled` (their
+    /// `contestant_updated` before the battle's `battle_updated`), a judge
+    /// or cross-examination in progress `error`, and every live task
+    /// cancelled — so the first read after this returns shows no running
+    /// contestant. Every agent of it in this process is stopped at once
+    /// (other servers' at their next fenced write or heartbeat); the
+    /// processes may still be dying when this returns. A finished battle
+    /// is a `conflict` (HTTP 409).
     pub async fn stop(&self, id: &str) -> Result<BattleView, Error> {
-        let snapshot = self.snapshot(id).await?;
-        let mut data: BattleData = decode("battle", id, &snapshot.work.data)?;
-        data.ended_at_ms = Some(now_ms());
-        self.inner
-            .store
-            .transition(Transition {
-                target: Target::Work(id.to_owned()),
-                from: vec!["running".into(), "judging".into()],
-                to: "cancelled".into(),
-                data: Some(encode(&data)),
-                event: Some(battle_event(id, BattleStatus::Cancelled, &data, None)?),
-            })
-            .await
-            .map_err(|e| {
-                if e.kind() == crate::ErrorKind::Conflict {
-                    Error::conflict(format!(
-                        "battle {id:?} is {}: only a running or judging battle can be stopped",
-                        snapshot.work.status
-                    ))
-                    .with_detail("status", snapshot.work.status.clone())
-                } else {
-                    e
-                }
-            })?;
-        worker::cancel_live_tasks(&self.inner, id).await?;
-        self.inner.bus.notify();
+        self.snapshot(id).await?;
+        finish::stop_battle(&self.inner, id, now_ms()).await?;
         self.battle(id).await
     }
 

@@ -493,20 +493,7 @@ async fn act(
         }
         BattleAction::FinishBattle => judge::finish_from_judge(inner, id).await,
         BattleAction::FailBattle { error } => {
-            let mut data: super::data::BattleData = decode("battle", id, &snapshot.work.data)?;
-            data.error = Some(error);
-            data.ended_at_ms = Some(super::data::now_ms());
-            inner
-                .store
-                .transition(Transition {
-                    target: Target::Work(id.clone()),
-                    from: vec!["judging".into()],
-                    to: "failed".into(),
-                    data: Some(encode(&data)),
-                    event: Some(battle_event(id, BattleStatus::Failed, &data, None)?),
-                })
-                .await?;
-            Ok(())
+            super::finish::fail_battle(inner, snapshot, error).await
         }
         BattleAction::CancelTask { task_id } => {
             let _ = task_id;
