@@ -13,11 +13,6 @@ pub(crate) mod macros;
 
 pub use macros::ParseNameError;
 
-// The four rooms being reworked as this split lands (arena lanes, agent
-// config, store records, tasks) still import the macro from here; their
-// imports move to `names::macros` once that work is in, and this line goes.
-pub(crate) use macros::named_enum;
-
 /// Every list of names that crosses a face, keyed by what it names, in the
 /// core's declaration order: what `coderig.names()` (Python) and `names()`
 /// (Node) return, and what the faces' type stubs and TypeScript unions are

@@ -5,7 +5,7 @@
 //! the arena and the task worker all import it from here, so none of them
 //! depends on another for it.
 
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 
 /// State of a task row in the store. Shared vocabulary of flow steps and
 /// arena contestants.

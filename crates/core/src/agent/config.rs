@@ -32,7 +32,7 @@ use super::parse::StreamFormat;
 use super::preset::CliPreset;
 use super::script::Script;
 use crate::error::Error;
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use crate::task::Lane;
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! thrash the GPU and spoil the benchmark); everything else goes to the
 //! *cloud lane*, which runs in parallel up to an optional cap.
 
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 
 /// The kind of battle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

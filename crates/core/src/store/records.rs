@@ -9,7 +9,7 @@
 use crate::error::Error;
 pub use crate::event::EventType;
 use crate::event::{Event, StoredEvent};
-use crate::names::named_enum;
+use crate::names::macros::named_enum;
 use crate::task::{Lane, TaskState};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
