@@ -1,13 +1,14 @@
 //! One contestant's task: worktree, agent turn, archive, oracle, benchmark.
 
 use super::data::{decode, encode, now_ms, BattleData, ContestantData};
-use super::worker::{contestant_event, Held};
+use super::worker::contestant_event;
 use super::{folder, Inner};
 use crate::agent::{Access, AgentEvent, Turn};
 use crate::arena::{BattleSpec, BattleType, ContestantStatus, Evidence, Lane};
 use crate::error::Error;
 use crate::event::{AgentOutput, Event, OutputKind, OutputSource};
 use crate::store::{Completion, OwnerUpdate, Update, WorkSnapshot};
+use crate::worker::Held;
 use crate::workspace::{Base, Patch, RemoveProof, Workspace, Worktree, WorktreeName};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -12,7 +12,6 @@ use super::data::{
     decode, encode, now_ms, BattleData, ContestantData, CrossExamData, DecisionRecord,
     DigestRecord, JudgeData, VerdictRecord, WinnerRecord,
 };
-use super::worker::Held;
 use super::{battle_event, folder, Inner};
 use crate::agent::{Access, Turn};
 use crate::arena::evidence::{
@@ -30,6 +29,7 @@ use crate::store::{
     Completion, NewOwner, OwnerKind, OwnerRef, OwnerUpdate, Target, TaskSpec, Transition, Update,
     WorkKind, WorkSnapshot,
 };
+use crate::worker::Held;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -583,7 +583,7 @@ pub(crate) async fn request_cross_exam(
         )
         .await?;
     inner.bus.notify();
-    inner.wake.notify_one();
+    inner.tasks.wake();
     Ok(id)
 }
 

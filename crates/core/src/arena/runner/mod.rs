@@ -5,13 +5,15 @@
 //!
 //! [`Arena`] is the one handle every face holds (the server, the CLI,
 //! Python's and Node's `Rig`). It owns nothing a crash could lose: every
-//! state change is a store transaction with its event; the worker loop of
-//! each `Arena` claims tasks (contestants, judge analyses,
+//! state change is a store transaction with its event. The arena is a
+//! [`TaskHandler`] of the [task worker](crate::worker): a worker — its own
+//! ([`Arena::start`]) or one shared with the flow engine ([`Arena::build`]
+//! and [`Arena::handler`]) — claims its tasks (contestants, judge analyses,
 //! cross-examinations) with a lease, heartbeats them, rescues expired
-//! leases of any server, and reconciles live battles with the pure
-//! [`crate::arena::lifecycle::next_battle_actions`]. Two `Arena`s on one
-//! PostgreSQL share the work: the claim enforces the lanes' global
-//! capacities and no task is held by two workers.
+//! leases of any server, and on its tick the arena reconciles live battles
+//! with the pure [`crate::arena::lifecycle::next_battle_actions`]. Two
+//! `Arena`s on one PostgreSQL share the work: the claim enforces the lanes'
+//! global capacities and no task is held by two workers.
 //!
 //! # A battle's life
 //!
@@ -58,16 +60,13 @@ use crate::bus::EventBus;
 use crate::error::Error;
 use crate::event::{BattleStatus, BattleUpdated, Event};
 use crate::store::{NewEvent, OwnerKind, Store, Target, Transition, WorkFilter, WorkKind};
+use crate::worker::{TaskHandler, TaskSet, TaskWorker, WorkerConfig};
 use crate::workspace::{GitWorkspace, GitWorkspaceConfig, Patch, Workspace};
 use data::{decode, encode, now_ms, BattleData, JudgeData, WinnerRecord};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 /// How an [`Arena`] runs.
 #[derive(Debug, Clone)]
@@ -78,12 +77,14 @@ pub struct ArenaConfig {
     /// Coding battles' projects must lie under one of these (canonical).
     /// Empty: the filesystem root (library use; the server always sets it).
     pub project_roots: Vec<PathBuf>,
-    /// This worker's name in the store (`host:pid:random` by default).
+    /// Its own worker's name in the store (`host:pid:random` by default;
+    /// a shared worker has its own, [`WorkerConfig::name`]).
     pub worker: String,
-    /// Lease length of every claimed task (30 s by default); holders
-    /// heartbeat every third of it.
+    /// Lease length of every task its own worker claims (30 s by default);
+    /// holders heartbeat every third of it
+    /// ([`crate::worker::heartbeat_interval`]).
     pub lease_ttl: Duration,
-    /// How often the worker looks for work when nothing wakes it.
+    /// How often its own worker looks for work when nothing wakes it.
     pub poll: Duration,
     /// How often it reconciles live battles (a crash, another server).
     pub reconcile_every: Duration,
@@ -94,8 +95,10 @@ pub struct ArenaConfig {
     pub judge_attempts: u32,
     /// Each judge, digest or cross-examination call's wall-clock limit.
     pub judge_timeout: Duration,
-    /// Run the worker loop (false: this handle only creates and reads
-    /// battles; another process runs them).
+    /// Run battles (false: this handle only creates and reads battles;
+    /// another process runs them): [`Arena::start`] starts a worker, and
+    /// the lanes are set and leftover worktrees swept. [`Arena::build`]
+    /// leaves the worker to the caller (a shared one).
     pub run_worker: bool,
 }
 
@@ -118,10 +121,7 @@ impl ArenaConfig {
 }
 
 fn default_worker_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_else(|_| "host".to_owned());
-    format!("{host}:{}:{}", std::process::id(), &start::random_hex(4))
+    crate::worker::default_worker_name("")
 }
 
 /// Which battles [`Arena::list_battles`] returns.
@@ -190,21 +190,14 @@ pub struct Applied {
     pub patch_bytes: u64,
 }
 
-pub(crate) struct RunningTask {
-    battle_id: String,
-    cancel: CancellationToken,
-}
-
 pub(crate) struct Inner {
     store: Arc<dyn Store>,
     registry: Registry,
     bus: Arc<EventBus>,
     workspace: Arc<dyn Workspace>,
     config: ArenaConfig,
-    running: Mutex<HashMap<String, RunningTask>>,
-    wake: Notify,
-    shutdown: CancellationToken,
-    tracker: TaskTracker,
+    /// Its tasks running in this process (whichever worker claimed them).
+    tasks: TaskSet,
 }
 
 /// The arena runtime: start, watch, stop and judge battles (see the
@@ -212,6 +205,8 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct Arena {
     inner: Arc<Inner>,
+    /// Its own worker ([`Arena::start`]); `None` without one.
+    worker: Option<TaskWorker>,
 }
 
 impl std::fmt::Debug for Arena {
@@ -223,17 +218,49 @@ impl std::fmt::Debug for Arena {
 }
 
 impl Arena {
-    /// Starts the runtime on the current tokio runtime: the git workspace
-    /// under `config.data_dir`, the lanes' capacities from the registry's
-    /// `[lanes]` (local 1 unless configured) set in the store for every
-    /// server, a sweep of leftover worktrees (interrupted creations undone,
-    /// oracle checkouts a crash left removed), and the worker loop. With
-    /// `config.run_worker` false only the workspace is made: the lanes,
-    /// the sweep and the worker are left to the servers that run battles.
+    /// Starts the runtime on the current tokio runtime: everything
+    /// [`Arena::build`] does, then — unless `config.run_worker` is false —
+    /// a [`TaskWorker`] of its own with the arena as its one handler (named
+    /// `config.worker`, leases of `config.lease_ttl`, polling every
+    /// `config.poll`). To share one worker with the flow engine, use
+    /// [`Arena::build`] and [`Arena::handler`] instead.
+    ///
+    /// Errors: those of [`Arena::build`].
+    pub async fn start(
+        store: Arc<dyn Store>,
+        registry: Registry,
+        bus: Arc<EventBus>,
+        config: ArenaConfig,
+    ) -> Result<Arena, Error> {
+        let mut arena = Arena::build(store.clone(), registry, bus.clone(), config).await?;
+        let c = &arena.inner.config;
+        if c.run_worker {
+            let worker = WorkerConfig {
+                name: c.worker.clone(),
+                lease_ttl: c.lease_ttl,
+                poll: c.poll,
+            };
+            arena.worker = Some(TaskWorker::start(store, bus, worker, vec![arena.handler()]));
+        }
+        Ok(arena)
+    }
+
+    /// Builds the runtime without a worker of its own: the git workspace
+    /// under `config.data_dir` and, when `config.run_worker` is true, the
+    /// lanes' capacities from the registry's `[lanes]` (local 1 unless
+    /// configured; the `driver` lane is never capped) set in the store for
+    /// every server and a sweep of leftover worktrees (interrupted
+    /// creations undone, oracle checkouts a crash left removed). With
+    /// `config.run_worker` false only the workspace is made: the lanes, the
+    /// sweep and the work are left to the servers that run battles.
+    ///
+    /// Its battles run once [`Arena::handler`] is given to a
+    /// [`TaskWorker`] (one shared with the flow engine: see
+    /// [`crate::worker`]).
     ///
     /// Errors: `invalid_input` for a project root that does not exist,
     /// `io` when the data directory cannot be created, the store's errors.
-    pub async fn start(
+    pub async fn build(
         store: Arc<dyn Store>,
         registry: Registry,
         bus: Arc<EventBus>,
@@ -254,11 +281,15 @@ impl Arena {
         // `coderig battle list`, a face beside a server) must not reset
         // the lanes other servers run under, nor sweep a worktree root a
         // running server uses.
-        for &lane in Lane::ALL.iter().filter(|_| config.run_worker) {
+        // The run drivers' lane is the flow engine's and never capped.
+        for &lane in Lane::ALL
+            .iter()
+            .filter(|l| config.run_worker && l.takes_capacity())
+        {
             let configured = registry.lanes().get(&lane).copied();
             let capacity = match lane {
                 Lane::Local => Some(configured.unwrap_or(1)),
-                Lane::Cloud => configured,
+                _ => configured,
             };
             store.set_lane_capacity(lane, capacity).await?;
         }
@@ -268,17 +299,26 @@ impl Arena {
             bus,
             workspace,
             config,
-            running: Mutex::new(HashMap::new()),
-            wake: Notify::new(),
-            shutdown: CancellationToken::new(),
-            tracker: TaskTracker::new(),
+            tasks: TaskSet::new(),
         });
         if inner.config.run_worker {
             worker::sweep_checkouts(&inner).await;
-            let loop_inner = inner.clone();
-            inner.tracker.spawn(worker::run_loop(loop_inner));
         }
-        Ok(Arena { inner })
+        Ok(Arena {
+            inner,
+            worker: None,
+        })
+    }
+
+    /// The arena as a [`TaskHandler`] (contestant, judge and
+    /// cross-examination tasks, lanes `local` and `cloud`, at most
+    /// `config.max_concurrent` at once, live battles reconciled every
+    /// `config.reconcile_every`), for a worker shared with other runtimes:
+    /// `TaskWorker::start(store, bus, config, vec![engine.handler(),
+    /// arena.handler()])`. Build the arena with [`Arena::build`] (and
+    /// `run_worker` true) so that no second worker claims its tasks.
+    pub fn handler(&self) -> Arc<dyn TaskHandler> {
+        Arc::new(worker::ArenaHandler(self.inner.clone()))
     }
 
     /// The store.
@@ -312,7 +352,7 @@ impl Arena {
     pub async fn start_battle(&self, spec: BattleSpec) -> Result<BattleView, Error> {
         let id = start::create(&self.inner, spec).await?;
         self.inner.bus.notify();
-        self.inner.wake.notify_one();
+        self.inner.tasks.wake();
         self.battle(&id).await
     }
 
@@ -419,7 +459,7 @@ impl Arena {
             .await
             .map_err(|e| busy(id, e))?;
         self.inner.bus.notify();
-        self.inner.wake.notify_one();
+        self.inner.tasks.wake();
         self.battle(id).await
     }
 
@@ -614,27 +654,23 @@ impl Arena {
         self.battle(id).await
     }
 
-    /// Stops the worker: every agent this process runs is cancelled and
-    /// its task left to be rescued by lease (another server, or this one
-    /// restarted, finishes it); waits up to `grace` for them to end.
+    /// Stops its worker (its own, when [`Arena::start`] made one) and its
+    /// tasks: every agent this process runs for it is cancelled
+    /// ([`crate::worker::StopReason::Shutdown`]) and its task left to be
+    /// rescued by lease (another server, or this one restarted, finishes
+    /// it); waits up to `grace` for them to end. On a handle without its
+    /// own worker only the arena's tasks stop, and the shared worker
+    /// claims none for it any more.
     pub async fn shutdown(&self, grace: Duration) {
-        self.inner.shutdown.cancel();
-        for task in self
-            .inner
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-        {
-            task.cancel.cancel();
+        match &self.worker {
+            Some(worker) => worker.shutdown(grace).await,
+            None => self.inner.tasks.shutdown(grace).await,
         }
-        self.inner.tracker.close();
-        let _ = tokio::time::timeout(grace, self.inner.tracker.wait()).await;
     }
 
     /// Tasks this process runs now.
     pub fn running_tasks(&self) -> usize {
-        self.inner.running.lock().map(|m| m.len()).unwrap_or(0)
+        self.inner.tasks.len()
     }
 
     #[doc(hidden)]

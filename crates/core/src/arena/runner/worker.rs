@@ -1,239 +1,108 @@
-//! The worker loop: claim, run, heartbeat, rescue, reconcile.
-//!
-//! One loop per [`super::Arena`]. Each pass rescues expired leases (any
-//! server's), reconciles live battles (on a timer, and at once after a
-//! rescue or a finished task), and claims as many tasks as it has room for
-//! — contestants, judge analyses and cross-examinations only (the flow
-//! runtime claims its own steps). Every claimed task runs in its own tokio
-//! task with a heartbeat beside it; a lost lease or a stopped battle
-//! cancels it.
+//! The arena as a task handler: contestants, judge analyses and
+//! cross-examinations run by a [`crate::worker::TaskWorker`] — the arena's
+//! own ([`super::Arena::start`]) or one shared with the flow engine — and
+//! the reconcile of live battles, on the worker's tick (every
+//! `reconcile_every`, at once after a rescue of an arena task) and at once
+//! after each of its tasks ends. Claiming, heartbeats, lease loss, rescue
+//! and shutdown are the worker's; a lost lease or a shutdown reaches a
+//! holder through [`Held`], a stopped battle through
+//! [`TaskSet::cancel_work`](crate::worker::TaskSet::cancel_work).
 
 use super::data::{decode, encode, ContestantData, JudgeData};
-use super::{battle_event, contestant, judge, Inner, RunningTask};
+use super::{battle_event, contestant, judge, Inner};
 use crate::arena::lifecycle::{
     next_battle_actions, BattleAction, BattleFacts, ContestantFacts, JudgeStatus,
 };
-use crate::arena::ContestantStatus;
+use crate::arena::{ContestantStatus, Lane};
 use crate::error::Error;
 use crate::event::{BattleStatus, ContestantUpdated, Event};
 use crate::store::{
-    Claim, ClaimRequest, NewEvent, OwnerKind, OwnerRef, OwnerUpdate, Target, TaskSpec, Transition,
-    Update, WorkFilter, WorkKind, WorkSnapshot,
+    NewEvent, OwnerKind, OwnerRef, OwnerUpdate, Target, TaskSpec, Transition, Update, WorkFilter,
+    WorkKind, WorkSnapshot,
 };
+use crate::worker::{Held, TaskHandler, TaskSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
+use std::time::Duration;
 
-/// Why a running task was stopped (what its holder may still write).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StopReason {
-    /// The lease is gone (expired and rescued, or the task cancelled in the
-    /// store): write nothing.
-    LeaseLost,
-    /// This process shuts down: write nothing, the lease expires and
-    /// another worker finishes the task.
-    Shutdown,
-}
+/// The owner kinds the arena runs.
+const OWNER_KINDS: &[OwnerKind] = &[
+    OwnerKind::Contestant,
+    OwnerKind::Judge,
+    OwnerKind::CrossExam,
+];
 
-/// A claimed task's context: the claim, its cancellation, why it stopped.
-pub(crate) struct Held {
-    pub claim: Claim,
-    pub cancel: CancellationToken,
-    pub reason: Arc<std::sync::Mutex<Option<StopReason>>>,
-}
+/// The lanes they run in (the flow engine's drivers have their own).
+const LANES: &[Lane] = &[Lane::Local, Lane::Cloud];
 
-impl Held {
-    pub fn stopped(&self) -> Option<StopReason> {
-        *self.reason.lock().unwrap_or_else(|e| e.into_inner())
+/// The arena's [`TaskHandler`] (what [`super::Arena::handler`] returns).
+pub(crate) struct ArenaHandler(pub(crate) Arc<Inner>);
+
+#[async_trait::async_trait]
+impl TaskHandler for ArenaHandler {
+    fn name(&self) -> &str {
+        "arena"
+    }
+
+    fn owner_kinds(&self) -> &[OwnerKind] {
+        OWNER_KINDS
+    }
+
+    fn lanes(&self) -> &[Lane] {
+        LANES
+    }
+
+    fn max_concurrent(&self) -> u32 {
+        self.0.config.max_concurrent
+    }
+
+    fn tasks(&self) -> &TaskSet {
+        &self.0.tasks
+    }
+
+    fn tick_every(&self) -> Option<Duration> {
+        Some(self.0.config.reconcile_every)
+    }
+
+    /// Reconciles the live battles (at start the cancelled ones too, and
+    /// every page of them).
+    async fn tick(&self, first: bool) -> Result<(), Error> {
+        reconcile_all(&self.0, first).await
+    }
+
+    async fn run(&self, held: &Held) -> Result<(), Error> {
+        run_task(&self.0, held).await
     }
 }
 
-pub(crate) async fn run_loop(inner: Arc<Inner>) {
-    let mut last_reconcile: Option<Instant> = None;
-    let mut first = true;
-    loop {
-        if inner.shutdown.is_cancelled() {
-            break;
-        }
-        let mut reconcile_now =
-            last_reconcile.is_none_or(|t| t.elapsed() >= inner.config.reconcile_every);
-        match inner.store.rescue_expired(100).await {
-            Ok(rescued) if !rescued.is_empty() => {
-                reconcile_now = true;
-                inner.bus.notify();
-            }
-            Ok(_) => {}
-            Err(e) => eprintln!("coderig arena: rescue failed: {e}"),
-        }
-        if reconcile_now {
-            if let Err(e) = reconcile_all(&inner, first).await {
-                eprintln!("coderig arena: reconcile failed: {e}");
-            }
-            first = false;
-            last_reconcile = Some(Instant::now());
-        }
-        let running = inner.running.lock().map(|m| m.len()).unwrap_or(0) as u32;
-        let free = inner.config.max_concurrent.saturating_sub(running);
-        if free > 0 {
-            let request = ClaimRequest::new(inner.config.worker.clone())
-                .limit(free)
-                .lease_ttl(inner.config.lease_ttl)
-                .owner_kinds(&[
-                    OwnerKind::Contestant,
-                    OwnerKind::Judge,
-                    OwnerKind::CrossExam,
-                ]);
-            match inner.store.claim(&request).await {
-                Ok(claims) => {
-                    for claim in claims {
-                        spawn_task(&inner, claim);
-                    }
-                }
-                Err(e) => eprintln!("coderig arena: claim failed: {e}"),
-            }
-        }
-        tokio::select! {
-            _ = inner.wake.notified() => {}
-            _ = tokio::time::sleep(inner.config.poll) => {}
-            _ = inner.shutdown.cancelled() => break,
-        }
-    }
-}
-
-fn spawn_task(inner: &Arc<Inner>, claim: Claim) {
-    let cancel = inner.shutdown.child_token();
-    let battle_id = claim.task.work_id.clone();
-    let task_id = claim.task.id.clone();
-    inner
-        .running
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(
-            task_id.clone(),
-            RunningTask {
-                battle_id,
-                cancel: cancel.clone(),
-            },
-        );
-    let held = Held {
-        claim,
-        cancel,
-        reason: Arc::new(std::sync::Mutex::new(None)),
+async fn run_task(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
+    let result = match held.claim.task.owner.kind {
+        OwnerKind::Contestant => contestant::run(inner, held).await,
+        OwnerKind::Judge => judge::run_analysis(inner, held).await,
+        OwnerKind::CrossExam => judge::run_cross_exam(inner, held).await,
+        OwnerKind::Step => Err(Error::internal("the arena claimed a flow step")),
     };
-    let inner2 = inner.clone();
-    inner.tracker.spawn(async move {
-        let heartbeat = spawn_heartbeat(&inner2, &held);
-        let kind = held.claim.task.owner.kind;
-        let result = match kind {
-            OwnerKind::Contestant => contestant::run(&inner2, &held).await,
-            OwnerKind::Judge => judge::run_analysis(&inner2, &held).await,
-            OwnerKind::CrossExam => judge::run_cross_exam(&inner2, &held).await,
-            OwnerKind::Step => Err(Error::internal("the arena claimed a flow step")),
-        };
-        heartbeat.cancel();
-        if let Err(e) = result {
-            if held.stopped().is_none() {
-                eprintln!(
-                    "coderig arena: task {} ({}) failed: {e}",
-                    held.claim.task.id, kind
-                );
-                // The attempt could not record its ending: fail it (fenced)
-                // so the battle does not wait for a lease to expire.
-                let completion = crate::store::Completion::failed(e.to_string(), false);
-                let _ = inner2.store.complete(&held.claim.fence(), completion).await;
-            }
+    if let Err(e) = &result {
+        if held.stopped().is_none() {
+            // The attempt could not record its ending: fail it (fenced) so
+            // the battle does not wait for a lease to expire.
+            let completion = crate::store::Completion::failed(e.to_string(), false);
+            let _ = inner.store.complete(&held.fence(), completion).await;
         }
-        inner2
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&held.claim.task.id);
-        inner2.bus.notify();
-        // What the battle needs next (judging after its last contestant,
-        // the final status after its judge) is decided now, not at the
-        // next reconcile tick.
-        if !inner2.shutdown.is_cancelled() {
-            if let Err(e) = reconcile_battle(&inner2, &held.claim.task.work_id).await {
-                eprintln!("coderig arena: battle {}: {e}", held.claim.task.work_id);
-            }
+    }
+    inner.bus.notify();
+    // What the battle needs next (judging after its last contestant, the
+    // final status after its judge) is decided now, not at the next tick.
+    if !inner.tasks.is_shut_down() {
+        if let Err(e) = reconcile_battle(inner, &held.claim.task.work_id).await {
+            eprintln!("coderig arena: battle {}: {e}", held.claim.task.work_id);
         }
-        inner2.wake.notify_one();
-    });
-}
-
-/// Heartbeats the lease every third of its length; a lost lease stops the
-/// task. Returns the token that ends the heartbeat.
-fn spawn_heartbeat(inner: &Arc<Inner>, held: &Held) -> CancellationToken {
-    let done = CancellationToken::new();
-    let stop = done.clone();
-    let store = inner.store.clone();
-    let fence = held.claim.fence();
-    let ttl = inner.config.lease_ttl;
-    let cancel = held.cancel.clone();
-    let reason = held.reason.clone();
-    let shutdown = inner.shutdown.clone();
-    tokio::spawn(async move {
-        let every = (ttl / 3).max(Duration::from_millis(100));
-        loop {
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(every) => {}
-            }
-            if shutdown.is_cancelled() {
-                reason
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get_or_insert(StopReason::Shutdown);
-                cancel.cancel();
-                return;
-            }
-            match store.heartbeat(&fence, ttl).await {
-                Ok(_) => {}
-                Err(e)
-                    if e.kind() == crate::ErrorKind::Conflict
-                        || e.kind() == crate::ErrorKind::NotFoundId =>
-                {
-                    reason
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .get_or_insert(StopReason::LeaseLost);
-                    cancel.cancel();
-                    return;
-                }
-                // A database hiccup: try again at the next beat; the lease
-                // has two more beats before it expires.
-                Err(_) => {}
-            }
-        }
-    });
-    // Shutdown also reaches the task directly.
-    let reason = held.reason.clone();
-    let cancel = held.cancel.clone();
-    let shutdown = inner.shutdown.clone();
-    let done2 = done.clone();
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = done2.cancelled() => {}
-            _ = shutdown.cancelled() => {
-                reason.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(StopReason::Shutdown);
-                cancel.cancel();
-            }
-        }
-    });
-    done
+    }
+    result
 }
 
 /// Cancels this process's running tasks of a battle (a stop).
 pub(crate) fn cancel_local(inner: &Inner, battle_id: &str) {
-    for task in inner
-        .running
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .values()
-        .filter(|t| t.battle_id == battle_id)
-    {
-        task.cancel.cancel();
-    }
+    inner.tasks.cancel_work(battle_id);
 }
 
 /// Cancels every live task of a (stopped) battle in the store, settling
@@ -367,7 +236,7 @@ pub(crate) fn facts(snapshot: &WorkSnapshot) -> Result<BattleFacts, Error> {
     })
 }
 
-async fn reconcile_all(inner: &Arc<Inner>, startup: bool) -> Result<(), Error> {
+pub(crate) async fn reconcile_all(inner: &Arc<Inner>, startup: bool) -> Result<(), Error> {
     let mut statuses = vec!["running", "judging"];
     if startup {
         statuses.push("cancelled");
@@ -412,7 +281,7 @@ pub(crate) async fn reconcile_battle(inner: &Arc<Inner>, id: &str) -> Result<(),
             }
         }
         inner.bus.notify();
-        inner.wake.notify_one();
+        inner.tasks.wake();
     }
     Ok(())
 }
@@ -473,7 +342,7 @@ async fn act(
                 .find(|o| o.kind == OwnerKind::Judge)
                 .ok_or_else(|| Error::internal(format!("battle {id:?} has no judge row")))?;
             let data: JudgeData = decode("judge", &judge.id, &judge.data)?;
-            let lane = data.lane.unwrap_or(crate::arena::Lane::Cloud);
+            let lane = data.lane.unwrap_or(Lane::Cloud);
             inner
                 .store
                 .enqueue(

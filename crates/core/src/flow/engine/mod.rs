@@ -10,18 +10,21 @@
 //! created), then creates the run, one owner row per step (`pending`), the
 //! run's **driver** task and `run_updated` in one transaction.
 //!
-//! A worker of any engine on the store claims the driver task with a lease
-//! and becomes the run's only driver. It rebuilds the scheduler from the
-//! step rows ([`crate::flow::Scheduler::restore`]: no switch re-evaluated,
-//! no loop counter reset, no finished step re-run), then moves data:
-//! ready steps are started (their row `running`, attempt counted, deadline
-//! persisted, in one transaction with `step_updated`), run as tokio tasks
-//! (agent turns through the [`Registry`], commands as process groups,
-//! native callables), and their endings fed back to the scheduler, whose
-//! consequences (newly ready steps, skips with their reasons, a switch's
-//! choice, a loop's next iteration) are written in one transaction per
-//! ending. Every write is fenced by the driver's lease
-//! ([`Store::record_changes`]): a driver that lost its lease stops its
+//! A [task worker](crate::worker) serving any engine on the store — the
+//! engine's own ([`Engine::start`]) or one shared with the arena
+//! ([`Engine::build`] + [`Engine::handler`]) — claims the driver task with
+//! a lease and becomes the run's only driver. Driver tasks run in the `driver`
+//! lane, which no capacity limits (`[lanes] cloud = N` caps contestants, never
+//! how many runs are driven). It rebuilds the scheduler from the step rows
+//! ([`crate::flow::Scheduler::restore`]: no switch re-evaluated, no loop
+//! counter reset, no finished step re-run), then moves data: ready steps are
+//! started (their row `running`, attempt counted, deadline persisted, in one
+//! transaction with `step_updated`), run as tokio tasks (agent turns through
+//! the [`Registry`], commands as process groups, native callables), and their
+//! endings fed back to the scheduler, whose consequences (newly ready steps,
+//! skips with their reasons, a switch's choice, a loop's next iteration) are
+//! written in one transaction per ending. Every write is fenced by the driver's
+//! lease ([`Store::record_changes`]): a driver that lost its lease stops its
 //! steps and writes nothing.
 //!
 //! - **Timeouts** are real timers on the persisted `deadline_at`; a timed
@@ -89,6 +92,7 @@ use crate::store::{
     NewEvent, NewOwner, NewWork, OwnerKind, OwnerRef, Store, Target, TaskSpec, Transition,
     WorkFilter, WorkKind,
 };
+use crate::worker::{TaskHandler, TaskSet, TaskWorker, WorkerConfig};
 use data::{
     driver_owner_id, driver_task_id, encode, now_ms, step_owner_id, ApprovalRecord, RunData,
     StepData, LIVE_RUN,
@@ -99,9 +103,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 /// A native `code` step: a Rust closure, or a Python or Node callable
 /// behind a binding.
@@ -152,16 +154,20 @@ pub struct EngineConfig {
     /// (canonical). Empty: no confinement (library use; the server sets
     /// it).
     pub project_roots: Vec<PathBuf>,
-    /// This worker's name in the store.
+    /// Its own worker's name in the store (a shared worker has its own,
+    /// [`WorkerConfig::name`]).
     pub worker: String,
-    /// The driver lease's length (30 s by default); heartbeats every third.
+    /// The driver lease's length when its own worker claims (30 s by
+    /// default); heartbeats every third
+    /// ([`crate::worker::heartbeat_interval`]).
     pub lease_ttl: Duration,
-    /// How often the worker looks for runs when nothing wakes it.
+    /// How often its own worker looks for runs when nothing wakes it.
     pub poll: Duration,
     /// At most this many runs driven by this process at once.
     pub max_runs: u32,
-    /// Run the worker (false: this handle creates, reads, cancels and
-    /// approves runs; another process drives them).
+    /// Run a worker of its own in [`Engine::start`] (false: this handle
+    /// creates, reads, cancels and approves runs; another process — or a
+    /// shared worker given [`Engine::handler`] — drives them).
     pub run_worker: bool,
     /// Flows registered by name (`--flows DIR`).
     pub flows: Vec<FlowSpec>,
@@ -246,12 +252,8 @@ pub(crate) struct Inner {
     pub(crate) flows: BTreeMap<String, CompiledFlow>,
     /// Callables by run id (the runs this process started with code).
     pub(crate) code: Mutex<HashMap<String, Arc<CodeSteps>>>,
-    pub(crate) wake: Notify,
-    pub(crate) shutdown: CancellationToken,
-    pub(crate) tracker: TaskTracker,
-    /// The runs this process drives now: the driver task's attempt (one
-    /// per claim) and the token that stops that driver (shutdown).
-    pub(crate) driving: Mutex<HashMap<String, (u32, CancellationToken)>>,
+    /// The drivers this process runs now (whichever worker claimed them).
+    pub(crate) tasks: TaskSet,
 }
 
 /// The flow engine: one handle per process (server, CLI, `Rig`), cheap to
@@ -259,6 +261,8 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct Engine {
     inner: Arc<Inner>,
+    /// Its own worker ([`Engine::start`]); `None` without one.
+    worker: Option<TaskWorker>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -285,10 +289,42 @@ fn counter() -> u64 {
 }
 
 impl Engine {
-    /// Starts an engine on `store`: compiles the registered flows (a bad
-    /// one is `invalid_input` naming it), creates the data directory, and
-    /// runs the worker unless [`EngineConfig::run_worker`] is false.
+    /// Starts an engine on `store`: everything [`Engine::build`] does,
+    /// then — unless [`EngineConfig::run_worker`] is false — a
+    /// [`TaskWorker`] of its own with the engine as its one handler (named
+    /// `config.worker`, leases of `config.lease_ttl`, polling every
+    /// `config.poll`). To share one worker with the arena, use
+    /// [`Engine::build`] and [`Engine::handler`] instead.
     pub async fn start(
+        store: Arc<dyn Store>,
+        registry: Registry,
+        bus: Arc<EventBus>,
+        config: EngineConfig,
+    ) -> Result<Engine, Error> {
+        let mut engine = Engine::build(store.clone(), registry, bus.clone(), config).await?;
+        let c = &engine.inner.config;
+        if c.run_worker {
+            let worker = WorkerConfig {
+                name: c.worker.clone(),
+                lease_ttl: c.lease_ttl,
+                poll: c.poll,
+            };
+            engine.worker = Some(TaskWorker::start(
+                store,
+                bus,
+                worker,
+                vec![engine.handler()],
+            ));
+        }
+        Ok(engine)
+    }
+
+    /// Builds an engine on `store` without a worker of its own: compiles
+    /// the registered flows (a bad one is `invalid_input` naming it) and
+    /// creates the data directory. Its runs are driven once
+    /// [`Engine::handler`] is given to a [`TaskWorker`] (one shared with
+    /// the arena: see [`crate::worker`]), or by another process.
+    pub async fn build(
         store: Arc<dyn Store>,
         registry: Registry,
         bus: Arc<EventBus>,
@@ -323,16 +359,22 @@ impl Engine {
             config,
             flows,
             code: Mutex::new(HashMap::new()),
-            wake: Notify::new(),
-            shutdown: CancellationToken::new(),
-            tracker: TaskTracker::new(),
-            driving: Mutex::new(HashMap::new()),
+            tasks: TaskSet::new(),
         });
-        if inner.config.run_worker {
-            let w = inner.clone();
-            inner.tracker.spawn(async move { worker::run(w).await });
-        }
-        Ok(Engine { inner })
+        Ok(Engine {
+            inner,
+            worker: None,
+        })
+    }
+
+    /// The engine as a [`TaskHandler`] (run drivers: tasks of step owners
+    /// in the `driver` lane, at most `config.max_runs` at once; runs whose
+    /// driver can never run again failed every 5 s), for a worker shared
+    /// with other runtimes: `TaskWorker::start(store, bus, config,
+    /// vec![engine.handler(), arena.handler()])`. Build the engine with
+    /// [`Engine::build`] so that no second worker claims its drivers.
+    pub fn handler(&self) -> Arc<dyn TaskHandler> {
+        Arc::new(worker::EngineHandler(self.inner.clone()))
     }
 
     /// The registered flows, by name.
@@ -476,7 +518,7 @@ impl Engine {
                 kind: OwnerKind::Step,
                 id: driver_owner_id(&run_id),
             },
-            crate::arena::Lane::Cloud,
+            crate::task::Lane::Driver,
         )
         .with_max_rescues(worker::DRIVER_MAX_RESCUES);
         if !run.code.is_empty() {
@@ -513,7 +555,7 @@ impl Engine {
             return Err(e);
         }
         self.inner.bus.notify();
-        self.inner.wake.notify_one();
+        self.inner.tasks.wake();
         Ok(run_id)
     }
 
@@ -696,28 +738,23 @@ impl Engine {
         self.run(id).await
     }
 
-    /// The runs this process drives now.
+    /// The runs this process drives now, sorted.
     pub fn driving(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self
-            .inner
-            .driving
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect();
-        ids.sort();
-        ids
+        self.inner.tasks.works()
     }
 
-    /// Stops the worker and every driver of this process: running steps
-    /// are cancelled (their processes killed) and the runs left to be
-    /// resumed by lease (another engine, or this one restarted); waits up
-    /// to `grace` for them to end.
+    /// Stops its worker (its own, when [`Engine::start`] made one) and
+    /// every driver of this process ([`crate::worker::StopReason::Shutdown`]):
+    /// running steps are cancelled (their processes killed) and the runs
+    /// left to be resumed by lease (another engine, or this one
+    /// restarted); waits up to `grace` for them to end. On a handle
+    /// without its own worker only the engine's drivers stop, and the
+    /// shared worker claims none for it any more.
     pub async fn shutdown(&self, grace: Duration) {
-        self.inner.shutdown.cancel();
-        self.inner.tracker.close();
-        let _ = tokio::time::timeout(grace, self.inner.tracker.wait()).await;
+        match &self.worker {
+            Some(worker) => worker.shutdown(grace).await,
+            None => self.inner.tasks.shutdown(grace).await,
+        }
     }
 }
 

@@ -1,19 +1,27 @@
-//! The engine's worker loop: rescue expired leases, claim run drivers,
-//! drive each in its own tokio task with a heartbeat.
+//! The engine as a task handler: its run drivers (tasks of `step` owners,
+//! in the `driver` lane, which no capacity limits) run by a
+//! [`crate::worker::TaskWorker`] — the engine's own ([`super::Engine::start`])
+//! or one shared with the arena — and, on the worker's tick, the runs whose
+//! driver can never run again failed. Claiming, heartbeats, lease loss,
+//! rescue and shutdown are the worker's: a lost lease or a shutdown fires
+//! the driver's [`Held::cancel`] and the driver abandons the run, writing
+//! nothing.
 //!
 //! It claims only tasks of `step` owners, which are the flow runtime's
 //! (the arena claims contestants, judges and cross-examinations), so an
-//! arena and an engine share a store without taking each other's work.
+//! arena and an engine share a store — and a worker — without taking each
+//! other's work.
 
 use super::data::{driver_task_id, LIVE_RUN};
 use super::driver;
 use super::Inner;
 use crate::error::Error;
 use crate::event::RunStatus;
-use crate::store::{ClaimRequest, OwnerKind, WorkFilter, WorkKind};
-use crate::task::TaskState;
+use crate::store::{OwnerKind, WorkFilter, WorkKind};
+use crate::task::{Lane, TaskState};
+use crate::worker::{Held, TaskHandler, TaskSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often the worker looks for live runs whose driver task ended for
 /// good (its holders kept dying until its rescues were spent).
@@ -24,82 +32,44 @@ const RECONCILE_EVERY: Duration = Duration::from_secs(5);
 pub(crate) const DRIVER_MAX_RESCUES: u32 = 50;
 
 pub(crate) fn default_worker_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_else(|_| "host".to_owned());
-    format!(
-        "{host}:{}:flow-{}",
-        std::process::id(),
-        &super::random_hex(4)
-    )
+    crate::worker::default_worker_name("flow-")
 }
 
-pub(crate) async fn run(inner: Arc<Inner>) {
-    let mut last_reconcile: Option<Instant> = None;
-    loop {
-        if inner.shutdown.is_cancelled() {
-            break;
-        }
-        if last_reconcile.is_none_or(|t| t.elapsed() >= RECONCILE_EVERY) {
-            if let Err(e) = fail_orphaned_runs(&inner).await {
-                eprintln!("coderig flow: reconcile failed: {e}");
-            }
-            last_reconcile = Some(Instant::now());
-        }
-        match inner.store.rescue_expired(100).await {
-            Ok(rescued) if !rescued.is_empty() => inner.bus.notify(),
-            Ok(_) => {}
-            Err(e) => eprintln!("coderig flow: rescue failed: {e}"),
-        }
-        let driving = inner.driving.lock().map(|m| m.len()).unwrap_or(0) as u32;
-        let free = inner.config.max_runs.saturating_sub(driving);
-        let mut claimed = 0;
-        if free > 0 {
-            let request = ClaimRequest::new(inner.config.worker.clone())
-                .limit(free)
-                .lease_ttl(inner.config.lease_ttl)
-                .owner_kinds(&[OwnerKind::Step]);
-            match inner.store.claim(&request).await {
-                Ok(claims) => {
-                    claimed = claims.len();
-                    for claim in claims {
-                        let run_id = claim.task.work_id.clone();
-                        let attempt = claim.task.attempt;
-                        let stop = inner.shutdown.child_token();
-                        // A driver of this run may still be stopping here
-                        // (its lease ran out while it lived and this claim
-                        // is its successor's): the entry is the newest one's.
-                        inner
-                            .driving
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .insert(run_id.clone(), (attempt, stop.clone()));
-                        let i = inner.clone();
-                        inner.tracker.spawn(async move {
-                            if let Err(e) = driver::drive(&i, claim, stop).await {
-                                eprintln!("coderig flow: run {run_id}: {e}");
-                            }
-                            // Only its own entry, not a successor's.
-                            let mut driving = i.driving.lock().unwrap_or_else(|e| e.into_inner());
-                            if driving.get(&run_id).is_some_and(|(a, _)| *a == attempt) {
-                                driving.remove(&run_id);
-                            }
-                            drop(driving);
-                            i.wake.notify_one();
-                        });
-                    }
-                }
-                Err(e) => eprintln!("coderig flow: claim failed: {e}"),
-            }
-        }
-        if claimed > 0 && claimed as u32 == free {
-            continue;
-        }
-        tokio::select! {
-            () = inner.shutdown.cancelled() => break,
-            () = inner.wake.notified() => {}
-            () = tokio::time::sleep(poll_interval(inner.config.poll)) => {}
-        }
+/// The engine's [`TaskHandler`] (what [`super::Engine::handler`] returns).
+pub(crate) struct EngineHandler(pub(crate) Arc<Inner>);
+
+#[async_trait::async_trait]
+impl TaskHandler for EngineHandler {
+    fn name(&self) -> &str {
+        "flow"
+    }
+
+    fn owner_kinds(&self) -> &[OwnerKind] {
+        &[OwnerKind::Step]
+    }
+
+    fn lanes(&self) -> &[Lane] {
+        &[Lane::Driver]
+    }
+
+    fn max_concurrent(&self) -> u32 {
+        self.0.config.max_runs
+    }
+
+    fn tasks(&self) -> &TaskSet {
+        &self.0.tasks
+    }
+
+    fn tick_every(&self) -> Option<Duration> {
+        Some(RECONCILE_EVERY)
+    }
+
+    async fn tick(&self, _first: bool) -> Result<(), Error> {
+        fail_orphaned_runs(&self.0).await
+    }
+
+    async fn run(&self, held: &Held) -> Result<(), Error> {
+        driver::drive(&self.0, held).await
     }
 }
 
@@ -134,8 +104,4 @@ async fn fail_orphaned_runs(inner: &Arc<Inner>) -> Result<(), Error> {
             None => return Ok(()),
         }
     }
-}
-
-fn poll_interval(poll: Duration) -> Duration {
-    poll.max(Duration::from_millis(10))
 }
