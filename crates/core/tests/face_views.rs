@@ -219,5 +219,61 @@ fn required_is_what_serde_always_writes() {
         coderig::agent::native::CallsRead => "CallsRead",
         coderig::sandbox::SandboxReport => "SandboxReport",
         coderig::sandbox::ResourceLimits => "ResourceLimits",
+        coderig::event::ContestantInfo => "ContestantInfo",
+        coderig::event::BattleStarted => "BattleStarted",
+        coderig::event::ContestantUpdated => "ContestantUpdated",
+        coderig::event::BattleUpdated => "BattleUpdated",
+        coderig::event::RunUpdated => "RunUpdated",
+        coderig::event::StepUpdated => "StepUpdated",
     );
+}
+
+/// The keys of an object schema's `required`, `allOf` parts merged.
+fn required_keys(schema: &Value, all: &Map<String, Value>) -> Vec<String> {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        return required_keys(&all[r.trim_start_matches("#/components/schemas/")], all);
+    }
+    let mut out: Vec<String> = schema
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|part| required_keys(part, all))
+        .collect();
+    out.extend(
+        schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| k.as_str().map(str::to_owned)),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Each variant of the event unions, at its least, is an event serde reads
+/// (a stored one with its `seq`, or a live `agent_output`) and writes back
+/// with exactly the variant's required keys.
+#[test]
+fn the_event_unions_are_what_serde_writes() {
+    let all = schemas();
+    for union in ["BattleEvent", "RunEvent"] {
+        for variant in all[union]["oneOf"].as_array().unwrap() {
+            let value = least(variant, &all);
+            let written = if value.get("seq").is_some() {
+                let stored: coderig::event::StoredEvent = serde_json::from_value(value.clone())
+                    .unwrap_or_else(|e| panic!("{union}: {value} is no stored event: {e}"));
+                serde_json::to_value(stored).unwrap()
+            } else {
+                let live: coderig::event::Event = serde_json::from_value(value.clone())
+                    .unwrap_or_else(|e| panic!("{union}: {value} is no event: {e}"));
+                serde_json::to_value(live).unwrap()
+            };
+            let mut keys: Vec<String> = written.as_object().unwrap().keys().cloned().collect();
+            keys.sort();
+            assert_eq!(keys, required_keys(variant, &all), "{union}: {value}");
+        }
+    }
 }

@@ -1,13 +1,12 @@
 //! The TypeScript shapes of what the flow-run API takes: the runtime flow
-//! spec of `rig.runFlow`, its options, the filter of `rig.runs` — and,
-//! until the core has schemas of its events, the run events.
+//! spec of `rig.runFlow`, its options, the filter of `rig.runs`.
 //!
 //! Types only (`object_to_js` / `object_from_js` off), as in
 //! [`crate::battle_types`]: specs are decoded by the core's
 //! `FlowSpec::from_json` (or read from YAML/JSON text or a file). What runs
-//! resolve to (`RunView`, `StepView`, `RunPage`, ...) is not declared here:
-//! `types/views.d.ts` is generated from the core's schemas of its views
-//! (`scripts/views-dts.mjs`) and heads `index.d.ts`.
+//! resolve to and stream (`RunView`, `StepView`, `RunPage`, `RunEvent`, ...)
+//! is not declared here: `types/views.d.ts` is generated from the core's
+//! schemas of its views (`scripts/views-dts.mjs`) and heads `index.d.ts`.
 //! `test/flow_runtime.test.mjs` checks real objects against the types, and
 //! `test/names.test.mjs` every string union against the core's lists.
 
@@ -223,80 +222,4 @@ pub struct RunFilter {
     /// The previous page's `next_cursor`.
     #[napi(ts_type = "string | null")]
     pub cursor: Option<String>,
-}
-
-/// One event of a run, as `run.events()` yields it: a union on `type`.
-/// Stored events carry their `seq` in the store's log and the store's
-/// `epoch`; `agent_output` is live only and has neither. Optional fields
-/// are absent when unset.
-#[napi(
-    discriminant_case = "snake_case",
-    object_to_js = false,
-    object_from_js = false
-)]
-pub enum RunEvent {
-    /// The run moved on (created `running`, `waiting` on an approval,
-    /// ended).
-    RunUpdated {
-        /// Position in the store's event log.
-        seq: f64,
-        /// The store's instance id.
-        epoch: Option<String>,
-        /// The run.
-        #[napi(js_name = "run_id")]
-        run_id: String,
-        /// Its status now.
-        #[napi(ts_type = "'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'")]
-        status: String,
-        /// Why it failed (an error object).
-        #[napi(ts_type = "Record<string, unknown>")]
-        error: Option<String>,
-    },
-    /// A step moved on.
-    StepUpdated {
-        /// Position in the store's event log.
-        seq: f64,
-        /// The store's instance id.
-        epoch: Option<String>,
-        /// The run.
-        #[napi(js_name = "run_id")]
-        run_id: String,
-        /// The step.
-        #[napi(js_name = "step_id")]
-        step_id: String,
-        /// Its status now.
-        #[napi(
-            ts_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
-        )]
-        status: String,
-        /// The attempt this status belongs to (1 for the first).
-        attempt: u32,
-        /// Why it was skipped.
-        #[napi(
-            js_name = "skip_reason",
-            ts_type = "'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'"
-        )]
-        skip_reason: Option<String>,
-        /// Why it failed (an error object).
-        #[napi(ts_type = "Record<string, unknown>")]
-        error: Option<String>,
-        /// Only when the attempt this status ends ran with part of its
-        /// sandbox not enforced (`auto` on a kernel that lacks a feature,
-        /// or `off`): the report's summary, naming what was not enforced.
-        sandbox: Option<String>,
-    },
-    /// An agent step's output as it comes (live only, no `seq`).
-    AgentOutput {
-        /// The run.
-        #[napi(js_name = "run_id")]
-        run_id: String,
-        /// The step.
-        #[napi(js_name = "step_id")]
-        step_id: String,
-        /// What the text is.
-        #[napi(ts_type = "'text' | 'reasoning' | 'tool_call' | 'tool_result'")]
-        kind: String,
-        /// The text (a delta: concatenate in order).
-        text: String,
-    },
 }

@@ -82,7 +82,7 @@ export interface AgentInfo {
   /** `cli`, `openai`, `scripted` or `native` (an [`AgentKind`]'s name). */
   kind: 'cli' | 'openai' | 'scripted' | 'native'
   /** `local` or `cloud` (a [`Lane`]'s name). */
-  lane: 'local' | 'cloud'
+  lane: 'local' | 'cloud' | 'driver'
   /** The models it serves (the backend's list, else the config's). */
   models: Array<string>
   /** The CLI preset, for kind `cli`. */
@@ -163,12 +163,111 @@ export interface BaseRun {
   suite: null | CommandEvidence
 }
 
+/**
+ * One event of a battle, as its stream yields it: a stored event (`seq`, the store's `epoch` when known) or a contestant's live `agent_output` (no `seq`).
+ */
+export type BattleEvent =
+  | { type: 'battle_started';
+      /** The battle. */
+      battle_id: string;
+      /** `coding` or `qa`. */
+      battle_type: 'qa' | 'coding';
+      /** The contestants, in the battle's order. */
+      contestants: Array<ContestantInfo>;
+      /** The prompt every contestant gets. */
+      prompt: string;
+      /** The store's instance id, when known. */
+      epoch?: string;
+      /** The event's place in the store's log (increasing; there may be gaps). */
+      seq: number }
+  | { type: 'contestant_updated';
+      /** The battle. */
+      battle_id: string;
+      /** The contestant. */
+      contestant_id: string;
+      /** Wall time of its turn. */
+      duration_ms?: number;
+      /** Why it failed. */
+      error?: Record<string, unknown>;
+      /** The oracle's evidence. */
+      evidence?: Record<string, unknown>;
+      /** Its status now. */
+      status: 'queued' | 'running' | 'done' | 'error' | 'cancelled';
+      /** Generated tokens per second (local lane). */
+      tokens_per_sec?: number;
+      /** Time to the first token. */
+      ttft_ms?: number;
+      /** Token usage. */
+      usage?: Record<string, unknown>;
+      /** The store's instance id, when known. */
+      epoch?: string;
+      /** The event's place in the store's log (increasing; there may be gaps). */
+      seq: number }
+  | { type: 'battle_updated';
+      /** True once `analysis.md` can be read. */
+      analysis_ready?: boolean;
+      /** The battle. */
+      battle_id: string;
+      /** The cross-examination this update is about. */
+      cross_exam_id?: string;
+      /** Why it failed (the error object of [`crate::Error::to_json`]). */
+      error?: Record<string, unknown>;
+      /** Its status now. */
+      status: 'running' | 'judging' | 'completed' | 'failed' | 'cancelled';
+      /** The winner, when one is named. */
+      winner_contestant_id?: string;
+      /** Who named the winner. */
+      winner_source?: 'oracle' | 'judge' | 'human';
+      /** The store's instance id, when known. */
+      epoch?: string;
+      /** The event's place in the store's log (increasing; there may be gaps). */
+      seq: number }
+  | { type: 'agent_output';
+      /** The battle. */
+      battle_id: string;
+      /** The contestant. */
+      contestant_id: string;
+      /** What the text is. */
+      kind: 'text' | 'reasoning' | 'tool_call' | 'tool_result';
+      /** The text (a delta: concatenate in order). */
+      text: string }
+
 /** One page of battles, newest first. */
 export interface BattlePage {
   /** The battles. */
   battles: Array<BattleView>
   /** The cursor of the next page, `null` on the last. */
   next_cursor: string | null
+}
+
+/** `battle_started`. */
+export interface BattleStarted {
+  /** The battle. */
+  battle_id: string
+  /** `coding` or `qa`. */
+  battle_type: 'qa' | 'coding'
+  /** The contestants, in the battle's order. */
+  contestants: Array<ContestantInfo>
+  /** The prompt every contestant gets. */
+  prompt: string
+}
+
+/** `battle_updated`. */
+export interface BattleUpdated {
+  /** True once `analysis.md` can be read. */
+  analysis_ready?: boolean
+  /** The battle. */
+  battle_id: string
+  /** The cross-examination this update is about. */
+  cross_exam_id?: string
+  /** Why it failed (the error object of [`crate::Error::to_json`]). */
+  error?: Record<string, unknown>
+  /** Its status now. */
+  status: 'running' | 'judging' | 'completed' | 'failed' | 'cancelled'
+  /** The winner, when one is named. */
+  winner_contestant_id?: string
+  /** Who named the winner. */
+  winner_source?: 'oracle' | 'judge' | 'human'
 }
 
 /** A battle with its contestants and cross-examinations. */
@@ -254,6 +353,46 @@ export interface CommandEvidence {
   timed_out: boolean
 }
 
+/** One contestant as `battle_started` lists it. */
+export interface ContestantInfo {
+  /** The contestant's id. */
+  id: string
+  /** The agent identity (`claude`, `local`, ...). */
+  identity: string
+  /** The lane it runs in. */
+  lane: 'local' | 'cloud' | 'driver'
+  /** The model. */
+  model: string
+}
+
+/**
+ * `contestant_updated`.
+ *
+ * `usage`, `evidence` and `error` are JSON objects: the usage split of the
+ * agent's turn, the oracle's evidence, and the error object of
+ * [`crate::Error::to_json`].
+ */
+export interface ContestantUpdated {
+  /** The battle. */
+  battle_id: string
+  /** The contestant. */
+  contestant_id: string
+  /** Wall time of its turn. */
+  duration_ms?: number
+  /** Why it failed. */
+  error?: Record<string, unknown>
+  /** The oracle's evidence. */
+  evidence?: Record<string, unknown>
+  /** Its status now. */
+  status: 'queued' | 'running' | 'done' | 'error' | 'cancelled'
+  /** Generated tokens per second (local lane). */
+  tokens_per_sec?: number
+  /** Time to the first token. */
+  ttft_ms?: number
+  /** Token usage. */
+  usage?: Record<string, unknown>
+}
+
 /** One contestant. */
 export interface ContestantView {
   /** Its folder in the results folder. */
@@ -276,7 +415,7 @@ export interface ContestantView {
    */
   instruction: string | null
   /** The lane it runs in. */
-  lane: 'local' | 'cloud'
+  lane: 'local' | 'cloud' | 'driver'
   /** Its model. */
   model: string
   /** Size of its `diff.patch` in bytes (coding; 0 = no change). */
@@ -383,6 +522,56 @@ export interface SandboxLimits {
   tmp_size?: number
 }
 
+/**
+ * One event of a run, as its stream yields it: a stored event (`seq`, the store's `epoch` when known) or a step's live `agent_output` (no `seq`).
+ */
+export type RunEvent =
+  | { type: 'run_updated';
+      /** Why it failed (the error object of [`crate::Error::to_json`]). */
+      error?: Record<string, unknown>;
+      /** The run. */
+      run_id: string;
+      /** Its status now. */
+      status: 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+      /** The store's instance id, when known. */
+      epoch?: string;
+      /** The event's place in the store's log (increasing; there may be gaps). */
+      seq: number }
+  | { type: 'step_updated';
+      /** The attempt this status belongs to (1 for the first). */
+      attempt: number;
+      /** Why it failed (the error object of [`crate::Error::to_json`]). */
+      error?: Record<string, unknown>;
+      /** The run. */
+      run_id: string;
+      /**
+       * Present only when the attempt this status ends ran with part of its
+       * sandbox not enforced (mode `auto` on a kernel that lacks a feature,
+       * or mode `off`): the report's one-line summary, naming what was not
+       * enforced and why (`auto: filesystem unconfined, …; not enforced:
+       * …`). The attempt's full report is in the run's step `attempts`.
+       */
+      sandbox?: string;
+      /** Why it was skipped. */
+      skip_reason?: 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded';
+      /** Its status now. */
+      status: 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled';
+      /** The step. */
+      step_id: string;
+      /** The store's instance id, when known. */
+      epoch?: string;
+      /** The event's place in the store's log (increasing; there may be gaps). */
+      seq: number }
+  | { type: 'agent_output';
+      /** The run. */
+      run_id: string;
+      /** The step. */
+      step_id: string;
+      /** What the text is. */
+      kind: 'text' | 'reasoning' | 'tool_call' | 'tool_result';
+      /** The text (a delta: concatenate in order). */
+      text: string }
+
 /** One page of runs, newest first. */
 export interface RunPage {
   /** The cursor of the next page (`None`: this is the last). */
@@ -405,6 +594,16 @@ export interface RunSummary {
   status: 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
   /** When it last changed. */
   updated_at: number
+}
+
+/** `run_updated`. */
+export interface RunUpdated {
+  /** Why it failed (the error object of [`crate::Error::to_json`]). */
+  error?: Record<string, unknown>
+  /** The run. */
+  run_id: string
+  /** Its status now. */
+  status: 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
 }
 
 /** A run with its steps (`GET /api/runs/{id}`). */
@@ -460,6 +659,30 @@ export interface SandboxReport {
   unenforced: Array<string>
   /** The writable paths (the private temp dir included). */
   writable: Array<string>
+}
+
+/** `step_updated`. */
+export interface StepUpdated {
+  /** The attempt this status belongs to (1 for the first). */
+  attempt: number
+  /** Why it failed (the error object of [`crate::Error::to_json`]). */
+  error?: Record<string, unknown>
+  /** The run. */
+  run_id: string
+  /**
+   * Present only when the attempt this status ends ran with part of its
+   * sandbox not enforced (mode `auto` on a kernel that lacks a feature,
+   * or mode `off`): the report's one-line summary, naming what was not
+   * enforced and why (`auto: filesystem unconfined, …; not enforced:
+   * …`). The attempt's full report is in the run's step `attempts`.
+   */
+  sandbox?: string
+  /** Why it was skipped. */
+  skip_reason?: 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'
+  /** Its status now. */
+  status: 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'
+  /** The step. */
+  step_id: string
 }
 
 /** One step of a run. */

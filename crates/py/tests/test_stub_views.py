@@ -32,16 +32,19 @@ STUB_OF = {
     "ApprovalRecord": "_ApprovalRecord",
     "AttemptRecord": "_AttemptRecord",
     "BaseRun": "_BaseRun",
+    "BattleEvent": "_BattleEvent",
     "BattlePage": "_BattlePage",
     "BattleView": "_BattleView",
     "CallsRead": "_CallsRead",
     "CommandEvidence": "_CommandEvidence",
+    "ContestantInfo": "_ContestantInfo",
     "ContestantView": "_ContestantView",
     "CrossExamView": "_CrossExamView",
     "Evidence": "_Evidence",
     "Leaderboard": "_Leaderboard",
     "LeaderboardEntry": "_LeaderboardEntry",
     "ResourceLimits": "_SandboxLimits",
+    "RunEvent": "_RunEvent",
     "RunPage": "_RunPage",
     "RunSummary": "_RunSummary",
     "RunView": "_RunView",
@@ -51,6 +54,11 @@ STUB_OF = {
     "TurnOutcome": "_TurnOutcome",
     "Usage": "_Usage",
 }
+
+
+# The payloads of the stored events: each stands in its event union's variant (with
+# type, seq and epoch), checked there.
+IN_EVENTS = {"BattleStarted", "ContestantUpdated", "BattleUpdated", "RunUpdated", "StepUpdated"}
 
 
 def _name(ref: str) -> str:
@@ -207,7 +215,6 @@ def _agree(schema_form: tuple, stub_form: tuple) -> bool:
         return False
     if schema_form[0] == stub_form[0] in ("optional", "list"):
         return _agree(schema_form[1], stub_form[1])
-    # A float field may hold an int the core wrote as an integral number.
     return False
 
 
@@ -249,7 +256,7 @@ def _compare(where: str, schema: dict, stub_fields: dict) -> list:
 
 
 def test_every_view_schema_has_its_stub_type():
-    objects = sorted(n for n, s in SCHEMAS.items() if _is_object(s))
+    objects = sorted(n for n, s in SCHEMAS.items() if _is_object(s) and n not in IN_EVENTS)
     assert sorted(STUB_OF) == objects, "a stub type per schema of the core's views, no other"
     missing = [stub for stub in STUB_OF.values() if stub not in TYPED and stub not in ALIASES]
     assert missing == []
@@ -262,7 +269,7 @@ def test_every_enumeration_of_the_views_is_a_list_of_names():
             assert schema["enum"] in lists.values(), f"{name}: {schema['enum']} is no list of names()"
 
 
-@pytest.mark.parametrize("schema_name", sorted(n for n, s in SCHEMAS.items() if "properties" in s))
+@pytest.mark.parametrize("schema_name", sorted(n for n, s in SCHEMAS.items() if "properties" in s and n not in IN_EVENTS))
 def test_a_typed_dict_is_its_schema_field_by_field(schema_name):
     stub = STUB_OF[schema_name]
     assert stub in TYPED, f"{stub} is not a TypedDict"

@@ -1,8 +1,14 @@
 //! The JSON Schemas of what the runtime gives a face (feature `openapi`):
 //! the views of battles and runs, their pages, the leaderboard, a turn's
-//! outcome and events, the agents' infos and the runtime's events — every
-//! value a `Rig`, `Battle`, `Run` or `Turn` of Python and Node returns, and
-//! the bodies the server answers with.
+//! outcome and events, the agents' infos and the events of battles and runs
+//! — every value a `Rig`, `Battle`, `Run` or `Turn` of Python and Node
+//! returns or streams, and the bodies the server answers with.
+//!
+//! Two of them are no Rust type: `BattleEvent` and `RunEvent`, what a
+//! battle's and a run's event streams yield — a union on `type` of the
+//! stored events of each (the payload with its `seq`, and the store's
+//! `epoch` when known: a [`crate::event::StoredEvent`]) and the live
+//! `agent_output` of its contestants or steps (no `seq`).
 //!
 //! [`schemas`] is the one description the faces' types are held to: it is
 //! checked in as `tests/schemas/views.json` (the core's test
@@ -22,11 +28,15 @@
 
 use crate::agent::{AgentEvent, AgentInfo, TurnOutcome};
 use crate::arena::runner::{Applied, BattlePage, BattleView, Leaderboard};
+use crate::event::{
+    AgentOutput, BattleStarted, BattleUpdated, ContestantUpdated, EventType, OutputKind,
+    OutputSource, RunUpdated, StepUpdated,
+};
 use crate::flow::engine::{RunPage, RunView};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
-use utoipa::ToSchema;
+use utoipa::{PartialSchema, ToSchema};
 
 /// Every schema the faces' runtime types are made of, by its name: the
 /// roots (what the calls return) and every schema they refer to (`$ref`s
@@ -43,6 +53,26 @@ pub fn schemas() -> Map<String, Value> {
     root::<TurnOutcome>(&mut found);
     root::<AgentEvent>(&mut found);
     root::<AgentInfo>(&mut found);
+    for (name, types) in [
+        ("BattleEvent", &BATTLE_EVENTS[..]),
+        ("RunEvent", &RUN_EVENTS[..]),
+    ] {
+        let mut variants = Vec::new();
+        for (event_type, payload) in types {
+            let (schema, mut refers) = payload();
+            found.append(&mut refers);
+            variants.push(event_variant(*event_type, schema));
+        }
+        let description = match name {
+            "BattleEvent" => "One event of a battle, as its stream yields it: a stored event (`seq`, the store's `epoch` when known) or a contestant's live `agent_output` (no `seq`).",
+            _ => "One event of a run, as its stream yields it: a stored event (`seq`, the store's `epoch` when known) or a step's live `agent_output` (no `seq`).",
+        };
+        let union = json!({"description": description, "oneOf": variants});
+        found.push((
+            name.to_owned(),
+            serde_json::from_value(union).unwrap_or_else(|_| RefOr::T(Schema::default())),
+        ));
+    }
     let mut out = Map::new();
     for (name, schema) in found {
         let mut value = serde_json::to_value(&schema).unwrap_or(Value::Null);
@@ -111,4 +141,66 @@ fn not_null(schema: &mut Value) {
             }
         }
     }
+}
+
+/// A payload's schema and the schemas it refers to.
+type Payload = fn() -> (Value, Vec<(String, RefOr<Schema>)>);
+
+/// The event types of a battle's stream, each with its payload.
+const BATTLE_EVENTS: [(EventType, Payload); 4] = [
+    (EventType::BattleStarted, referred::<BattleStarted>),
+    (EventType::ContestantUpdated, referred::<ContestantUpdated>),
+    (EventType::BattleUpdated, referred::<BattleUpdated>),
+    (EventType::AgentOutput, || output_of(0)),
+];
+
+/// The event types of a run's stream, each with its payload.
+const RUN_EVENTS: [(EventType, Payload); 3] = [
+    (EventType::RunUpdated, referred::<RunUpdated>),
+    (EventType::StepUpdated, referred::<StepUpdated>),
+    (EventType::AgentOutput, || output_of(1)),
+];
+
+/// A reference to `T`'s schema, with it and the schemas it refers to.
+fn referred<T: ToSchema>() -> (Value, Vec<(String, RefOr<Schema>)>) {
+    let mut found = Vec::new();
+    root::<T>(&mut found);
+    let reference = json!({"$ref": format!("#/components/schemas/{}", T::name())});
+    (reference, found)
+}
+
+/// An `agent_output` of one source (`0`: a battle's contestant, `1`: a
+/// run's step, in [`OutputSource`]'s order): that source's ids and the
+/// output's own fields.
+fn output_of(source: usize) -> (Value, Vec<(String, RefOr<Schema>)>) {
+    let mut found = Vec::new();
+    root::<OutputKind>(&mut found);
+    let ids = serde_json::to_value(OutputSource::schema()).unwrap_or(Value::Null)["oneOf"][source]
+        .clone();
+    let output = serde_json::to_value(AgentOutput::schema()).unwrap_or(Value::Null);
+    // AgentOutput's own fields: the part of its schema beside the
+    // flattened source.
+    let own = output["allOf"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|part| part["properties"].get("kind").is_some())
+        .cloned()
+        .unwrap_or(Value::Null);
+    (json!({"allOf": [ids, own]}), found)
+}
+
+/// One variant of an event union: the payload, its `type`, and for a
+/// stored event its `seq` and the store's `epoch`.
+fn event_variant(event_type: EventType, payload: Value) -> Value {
+    let mut added = json!({"type": "object", "required": ["type"], "properties": {
+        "type": {"type": "string", "enum": [event_type.as_str()]}}});
+    if event_type.is_stored() {
+        added["required"] = json!(["type", "seq"]);
+        added["properties"]["seq"] = json!({"type": "integer", "format": "int64", "minimum": 1,
+            "description": "The event's place in the store's log (increasing; there may be gaps)."});
+        added["properties"]["epoch"] = json!({"type": "string",
+            "description": "The store's instance id, when known."});
+    }
+    json!({"allOf": [payload, added]})
 }

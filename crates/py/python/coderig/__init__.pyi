@@ -585,10 +585,62 @@ class _BattleApplied(TypedDict):
     project: str
     patch_bytes: int
 
-_BattleEvent = Dict[str, Any]
-"""One event of a battle, as the core serializes it: {"type": "battle_started" |
-"contestant_updated" | "battle_updated" (stored: also "seq" and "epoch") |
-"agent_output" (live only, no seq), "battle_id": ..., ...fields} (DESIGN "events")."""
+class _ContestantInfo(TypedDict):
+    id: str
+    identity: str
+    model: str
+    lane: _Lane
+
+class _BattleStartedEvent(TypedDict):
+    type: Literal["battle_started"]
+    seq: int
+    """The event's place in the store's log (stored events only)."""
+    epoch: NotRequired[str]
+    """The store's instance id, when known."""
+    battle_id: str
+    battle_type: _BattleType
+    prompt: str
+    contestants: List[_ContestantInfo]
+
+class _ContestantUpdatedEvent(TypedDict):
+    type: Literal["contestant_updated"]
+    seq: int
+    epoch: NotRequired[str]
+    battle_id: str
+    contestant_id: str
+    status: _ContestantStatus
+    duration_ms: NotRequired[int]
+    ttft_ms: NotRequired[int]
+    usage: NotRequired[Dict[str, Any]]
+    """The usage split of the turn (a _Usage)."""
+    tokens_per_sec: NotRequired[float]
+    evidence: NotRequired[Dict[str, Any]]
+    """The oracle's evidence (an _Evidence)."""
+    error: NotRequired[Dict[str, Any]]
+
+class _BattleUpdatedEvent(TypedDict):
+    type: Literal["battle_updated"]
+    seq: int
+    epoch: NotRequired[str]
+    battle_id: str
+    status: _BattleStatus
+    winner_contestant_id: NotRequired[str]
+    winner_source: NotRequired[_WinnerSource]
+    analysis_ready: NotRequired[bool]
+    cross_exam_id: NotRequired[str]
+    error: NotRequired[Dict[str, Any]]
+
+class _ContestantOutputEvent(TypedDict):
+    """A contestant's agent at work (live only: no seq)."""
+    type: Literal["agent_output"]
+    battle_id: str
+    contestant_id: str
+    kind: _OutputKind
+    text: str
+
+_BattleEvent = Union[_BattleStartedEvent, _ContestantUpdatedEvent, _BattleUpdatedEvent, _ContestantOutputEvent]
+"""One event of a battle, as the core serializes it (the core's BattleEvent schema,
+DESIGN "events"): stored ones with their seq, live agent_output without."""
 
 @final
 class BattleEvents:
@@ -719,10 +771,38 @@ class _RunView(TypedDict):
     finished_at: Optional[int]
     steps: List[_StepView]
 
-_RunEvent = Dict[str, Any]
-"""One event of a run, as the core serializes it: {"type": "run_updated" (status, error?)
-| "step_updated" (step_id, status, attempt, skip_reason?, error?, sandbox?: the summary of
-an attempt's sandbox when part of it was not enforced) (stored: also "seq" and "epoch") | "agent_output" (step_id, kind, text; live only, no seq), "run_id": ...}."""
+class _RunUpdatedEvent(TypedDict):
+    type: Literal["run_updated"]
+    seq: int
+    epoch: NotRequired[str]
+    run_id: str
+    status: _RunStatus
+    error: NotRequired[Dict[str, Any]]
+
+class _StepUpdatedEvent(TypedDict):
+    type: Literal["step_updated"]
+    seq: int
+    epoch: NotRequired[str]
+    run_id: str
+    step_id: str
+    status: _StepStatus
+    attempt: int
+    skip_reason: NotRequired[_SkipReason]
+    error: NotRequired[Dict[str, Any]]
+    sandbox: NotRequired[str]
+    """The summary of the attempt's sandbox when part of it was not enforced."""
+
+class _StepOutputEvent(TypedDict):
+    """A step's agent at work (live only: no seq)."""
+    type: Literal["agent_output"]
+    run_id: str
+    step_id: str
+    kind: _OutputKind
+    text: str
+
+_RunEvent = Union[_RunUpdatedEvent, _StepUpdatedEvent, _StepOutputEvent]
+"""One event of a run, as the core serializes it (the core's RunEvent schema): stored
+ones with their seq, live agent_output without."""
 
 @final
 class RunEvents:
