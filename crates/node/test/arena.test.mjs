@@ -289,7 +289,7 @@ test('bradleyTerry: shape, order, intervals and determinism', () => {
 test('bad names, numbers and types throw INVALID_INPUT with the core\'s messages', () => {
   // A bad name is the core's refusal of that name (no path: as every face parses a plain string).
   assertInvalid(() => arena.classifyLane('arena', 'a', 'b', []), 'unknown battle type "arena"; expected one of: qa, coding')
-  assertInvalid(() => arena.nextLocalContestant([{ id: 'a', lane: 'gpu', status: 'queued' }]), 'unknown lane "gpu"; expected one of: local, cloud')
+  assertInvalid(() => arena.nextLocalContestant([{ id: 'a', lane: 'gpu', status: 'queued' }]), 'unknown lane "gpu"; expected one of: local, cloud, driver')
   assertInvalid(() => arena.dispatchNow([{ id: 'a', lane: 'local', status: 'waiting' }]), 'unknown contestant status "waiting"; expected one of: queued, running, done, error, cancelled')
   assertInvalid(() => arena.isBattleComplete(['done', 'finished']), /^unknown contestant status "finished"/)
   assertInvalid(() => arena.reconcileContestants([{ id: 'a', taskId: 't', status: 'running' }], { t: 'lost' }), /^unknown task state "lost"/)
