@@ -71,6 +71,10 @@ stop_server() {
     fi
 }
 trap 'status=$?; stop_server; summary $status' EXIT
+# Killed or interrupted is a failure: without these the EXIT trap saw the
+# status of the last finished command and could print "All tests passed".
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 stage "Toolchains"
 cargo --version
@@ -105,28 +109,125 @@ done
 stage "cargo fmt --check"
 cargo fmt --all --check
 
-stage "cargo clippy (all targets, all features, -D warnings)"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+# One feature set and one profile for every Rust build below: the whole
+# workspace with every feature, dev profile, tests included. Cargo unifies
+# features per invocation, so a stage that asked for `-p coderig` alone, or
+# for the binaries without the tests, would resolve other features and
+# rebuild the crates above them; this way the test run, the PostgreSQL half,
+# the examples, the server the fuzzer drives and the benches reuse this one
+# build. (The two cdylib faces are built by maturin and napi with their own
+# feature sets: one rebuild of the core each, in the dev profile.)
+RUST_ALL=(--workspace --all-features)
+TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 
-stage "Pure core: --no-default-features builds and pulls in no runtime"
-cargo build --quiet -p coderig --no-default-features
-# DESIGN: the pure core has no async runtime, database, git or HTTP client.
-forbidden=$(cargo tree -p coderig --no-default-features -e normal --prefix none \
-    | awk '{print $1}' | grep -xE 'tokio|sqlx|sqlx-core|git2|reqwest|hyper' | sort -u || true)
-if [[ -n "$forbidden" ]]; then
-    echo "the pure core pulls in: $forbidden" >&2
-    exit 1
+stage "Build every target (workspace, every feature, dev profile: tests, examples, benches, binaries)"
+cargo build "${RUST_ALL[@]}" --all-targets
+if ! command -v cargo-nextest >/dev/null 2>&1; then
+    echo "cargo-nextest is not installed: installing it (cargo install --locked cargo-nextest)"
+    cargo install --locked cargo-nextest
 fi
-echo "pure core: no tokio, sqlx, git2, reqwest or hyper in its dependency tree"
+# What nextest and the PostgreSQL stage run, listed once: neither invokes
+# cargo again, so the builds of the background below never hold them up
+# on cargo's lock of target/.
+RUN_META=$(mktemp -d)
+cargo nextest list "${RUST_ALL[@]}" --list-type binaries-only --message-format json >"$RUN_META/binaries.json"
+cargo metadata --format-version 1 --all-features >"$RUN_META/cargo.json"
+NEXTEST_REUSE=(--binaries-metadata "$RUN_META/binaries.json" --cargo-metadata "$RUN_META/cargo.json")
 
-stage "rustdoc of the core, every feature (broken doc links are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p coderig --no-deps --all-features
+# The compile-bound rest runs in the background, niced, while the tests
+# below (which mostly wait on processes, servers and git) run in front:
+# the Python module and the Node addon first (pytest and node --test wait
+# for them), then the doc tests, clippy, rustdoc, the pure core and the fuzz
+# targets. One after another, each timed; the first failure stops the
+# chain and fails the run where the front next waits for it.
+BG_DIR="$RUN_META/background"
+mkdir -p "$BG_DIR"
+background_step() {
+    local name=$1 title=$2
+    shift 2
+    local started=$SECONDS
+    echo "$title" >"$BG_DIR/$name.title"
+    if "$@" >"$BG_DIR/$name.log" 2>&1; then
+        echo $((SECONDS - started)) >"$BG_DIR/$name.done"
+    else
+        echo $((SECONDS - started)) >"$BG_DIR/$name.failed"
+        return 1
+    fi
+}
+BG_STEPS=(python node doc clippy rustdoc pure fuzz)
+background_chain() {
+    set -e
+    background_step python "Python module (maturin develop into .venv: the pyproject's build, dev profile)" \
+        env VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$VENV/bin/maturin" develop --manifest-path crates/py/Cargo.toml
+    background_step node "Node addon (npm ci, napi build, dev profile)" bash -c '
+        cd crates/node
+        if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+            npm ci --no-audit --no-fund
+        fi
+        npx napi build --platform'
+    background_step doc "Doc tests (cargo test --doc)" cargo test "${RUST_ALL[@]}" --doc
+    background_step clippy "cargo clippy (all targets, all features, -D warnings)" \
+        cargo clippy --workspace --all-targets --all-features -- -D warnings
+    background_step rustdoc "rustdoc of the core, every feature (broken doc links are errors)" \
+        env RUSTDOCFLAGS="-D warnings" cargo doc -p coderig --no-deps --all-features
+    background_step pure "Pure core: --no-default-features builds and pulls in no runtime" bash -c '
+        cargo build -p coderig --no-default-features
+        # DESIGN: the pure core has no async runtime, database, git or HTTP client.
+        forbidden=$(cargo tree -p coderig --no-default-features -e normal --prefix none \
+            | awk "{print \$1}" | grep -xE "tokio|sqlx|sqlx-core|git2|reqwest|hyper" | sort -u || true)
+        if [[ -n "$forbidden" ]]; then echo "the pure core pulls in: $forbidden" >&2; exit 1; fi
+        echo "pure core: no tokio, sqlx, git2, reqwest or hyper in its dependency tree"'
+    # The workspace'"'"'s target/ and its dev debuginfo: the dependencies the
+    # fuzz targets share with the workspace are not built twice. A plain
+    # build links every libFuzzer target; fuzzing is `cargo fuzz run`.
+    background_step fuzz "Fuzz targets build (fuzz/, cargo-fuzz layout)" \
+        env CARGO_PROFILE_DEV_DEBUG=line-tables-only cargo build --manifest-path fuzz/Cargo.toml --target-dir "$TARGET_DIR"
+}
+(
+    # Niced: the tests in front keep their CPU when they need it.
+    renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true
+    background_chain
+) &
+BG_PID=$!
+# Stopped with the run: the chain and whatever it started.
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
+previous_exit_trap_bg=$(trap -p EXIT | sed -E "s/^trap -- '(.*)' EXIT$/\1/")
+trap "status=\$?; kill_tree $BG_PID; set +e; (exit \$status); $previous_exit_trap_bg" EXIT
 
-stage "cargo test --all-features (unit, property, real git repositories, server end-to-end, doc)"
+# Waits until the background step is done; fails the run with its log when
+# it (or the chain before it) failed.
+await_background() {
+    local name=$1
+    while [[ ! -f "$BG_DIR/$name.done" ]]; do
+        local failed
+        failed=$(ls "$BG_DIR"/*.failed 2>/dev/null | head -n 1 || true)
+        if [[ -n "$failed" ]]; then
+            local step
+            step=$(basename "$failed" .failed)
+            echo "background step failed: $(cat "$BG_DIR/$step.title")" >&2
+            cat "$BG_DIR/$step.log" >&2
+            exit 1
+        fi
+        if ! kill -0 "$BG_PID" 2>/dev/null && [[ ! -f "$BG_DIR/$name.done" ]]; then
+            echo "the background build chain ended before step $name" >&2
+            exit 1
+        fi
+        sleep 1
+    done
+}
+
+stage "Rust tests (cargo nextest: unit, property, real git repositories, real agent CLIs, server end-to-end)"
 TEST_LOG=$(mktemp)
-cargo test --workspace --all-features 2>&1 | tee "$TEST_LOG"
+# Every test its own process, every binary at once (profile `ci` in
+# .config/nextest.toml): the slow end-to-end tests of different binaries
+# overlap instead of waiting binary by binary as under `cargo test`.
+cargo nextest run "${NEXTEST_REUSE[@]}" --profile ci 2>&1 | tee "$TEST_LOG"
 # Each real-CLI agent test prints "real CLI agents: N of N turns passed";
-# a run where one did not run in full fails here, whatever cargo said.
+# a run where one did not run in full fails here, whatever the runner said.
 agent_reports=0
 while read -r passed total; do
     agent_reports=$((agent_reports + 1))
@@ -135,12 +236,35 @@ while read -r passed total; do
         echo "the real CLI agent turns did not all run and pass" >&2
         exit 1
     fi
-done < <(sed -nE 's/^real CLI agents: ([0-9]+) of ([0-9]+) turns passed.*/\1 \2/p' "$TEST_LOG")
+done < <(sed -nE 's/^[[:space:]]*real CLI agents: ([0-9]+) of ([0-9]+) turns passed.*/\1 \2/p' "$TEST_LOG")
 rm -f "$TEST_LOG"
-if [[ $agent_reports -eq 0 ]]; then
-    echo "no real CLI agent test reported" >&2
+if [[ $agent_reports -lt 2 ]]; then
+    echo "expected the reports of both real CLI agent tests (core and server), saw $agent_reports" >&2
     exit 1
 fi
+
+# A test binary of the build, run as cargo test would (libtest's own output,
+# in its package's directory): test_binary coderig::store_conformance ARGS.
+test_binary() {
+    local id=$1
+    shift
+    local found
+    found=$("$VENV/bin/python" - "$RUN_META/binaries.json" "$RUN_META/cargo.json" "$id" <<'PY'
+import json, os, sys
+binaries = json.load(open(sys.argv[1]))["rust-binaries"]
+packages = {p["id"]: p for p in json.load(open(sys.argv[2]))["packages"]}
+for binary in binaries.values():
+    if binary["binary-id"] == sys.argv[3]:
+        print(os.path.dirname(packages[binary["package-id"]]["manifest_path"]))
+        print(binary["binary-path"])
+        break
+else:
+    sys.exit(f"no test binary {sys.argv[3]}")
+PY
+)
+    local dir=${found%%$'\n'*} path=${found#*$'\n'}
+    (cd "$dir" && "$path" "$@")
+}
 
 stage "Store on a throwaway PostgreSQL (conformance + kill -9)"
 # Starts its own PostgreSQL (initdb + pg_ctl on a free port, fsync off),
@@ -179,10 +303,12 @@ as_postgres pg_ctl -D "$PG_BASE/data" -l "$PG_BASE/log" -w \
     -o "-k $PG_BASE/sock -h 127.0.0.1 -p $PG_PORT -c fsync=off -c max_connections=200" start >/dev/null
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
 echo "PostgreSQL $(as_postgres postgres --version | awk '{print $3}') at $DATABASE_URL"
-# --all-features: the artifacts of the cargo test stage, not a rebuild.
-STORE_TESTS=(-p coderig --all-features --test store_conformance --test store_kill)
-pg_expected=$(cargo test "${STORE_TESTS[@]}" -- postgres --list 2>/dev/null | grep -cE '^(postgres::|kill9_postgres).*: test$' || true)
-CODERIG_REQUIRE_POSTGRES=1 cargo test "${STORE_TESTS[@]}" -- postgres 2>&1 | tee "$PG_BASE/store-tests.log"
+# The binaries of the build stage, run directly: no rebuild, no cargo lock.
+STORE_TESTS=(coderig::store_conformance coderig::store_kill)
+pg_expected=$(for t in "${STORE_TESTS[@]}"; do test_binary "$t" postgres --list 2>/dev/null; done | grep -cE '^(postgres::|kill9_postgres).*: test$' || true)
+for t in "${STORE_TESTS[@]}"; do
+    CODERIG_REQUIRE_POSTGRES=1 test_binary "$t" postgres 2>&1
+done | tee "$PG_BASE/store-tests.log"
 pg_passed=$(grep -cE '^test (postgres::|kill9_postgres)[^ ]* \.\.\. ok$' "$PG_BASE/store-tests.log" || true)
 echo "PostgreSQL half: $pg_passed of $pg_expected store tests passed against a real server"
 if [[ $pg_expected -eq 0 || $pg_passed -ne $pg_expected ]]; then
@@ -191,7 +317,7 @@ if [[ $pg_expected -eq 0 || $pg_passed -ne $pg_expected ]]; then
 fi
 # The arena's two-server test: two runtimes on one PostgreSQL, the local
 # lane never doubled, no contestant run twice.
-CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig --all-features --test arena_runner -- two_servers --nocapture 2>&1 | tee "$PG_BASE/arena-tests.log"
+CODERIG_REQUIRE_POSTGRES=1 test_binary coderig::arena_runner two_servers --nocapture 2>&1 | tee "$PG_BASE/arena-tests.log"
 if ! grep -q '^arena two-server test on postgres$' "$PG_BASE/arena-tests.log" \
     || ! grep -qE '^test two_servers[a-z_]* \.\.\. ok$' "$PG_BASE/arena-tests.log"; then
     echo "the arena's two-server test did not run on PostgreSQL" >&2
@@ -202,10 +328,9 @@ fi
 # before a cancel, each run finished by a new engine; and two engines
 # sharing 50 runs of a 20-step flow, every step run once. Two test threads:
 # libtest then prints each result as one line.
-FLOW_TESTS=(-p coderig --all-features --test flow_engine_crash)
-flow_expected=$(cargo test "${FLOW_TESTS[@]}" -- postgres --list 2>/dev/null | grep -cE '^kill9_[a-z0-9_]*_postgres: test$' || true)
-CODERIG_REQUIRE_POSTGRES=1 cargo test "${FLOW_TESTS[@]}" -- postgres --nocapture --test-threads=2 2>&1 | tee "$PG_BASE/flow-tests.log"
-flow_kills=$(grep -cE '^test kill9_[a-z0-9_]*_postgres \.\.\. ok$' "$PG_BASE/flow-tests.log" || true)
+flow_expected=$(test_binary coderig::flow_engine_crash postgres --list 2>/dev/null | grep -cE '^(kills::)?kill9_[a-z0-9_]*_postgres: test$' || true)
+CODERIG_REQUIRE_POSTGRES=1 test_binary coderig::flow_engine_crash postgres --nocapture --test-threads=2 2>&1 | tee "$PG_BASE/flow-tests.log"
+flow_kills=$(grep -cE '^test (kills::)?kill9_[a-z0-9_]*_postgres \.\.\. ok$' "$PG_BASE/flow-tests.log" || true)
 flow_marks=$(grep -c '^flow kill -9 test on postgres$' "$PG_BASE/flow-tests.log" || true)
 echo "flow engine on PostgreSQL: $flow_kills of $flow_expected kill -9 tests passed"
 if [[ $flow_expected -eq 0 || $flow_kills -ne $flow_expected || $flow_marks -ne $flow_expected ]] \
@@ -216,14 +341,14 @@ if [[ $flow_expected -eq 0 || $flow_kills -ne $flow_expected || $flow_marks -ne 
 fi
 # The server half: `coderig serve --db $DATABASE_URL` opens, migrates and
 # answers over HTTP (it skips without a database; here it must run).
-CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --all-features --test serve -- postgres 2>&1 | tee "$PG_BASE/serve-tests.log"
+CODERIG_REQUIRE_POSTGRES=1 test_binary coderig-server::serve postgres 2>&1 | tee "$PG_BASE/serve-tests.log"
 if ! grep -qE '^test [a-z_]*postgres[a-z_]* \.\.\. ok$' "$PG_BASE/serve-tests.log"; then
     echo "the server's PostgreSQL test did not run" >&2
     exit 1
 fi
 # Two `coderig serve` processes on the one PostgreSQL finish battles
 # together: the local lane never doubled, no contestant run twice.
-CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --all-features --test battles_crash -- postgres --nocapture 2>&1 | tee "$PG_BASE/battles-tests.log"
+CODERIG_REQUIRE_POSTGRES=1 test_binary coderig-server::battles_crash postgres --nocapture 2>&1 | tee "$PG_BASE/battles-tests.log"
 if ! grep -q '^battles two-server test on postgres$' "$PG_BASE/battles-tests.log" \
     || ! grep -qE '^test two_servers_postgres[a-z_]* \.\.\. ok$' "$PG_BASE/battles-tests.log"; then
     echo "the server's two-server battle test did not run on PostgreSQL" >&2
@@ -231,7 +356,7 @@ if ! grep -q '^battles two-server test on postgres$' "$PG_BASE/battles-tests.log
 fi
 # Two `coderig serve` processes on the one PostgreSQL share flow runs
 # posted alternately to each: every run completes, no step runs twice.
-CODERIG_REQUIRE_POSTGRES=1 cargo test -p coderig-server --all-features --test runs_crash -- postgres --nocapture 2>&1 | tee "$PG_BASE/runs-crash-tests.log"
+CODERIG_REQUIRE_POSTGRES=1 test_binary coderig-server::runs_crash postgres --nocapture 2>&1 | tee "$PG_BASE/runs-crash-tests.log"
 if ! grep -q '^flow two-serve test on postgres$' "$PG_BASE/runs-crash-tests.log" \
     || ! grep -qE '^test two_servers_postgres[a-z_]* \.\.\. ok$' "$PG_BASE/runs-crash-tests.log"; then
     echo "the server's two-server flow run test did not run on PostgreSQL" >&2
@@ -240,25 +365,25 @@ fi
 stop_postgres
 unset DATABASE_URL
 
-stage "Rust examples (cargo run --all-features --example, every example of every package)"
+stage "Rust examples (every example of every package, the build stage's binaries)"
 examples=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c '
 import json, sys
 for package in json.load(sys.stdin)["packages"]:
     for target in package["targets"]:
         if "example" in target["kind"]:
-            print(package["name"], target["name"])
+            print(target["name"])
 ')
 if [[ -z "$examples" ]]; then
     echo "(no Rust examples)"
 else
-    while read -r package example; do
-        echo "--- $package: $example"
-        cargo run --quiet -p "$package" --all-features --example "$example"
+    while read -r example; do
+        echo "--- $example"
+        "$TARGET_DIR/debug/examples/$example"
     done <<<"$examples"
 fi
 
-stage "Python module (pip install ./crates/py, maturin backend, release)"
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./crates/py
+stage "Python module (built in the background)"
+await_background python
 "$VENV/bin/python" -c 'import coderig; print("coderig", coderig.__version__, "from", coderig.__file__)'
 
 stage "pytest"
@@ -288,8 +413,6 @@ stage "HTTP API schema fuzzing (schemathesis against coderig serve)"
 # crates/server/tests/schemathesis/. Bounded and seeded: ~20 s here.
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "schemathesis>=4.32,<5"
 "$VENV/bin/schemathesis" --version
-cargo build --quiet -p coderig-server --bin coderig
-TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 SERVER_LOG=$(mktemp)
 # Its store in a temporary data dir (nothing left in the checkout), its
 # agents the scripted ones of the fuzzing config (GET /api/agents answers them).
@@ -376,15 +499,8 @@ echo "a run waiting at its approval for the fuzzer: $CODERIG_FUZZ_RUN"
     --generation-database none --no-color
 stop_server
 
-stage "Node addon (npm ci, napi build)"
-(
-    cd crates/node
-    if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-        npm ci --no-audit --no-fund
-    fi
-    # Debug build: it reuses the artifacts of `cargo test`; speed is not under test.
-    npx napi build --platform
-)
+stage "Node addon (built in the background)"
+await_background node
 
 stage "node --test"
 (cd crates/node && npm test)
@@ -410,16 +526,22 @@ for script in "${scripts[@]}"; do
     esac
 done
 
-stage "Benches build (compiled and linked, not run)"
-# Debug profile on purpose: clippy already type-checks them, this proves they
-# link, and it reuses the artifacts of `cargo test` instead of a release
-# build of the whole workspace (minutes on 2 cores). Run them with `cargo bench`.
-cargo build --workspace --benches
-
-stage "Fuzz targets build (fuzz/, cargo-fuzz layout)"
-# A plain stable build compiles and links every libFuzzer target; real
-# fuzzing (instrumented) is `cargo fuzz run <target>` and is not run in CI.
-cargo build --quiet --manifest-path fuzz/Cargo.toml
+stage "Background builds (waiting for the rest of the chain)"
+for step in "${BG_STEPS[@]}"; do
+    await_background "$step"
+done
+wait "$BG_PID"
+finish_stage
+# Each background step as a stage of its own in the summary (its time ran
+# beside the stages above, not after them).
+for step in "${BG_STEPS[@]}"; do
+    STAGE_NAMES+=("(background) $(cat "$BG_DIR/$step.title")")
+    STAGE_TIMES+=("$(cat "$BG_DIR/$step.done")")
+    if [[ $step == doc || $step == pure ]]; then
+        tail -n 3 "$BG_DIR/$step.log"
+    fi
+done
 ls fuzz/fuzz_targets
 
 finish_stage
+echo "disk: target/ $(du -sh "$TARGET_DIR" 2>/dev/null | cut -f1), free $(df -h --output=avail "$ROOT" | tail -n 1 | tr -d ' ')"

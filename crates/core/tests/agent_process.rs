@@ -5,8 +5,9 @@
 
 #![cfg(unix)]
 
+mod procs;
+
 use coderig::agent::process::{run_process, Ended, Limits, ProcessExit, ProcessSpec};
-use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 use std::path::Path;
@@ -70,7 +71,7 @@ fn assert_gone(dir: &Path, exit: &ProcessExit) {
     // SIGKILL is delivered asynchronously: the runner has sent it when it
     // returns, the kernel may take a moment to end the processes.
     for _ in 0..200 {
-        if !alive(grandchild) && kill(Pid::from_raw(-pgid), None) == Err(Errno::ESRCH) {
+        if !alive(grandchild) && !procs::group_alive(pgid) {
             return;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -228,7 +229,7 @@ async fn a_dropped_run_kills_its_group() {
     let pgid = read_pid(&dir.path().join("pg.pid"));
     let grandchild = read_pid(&dir.path().join("gc.pid"));
     for _ in 0..200 {
-        if kill(Pid::from_raw(-pgid), None) == Err(Errno::ESRCH) && !alive(grandchild) {
+        if !procs::group_alive(pgid) && !alive(grandchild) {
             return;
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -19,7 +19,6 @@ use coderig::arena::OracleSpec;
 use coderig::sandbox::{Enforcer, NetworkPolicy, SandboxMode, SandboxReport};
 use coderig::workspace::{Base, Patch, RemoveProof, Workspace};
 use coderig::ErrorKind;
-use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 use procs::{processes_with, wait_none_with};
@@ -201,7 +200,7 @@ fn alive(pid: i32) -> bool {
 /// asynchronously, so wait a generous bound).
 fn assert_gone(pgid: i32, grandchild: i32) {
     for _ in 0..200 {
-        if !alive(grandchild) && kill(Pid::from_raw(-pgid), None) == Err(Errno::ESRCH) {
+        if !alive(grandchild) && !procs::group_alive(pgid) {
             return;
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -21,7 +21,6 @@ use coderig::flow::command::{
 };
 use coderig::sandbox::{SandboxMode, SandboxOverrides};
 use coderig::ErrorKind;
-use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 use procs::processes_with;
@@ -94,7 +93,7 @@ fn assert_group_gone(dir: &Path) {
     let pgid = read_pid(&dir.join("pg.pid"));
     let grandchild = read_pid(&dir.join("gc.pid"));
     for _ in 0..400 {
-        if !alive(grandchild) && kill(Pid::from_raw(-pgid), None) == Err(Errno::ESRCH) {
+        if !alive(grandchild) && !procs::group_alive(pgid) {
             return;
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -34,6 +34,26 @@ pub fn processes_with(marker: &str) -> Vec<u32> {
     pids
 }
 
+/// True while a live process (not a zombie: the group's leader, killed, may
+/// wait for a reaper that is the test's own runtime, blocked in the test)
+/// is in the process group `pgid`.
+pub fn group_alive(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid pgrp ...`
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("X");
+        let pgrp = fields.nth(1).and_then(|p| p.parse::<i32>().ok());
+        pgrp == Some(pgid) && !matches!(state, "Z" | "X")
+    })
+}
+
 /// Polls until no process carries `marker` or `within` passed; returns
 /// those still alive (empty: none).
 pub fn wait_none_with(marker: &str, within: Duration) -> Vec<u32> {

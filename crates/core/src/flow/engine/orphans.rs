@@ -81,6 +81,19 @@ mod tests {
             .env(ATTEMPT_VAR, attempt_tag("r0", "step-a", 0, 2))
             .spawn()
             .expect("sleep starts");
+        // Until both have exec'd: before its execve a forked child still
+        // has this process's environment, without the tag.
+        for child in [&tagged, &other] {
+            let environ = format!("/proc/{}/environ", child.id());
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while !std::fs::read(&environ).is_ok_and(|env| {
+                env.split(|&b| b == 0)
+                    .any(|v| v.starts_with(b"CODERIG_ATTEMPT="))
+            }) && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
         assert_eq!(kill_tagged(&tag), 1);
         let status = tagged.wait().expect("the tagged sleep is reaped");
         assert!(!status.success(), "killed, not finished: {status:?}");
