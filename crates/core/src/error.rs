@@ -1,17 +1,17 @@
 //! The one error taxonomy of every face.
 //!
-//! Each capability keeps its own typed error ([`EditError`], [`FlowError`],
-//! [`ArenaError`], [`ParseNameError`]); every one of them converts into the
+//! Each capability keeps its own typed error ([`crate::edit::EditError`],
+//! [`crate::flow::FlowError`], [`crate::arena::ArenaError`],
+//! [`ParseNameError`]); every one of them converts into the
 //! face-neutral [`Error`]: a stable [`ErrorKind`] (snake_case `kind`,
 //! UPPER_SNAKE `code`), a message written for a person or a model to act
 //! on, and a JSON object of details. Python raises a `coderig.Error`
 //! subclass per kind, Node an `Error` with `code` and `details`, HTTP and
 //! the CLI's `--json` answer [`Error::body`] — all built from this one value,
 //! so the faces cannot disagree on a kind, a code, a message or a detail.
+//! The conversions live with the capabilities' errors, so this module, which
+//! every capability imports, imports none of them.
 
-use crate::arena::ArenaError;
-use crate::edit::error::EditError;
-use crate::flow::{FlowError, ValidationError};
 use crate::names::macros::{named_enum, ParseNameError};
 use serde_json::{json, Map, Value};
 
@@ -164,6 +164,13 @@ impl Error {
         self
     }
 
+    /// Replaces every detail at once, as a capability's error gives them
+    /// (the conversions of the capabilities' errors).
+    pub(crate) fn with_details(mut self, details: Map<String, Value>) -> Self {
+        self.details = details;
+        self
+    }
+
     /// An `invalid_input` error.
     pub fn invalid_input(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidInput, message)
@@ -247,97 +254,12 @@ impl Error {
     }
 }
 
-impl From<EditError> for Error {
-    fn from(e: EditError) -> Self {
-        let kind = e.error_kind();
-        let details = e.details();
-        Error {
-            kind,
-            message: e.message().to_owned(),
-            details,
-        }
-    }
-}
-
 impl From<ParseNameError> for Error {
     fn from(e: ParseNameError) -> Self {
         Error::invalid_input(e.to_string())
             .with_detail("what", e.what)
             .with_detail("given", e.given.as_str())
     }
-}
-
-impl From<ArenaError> for Error {
-    fn from(e: ArenaError) -> Self {
-        Error::invalid_input(e.to_string())
-    }
-}
-
-impl From<FlowError> for Error {
-    fn from(e: FlowError) -> Self {
-        let message = e.to_string();
-        let error = match &e {
-            FlowError::Invalid(errors) => Error::invalid_input(message)
-                .with_detail("errors", Value::Array(validation_errors_json(errors))),
-            FlowError::UnknownStep(id) => Error::new(ErrorKind::NotFoundId, message)
-                .with_detail("what", "step")
-                .with_detail("id", id.as_str()),
-            FlowError::InvalidTransition { step, event, state } => Error::conflict(message)
-                .with_detail("step", step.as_str())
-                .with_detail("event", *event)
-                .with_detail("state", *state),
-            FlowError::AlreadyStarted | FlowError::NotStarted => Error::conflict(message),
-            FlowError::LoopBodyBusy { step, body } => Error::conflict(message)
-                .with_detail("step", step.as_str())
-                .with_detail("body", body.as_str()),
-            FlowError::SwitchOutcomeRequired(step)
-            | FlowError::NotASwitch(step)
-            | FlowError::NotALoop(step) => {
-                Error::invalid_input(message).with_detail("step", step.as_str())
-            }
-            FlowError::UnknownCase { step, label } => Error::invalid_input(message)
-                .with_detail("step", step.as_str())
-                .with_detail("label", label.as_str()),
-            // A persisted state that contradicts itself or the flow is bad
-            // input to `restore`, not a race.
-            FlowError::StepInTwoBuckets {
-                step,
-                first,
-                second,
-            } => Error::invalid_input(message)
-                .with_detail("step", step.as_str())
-                .with_detail("first", *first)
-                .with_detail("second", *second),
-            FlowError::SwitchResultNotDone { step, state } => Error::invalid_input(message)
-                .with_detail("step", step.as_str())
-                .with_detail("state", *state),
-            FlowError::SwitchExclusionsMismatch { step } => {
-                Error::invalid_input(message).with_detail("step", step.as_str())
-            }
-            FlowError::LoopBodyOutsideLoop { step, body } => Error::invalid_input(message)
-                .with_detail("step", step.as_str())
-                .with_detail("body", body.as_str()),
-        };
-        error.with_detail("reason", e.name())
-    }
-}
-
-/// Each problem as `{"code", "message", ...fields}`, in the given order:
-/// the form of the pure `flow::validate` problems in the bindings and in the
-/// details of an invalid flow. (`/api/flows/validate` validates the runtime
-/// `FlowSpec` and lists `{path, message}` problems instead.)
-pub fn validation_errors_json(errors: &[ValidationError]) -> Vec<Value> {
-    errors
-        .iter()
-        .map(|e| {
-            let mut value = serde_json::to_value(e).unwrap_or_else(|_| json!({}));
-            if let Value::Object(fields) = &mut value {
-                fields.insert("code".into(), json!(e.code()));
-                fields.insert("message".into(), json!(e.to_string()));
-            }
-            value
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -408,104 +330,5 @@ mod tests {
         let id = Error::not_found_id("battle", "b-1");
         assert_eq!(id.message(), "no battle with id \"b-1\"");
         assert_eq!(id.details()["what"], "battle");
-    }
-
-    #[test]
-    fn flow_errors_map_to_kinds_with_their_reason() {
-        let cases: Vec<(FlowError, ErrorKind, &str)> = vec![
-            (
-                FlowError::Invalid(vec![]),
-                ErrorKind::InvalidInput,
-                "invalid",
-            ),
-            (
-                FlowError::UnknownStep("x".into()),
-                ErrorKind::NotFoundId,
-                "unknown_step",
-            ),
-            (
-                FlowError::InvalidTransition {
-                    step: "a".into(),
-                    event: "complete",
-                    state: "pending",
-                },
-                ErrorKind::Conflict,
-                "invalid_transition",
-            ),
-            (
-                FlowError::AlreadyStarted,
-                ErrorKind::Conflict,
-                "already_started",
-            ),
-            (FlowError::NotStarted, ErrorKind::Conflict, "not_started"),
-            (
-                FlowError::SwitchOutcomeRequired("s".into()),
-                ErrorKind::InvalidInput,
-                "switch_outcome_required",
-            ),
-            (
-                FlowError::NotASwitch("s".into()),
-                ErrorKind::InvalidInput,
-                "not_a_switch",
-            ),
-            (
-                FlowError::UnknownCase {
-                    step: "s".into(),
-                    label: "l".into(),
-                },
-                ErrorKind::InvalidInput,
-                "unknown_case",
-            ),
-            (
-                FlowError::NotALoop("s".into()),
-                ErrorKind::InvalidInput,
-                "not_a_loop",
-            ),
-            (
-                FlowError::LoopBodyBusy {
-                    step: "l".into(),
-                    body: "b".into(),
-                },
-                ErrorKind::Conflict,
-                "loop_body_busy",
-            ),
-            (
-                FlowError::StepInTwoBuckets {
-                    step: "a".into(),
-                    first: "done",
-                    second: "in_flight",
-                },
-                ErrorKind::InvalidInput,
-                "step_in_two_buckets",
-            ),
-            (
-                FlowError::SwitchResultNotDone {
-                    step: "s".into(),
-                    state: "pending",
-                },
-                ErrorKind::InvalidInput,
-                "switch_result_not_done",
-            ),
-            (
-                FlowError::SwitchExclusionsMismatch { step: "s".into() },
-                ErrorKind::InvalidInput,
-                "switch_exclusions_mismatch",
-            ),
-            (
-                FlowError::LoopBodyOutsideLoop {
-                    step: "l".into(),
-                    body: "b".into(),
-                },
-                ErrorKind::InvalidInput,
-                "loop_body_outside_loop",
-            ),
-        ];
-        for (flow_error, kind, reason) in cases {
-            let message = flow_error.to_string();
-            let e = Error::from(flow_error);
-            assert_eq!(e.kind(), kind, "{reason}");
-            assert_eq!(e.message(), message);
-            assert_eq!(e.details()["reason"], reason);
-        }
     }
 }

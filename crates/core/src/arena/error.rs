@@ -24,3 +24,9 @@ impl From<crate::names::macros::ParseNameError> for ArenaError {
         ArenaError::InvalidInput(e.to_string())
     }
 }
+
+impl From<ArenaError> for crate::error::Error {
+    fn from(e: ArenaError) -> Self {
+        crate::error::Error::invalid_input(e.to_string())
+    }
+}

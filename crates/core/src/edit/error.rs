@@ -2,7 +2,7 @@
 
 use crate::edit::guards::GuardViolation;
 use crate::edit::locate::Nearest;
-use crate::error::ErrorKind;
+use crate::error::{Error, ErrorKind};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -161,5 +161,11 @@ impl EditError {
         EditError::InvalidInput {
             message: message.into(),
         }
+    }
+}
+
+impl From<EditError> for Error {
+    fn from(e: EditError) -> Self {
+        Error::new(e.error_kind(), e.message()).with_details(e.details())
     }
 }

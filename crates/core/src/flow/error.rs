@@ -1,6 +1,8 @@
 //! The error type of the incremental scheduler.
 
-use super::validate::ValidationError;
+use super::validate::{validation_errors_json, ValidationError};
+use crate::error::{Error, ErrorKind};
+use serde_json::Value;
 
 /// Why a [`crate::flow::Scheduler`] refused a flow or an event. The
 /// scheduler's state is unchanged when an event is refused.
@@ -135,5 +137,158 @@ impl FlowError {
             FlowError::LoopBodyOutsideLoop { .. } => 13,
         };
         Self::NAMES[index]
+    }
+}
+
+impl From<FlowError> for Error {
+    fn from(e: FlowError) -> Self {
+        let message = e.to_string();
+        let error = match &e {
+            FlowError::Invalid(errors) => Error::invalid_input(message)
+                .with_detail("errors", Value::Array(validation_errors_json(errors))),
+            FlowError::UnknownStep(id) => Error::new(ErrorKind::NotFoundId, message)
+                .with_detail("what", "step")
+                .with_detail("id", id.as_str()),
+            FlowError::InvalidTransition { step, event, state } => Error::conflict(message)
+                .with_detail("step", step.as_str())
+                .with_detail("event", *event)
+                .with_detail("state", *state),
+            FlowError::AlreadyStarted | FlowError::NotStarted => Error::conflict(message),
+            FlowError::LoopBodyBusy { step, body } => Error::conflict(message)
+                .with_detail("step", step.as_str())
+                .with_detail("body", body.as_str()),
+            FlowError::SwitchOutcomeRequired(step)
+            | FlowError::NotASwitch(step)
+            | FlowError::NotALoop(step) => {
+                Error::invalid_input(message).with_detail("step", step.as_str())
+            }
+            FlowError::UnknownCase { step, label } => Error::invalid_input(message)
+                .with_detail("step", step.as_str())
+                .with_detail("label", label.as_str()),
+            // A persisted state that contradicts itself or the flow is bad
+            // input to `restore`, not a race.
+            FlowError::StepInTwoBuckets {
+                step,
+                first,
+                second,
+            } => Error::invalid_input(message)
+                .with_detail("step", step.as_str())
+                .with_detail("first", *first)
+                .with_detail("second", *second),
+            FlowError::SwitchResultNotDone { step, state } => Error::invalid_input(message)
+                .with_detail("step", step.as_str())
+                .with_detail("state", *state),
+            FlowError::SwitchExclusionsMismatch { step } => {
+                Error::invalid_input(message).with_detail("step", step.as_str())
+            }
+            FlowError::LoopBodyOutsideLoop { step, body } => Error::invalid_input(message)
+                .with_detail("step", step.as_str())
+                .with_detail("body", body.as_str()),
+        };
+        error.with_detail("reason", e.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_errors_map_to_kinds_with_their_reason() {
+        let cases: Vec<(FlowError, ErrorKind, &str)> = vec![
+            (
+                FlowError::Invalid(vec![]),
+                ErrorKind::InvalidInput,
+                "invalid",
+            ),
+            (
+                FlowError::UnknownStep("x".into()),
+                ErrorKind::NotFoundId,
+                "unknown_step",
+            ),
+            (
+                FlowError::InvalidTransition {
+                    step: "a".into(),
+                    event: "complete",
+                    state: "pending",
+                },
+                ErrorKind::Conflict,
+                "invalid_transition",
+            ),
+            (
+                FlowError::AlreadyStarted,
+                ErrorKind::Conflict,
+                "already_started",
+            ),
+            (FlowError::NotStarted, ErrorKind::Conflict, "not_started"),
+            (
+                FlowError::SwitchOutcomeRequired("s".into()),
+                ErrorKind::InvalidInput,
+                "switch_outcome_required",
+            ),
+            (
+                FlowError::NotASwitch("s".into()),
+                ErrorKind::InvalidInput,
+                "not_a_switch",
+            ),
+            (
+                FlowError::UnknownCase {
+                    step: "s".into(),
+                    label: "l".into(),
+                },
+                ErrorKind::InvalidInput,
+                "unknown_case",
+            ),
+            (
+                FlowError::NotALoop("s".into()),
+                ErrorKind::InvalidInput,
+                "not_a_loop",
+            ),
+            (
+                FlowError::LoopBodyBusy {
+                    step: "l".into(),
+                    body: "b".into(),
+                },
+                ErrorKind::Conflict,
+                "loop_body_busy",
+            ),
+            (
+                FlowError::StepInTwoBuckets {
+                    step: "a".into(),
+                    first: "done",
+                    second: "in_flight",
+                },
+                ErrorKind::InvalidInput,
+                "step_in_two_buckets",
+            ),
+            (
+                FlowError::SwitchResultNotDone {
+                    step: "s".into(),
+                    state: "pending",
+                },
+                ErrorKind::InvalidInput,
+                "switch_result_not_done",
+            ),
+            (
+                FlowError::SwitchExclusionsMismatch { step: "s".into() },
+                ErrorKind::InvalidInput,
+                "switch_exclusions_mismatch",
+            ),
+            (
+                FlowError::LoopBodyOutsideLoop {
+                    step: "l".into(),
+                    body: "b".into(),
+                },
+                ErrorKind::InvalidInput,
+                "loop_body_outside_loop",
+            ),
+        ];
+        for (flow_error, kind, reason) in cases {
+            let message = flow_error.to_string();
+            let e = Error::from(flow_error);
+            assert_eq!(e.kind(), kind, "{reason}");
+            assert_eq!(e.message(), message);
+            assert_eq!(e.details()["reason"], reason);
+        }
     }
 }

@@ -110,4 +110,4 @@ pub use spec::{
     DEFAULT_LOOP_MAX_ITERATIONS,
 };
 pub use state::{SchedulerState, SkipReason, StepOutcome, SwitchResult};
-pub use validate::{validate, ValidationError};
+pub use validate::{validate, validation_errors_json, ValidationError};

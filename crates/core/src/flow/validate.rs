@@ -2,6 +2,7 @@
 
 use super::spec::{Flow, StepKind};
 use serde::Serialize;
+use serde_json::{json, Value};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
@@ -247,4 +248,22 @@ fn find_cycles(flow: &Flow, ids: &HashMap<&str, usize>) -> Vec<ValidationError> 
         path.iter().for_each(|&c| reported[c] = true);
     }
     errors
+}
+
+/// Each problem as `{"code", "message", ...fields}`, in the given order:
+/// the form of the pure `flow::validate` problems in the bindings and in the
+/// details of an invalid flow. (`/api/flows/validate` validates the runtime
+/// `FlowSpec` and lists `{path, message}` problems instead.)
+pub fn validation_errors_json(errors: &[ValidationError]) -> Vec<Value> {
+    errors
+        .iter()
+        .map(|e| {
+            let mut value = serde_json::to_value(e).unwrap_or_else(|_| json!({}));
+            if let Value::Object(fields) = &mut value {
+                fields.insert("code".into(), json!(e.code()));
+                fields.insert("message".into(), json!(e.to_string()));
+            }
+            value
+        })
+        .collect()
 }

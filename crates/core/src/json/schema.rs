@@ -472,7 +472,7 @@ mod tests {
             ValidationError::ZeroBatchCap,
         ];
         assert_eq!(every.len(), VALIDATION_CODES.len());
-        let json = crate::error::validation_errors_json(&every);
+        let json = crate::flow::validation_errors_json(&every);
         for (value, code) in json.iter().zip(VALIDATION_CODES) {
             assert_eq!(value["code"], *code);
             for key in value.as_object().unwrap().keys() {

@@ -397,7 +397,7 @@ pub fn validate(
     #[napi(ts_arg_type = "flow.Flow | flow.FlowSpec")] flow: Unknown,
 ) -> napi::Result<Vec<Value>> {
     js(&env, || {
-        Ok(coderig::error::validation_errors_json(&core::validate(
+        Ok(coderig::flow::validation_errors_json(&core::validate(
             &*flow_arg(&env, flow)?,
         )))
     })

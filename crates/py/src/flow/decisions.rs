@@ -197,6 +197,6 @@ pub(super) fn validate<'py>(py: Python<'py>, f: &Bound<'py, PyAny>) -> PyResult<
     };
     to_py(
         py,
-        &Value::Array(coderig::error::validation_errors_json(&errors)),
+        &Value::Array(coderig::flow::validation_errors_json(&errors)),
     )
 }
