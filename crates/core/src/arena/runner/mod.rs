@@ -48,6 +48,7 @@ mod finish;
 pub mod folder;
 mod judge;
 mod leaderboard;
+mod root;
 mod start;
 pub mod view;
 mod worker;
@@ -198,6 +199,8 @@ pub(crate) struct Inner {
     config: ArenaConfig,
     /// Its tasks running in this process (whichever worker claimed them).
     tasks: TaskSet,
+    /// Held while this arena runs work: see [`root`].
+    _root: Option<root::RootHold>,
 }
 
 /// The arena runtime: start, watch, stop and judge battles (see the
@@ -293,6 +296,17 @@ impl Arena {
             };
             store.set_lane_capacity(lane, capacity).await?;
         }
+        // The sweep of leftovers only when no other live process works in
+        // this worktree root (a server beside `coderig run` on one data
+        // directory): see `root`.
+        let mut hold = match config.run_worker {
+            true => Some(root::RootHold::take(&config.data_dir)?),
+            false => None,
+        };
+        if let Some(hold) = hold.as_mut().filter(|hold| hold.alone()) {
+            worker::sweep_checkouts(&workspace).await;
+            hold.share()?;
+        }
         let inner = Arc::new(Inner {
             store,
             registry,
@@ -300,10 +314,8 @@ impl Arena {
             workspace,
             config,
             tasks: TaskSet::new(),
+            _root: hold,
         });
-        if inner.config.run_worker {
-            worker::sweep_checkouts(&inner).await;
-        }
         Ok(Arena {
             inner,
             worker: None,

@@ -21,6 +21,7 @@ use crate::store::{
     WorkKind, WorkSnapshot,
 };
 use crate::worker::{Held, TaskHandler, TaskSet};
+use crate::workspace::Workspace;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -371,11 +372,12 @@ async fn act(
     }
 }
 
-/// At start: oracle checkouts a crash left behind are removed (they are
-/// never anyone's work); other live worktrees are the battles' own and are
-/// cleaned up as their contestants settle.
-pub(crate) async fn sweep_checkouts(inner: &Arc<Inner>) {
-    let workspace = inner.workspace.clone();
+/// At start, when no other process works in the root: oracle checkouts a
+/// crash left behind are removed (they are no live run's work then); other
+/// live worktrees are the battles' own and are cleaned up as their
+/// contestants settle.
+pub(crate) async fn sweep_checkouts(workspace: &Arc<dyn Workspace>) {
+    let workspace = workspace.clone();
     let _ = tokio::task::spawn_blocking(move || {
         let Ok(report) = workspace.sweep() else {
             return;
