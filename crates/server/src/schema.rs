@@ -318,16 +318,6 @@ error_type!(
 );
 
 error_type!(
-    /// 503: the server runs no arena runtime.
-    Unavailable,
-    error_schema(
-        "unavailable: this server runs no arena (battles are off).",
-        &["unavailable"],
-        json!({}),
-    )
-);
-
-error_type!(
     /// The body of `POST /api/runs`. A placeholder here: the document puts
     /// the real schema ([`raw_schemas`]) in the JSON.
     RunRequestBody,
@@ -371,16 +361,6 @@ error_type!(
         &["conflict"],
         json!({"status": {"type": "string", "description": "The step's status."}}),
     ))
-);
-
-error_type!(
-    /// 503: the server runs no flow engine.
-    EngineUnavailable,
-    error_schema(
-        "unavailable: this server runs no flow engine (flows and runs are off).",
-        &["unavailable"],
-        json!({}),
-    )
 );
 
 error_type!(

@@ -10,7 +10,7 @@
 //! `not_found_id`, 409 `conflict`).
 
 use super::Route;
-use crate::schema::{BattleInvalidInput, Conflict, NotFoundId, PayloadTooLarge, Unavailable};
+use crate::schema::{BattleInvalidInput, Conflict, NotFoundId, PayloadTooLarge};
 use crate::{ApiError, ApiJson, AppState, RawBody};
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
@@ -110,7 +110,6 @@ pub(crate) struct BattleCreated {
         (status = 201, description = "Created: its id and the battle (`running`).", body = BattleCreated),
         (status = 400, description = "invalid_input: a bad spec (every problem in `details.problems`), an unknown identity, 1 or 7 contestants, a duplicate, a project outside the project roots or not a git repository, a base that does not resolve.", body = BattleInvalidInput),
         (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn create_battle(
     State(state): State<AppState>,
@@ -156,7 +155,6 @@ pub(crate) struct BattlesQuery {
     responses(
         (status = 200, description = "One page of battles.", body = BattlePage),
         (status = 400, description = "invalid_input: a bad filter, a limit outside 1–500, a cursor that is not an earlier page's next_cursor, a project outside the project roots.", body = BattleInvalidInput),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn list_battles(
     State(state): State<AppState>,
@@ -213,7 +211,6 @@ pub(crate) struct ContestantPath {
     responses(
         (status = 200, description = "The battle.", body = BattleView),
         (status = 404, description = "not_found_id: no such battle.", body = NotFoundId),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn get_battle(
     State(state): State<AppState>,
@@ -230,7 +227,6 @@ pub(crate) async fn get_battle(
         (status = 200, description = "Stopped: the battle, `cancelled`.", body = BattleView),
         (status = 404, description = "not_found_id: no such battle.", body = NotFoundId),
         (status = 409, description = "conflict: the battle is already finished (`details.status`).", body = Conflict),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn stop_battle(
     State(state): State<AppState>,
@@ -260,7 +256,6 @@ pub(crate) struct AnalyzeRequest {
         (status = 404, description = "not_found_id: no such battle.", body = NotFoundId),
         (status = 409, description = "conflict: the battle is not completed (running, already judging, failed, cancelled).", body = Conflict),
         (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn analyze_battle(
     State(state): State<AppState>,
@@ -285,7 +280,6 @@ pub(crate) struct AnalysisText {
     responses(
         (status = 200, description = "The analysis.", body = AnalysisText),
         (status = 404, description = "not_found_id: no such battle, or its analysis is not written yet (`details.status`).", body = NotFoundId),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn get_analysis(
     State(state): State<AppState>,
@@ -323,7 +317,6 @@ pub(crate) struct WinnerRequest {
         (status = 404, description = "not_found_id: no such battle, or no such contestant in it.", body = NotFoundId),
         (status = 409, description = "conflict: the battle is not completed.", body = Conflict),
         (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn set_winner(
     State(state): State<AppState>,
@@ -349,7 +342,6 @@ pub(crate) async fn set_winner(
     responses(
         (status = 200, description = "The patch (git's unified diff, binary changes included).", content_type = "text/x-diff", body = String),
         (status = 404, description = "not_found_id: no such battle or contestant, or no patch archived yet (`details.status`).", body = NotFoundId),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn get_diff(
     State(state): State<AppState>,
@@ -396,7 +388,6 @@ pub(crate) struct CrossExamStarted {
         (status = 404, description = "not_found_id: no such battle.", body = NotFoundId),
         (status = 409, description = "conflict: the battle is not completed with its analysis.", body = Conflict),
         (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn cross_examine(
     State(state): State<AppState>,
@@ -441,7 +432,6 @@ pub(crate) struct ApplyRequest {
         (status = 404, description = "not_found_id: no such battle, or no such contestant in it.", body = NotFoundId),
         (status = 409, description = "conflict: no patch to apply: a qa battle, a contestant without an archived patch, no winner and no contestant named, or a patch that does not apply cleanly.", body = Conflict),
         (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn apply_battle(
     State(state): State<AppState>,
@@ -474,7 +464,6 @@ pub(crate) struct LeaderboardQuery {
     responses(
         (status = 200, description = "The boards.", body = Vec<Leaderboard>),
         (status = 400, description = "invalid_input: a bad filter, a project outside the project roots.", body = BattleInvalidInput),
-        (status = 503, description = "unavailable: this server runs no arena.", body = Unavailable),
     ))]
 pub(crate) async fn leaderboard(
     State(state): State<AppState>,

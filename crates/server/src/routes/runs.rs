@@ -13,9 +13,7 @@
 
 use super::battles::{bad_path, bad_query, OptionalBody};
 use super::Route;
-use crate::schema::{
-    EngineUnavailable, PayloadTooLarge, RunConflict, RunInvalidInput, RunNotFoundId,
-};
+use crate::schema::{PayloadTooLarge, RunConflict, RunInvalidInput, RunNotFoundId};
 use crate::{ApiError, ApiJson, AppState, RawBody};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -55,7 +53,6 @@ pub(crate) struct FlowList {
 #[utoipa::path(get, tag = "runs", path = "/api/flows",
     responses(
         (status = 200, description = "The registered flows.", body = FlowList),
-        (status = 503, description = "unavailable: this server runs no flow engine.", body = EngineUnavailable),
     ))]
 pub(crate) async fn list_flows(
     State(state): State<AppState>,
@@ -111,7 +108,6 @@ pub(crate) struct RunCreated {
         (status = 201, description = "Created: the run's id (the run is `running`).", body = RunCreated),
         (status = 400, description = "invalid_input, nothing created: both or neither of `flow` and `spec`, an unknown flow name (path `flow`), a spec the decoder or the compiler refuses — also a schema-valid one that breaks a rule no schema states (a dependency on an unknown step, a cycle, a duplicate id, a bad CEL expression or template, an unknown agent, a `code` step) — or an `input` that is not an object.", body = RunInvalidInput),
         (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
-        (status = 503, description = "unavailable: this server runs no flow engine.", body = EngineUnavailable),
     ))]
 pub(crate) async fn create_run(
     State(state): State<AppState>,
@@ -168,7 +164,6 @@ pub(crate) struct RunsQuery {
     responses(
         (status = 200, description = "One page of runs.", body = RunPage),
         (status = 400, description = "invalid_input: an unknown status, a limit outside 1–500, a cursor that is not an earlier page's next_cursor, an unknown parameter.", body = RunInvalidInput),
-        (status = 503, description = "unavailable: this server runs no flow engine.", body = EngineUnavailable),
     ))]
 pub(crate) async fn list_runs(
     State(state): State<AppState>,
@@ -220,7 +215,6 @@ pub(crate) struct StepPath {
     responses(
         (status = 200, description = "The run.", body = RunView),
         (status = 404, description = "not_found_id: no such run.", body = RunNotFoundId),
-        (status = 503, description = "unavailable: this server runs no flow engine.", body = EngineUnavailable),
     ))]
 pub(crate) async fn get_run(
     State(state): State<AppState>,
@@ -238,7 +232,6 @@ pub(crate) async fn get_run(
         (status = 200, description = "Cancelled: the run, `cancelled` (its steps follow as the driver stops them).", body = RunView),
         (status = 404, description = "not_found_id: no such run.", body = RunNotFoundId),
         (status = 409, description = "conflict: the run already ended.", body = RunConflict),
-        (status = 503, description = "unavailable: this server runs no flow engine.", body = EngineUnavailable),
     ))]
 pub(crate) async fn cancel_run(
     State(state): State<AppState>,
@@ -279,7 +272,6 @@ impl From<DecisionRequest> for Decision {
         (status = 404, description = "not_found_id: no such run, or no such step in it.", body = RunNotFoundId),
         (status = 409, description = "conflict: the step is not an approval waiting for a decision (`details.status`: decided already, not reached yet, or the run ended).", body = RunConflict),
         (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
-        (status = 503, description = "unavailable: this server runs no flow engine.", body = EngineUnavailable),
     ))]
 pub(crate) async fn approve_step(
     State(state): State<AppState>,
@@ -302,7 +294,6 @@ pub(crate) async fn approve_step(
         (status = 404, description = "not_found_id: no such run, or no such step in it.", body = RunNotFoundId),
         (status = 409, description = "conflict: the step is not an approval waiting for a decision (`details.status`: decided already, not reached yet, or the run ended).", body = RunConflict),
         (status = 413, description = "payload_too_large.", body = PayloadTooLarge),
-        (status = 503, description = "unavailable: this server runs no flow engine.", body = EngineUnavailable),
     ))]
 pub(crate) async fn reject_step(
     State(state): State<AppState>,
