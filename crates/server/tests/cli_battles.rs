@@ -5,6 +5,8 @@
 
 #![cfg(unix)]
 
+mod common;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -170,8 +172,15 @@ fn a_coding_battle_runs_end_to_end_and_list_show_apply_stop_work_on_it() {
         &["--json"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let view: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)));
+    // Each stored event as it comes, then the battle as it ended.
+    let (events, view) = common::json_stream(&out.stdout, "battle");
+    assert_eq!(events[0]["type"], "battle_started", "{events:#?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "battle_updated" && e["status"] == "completed"),
+        "{events:#?}"
+    );
     assert_eq!(view["status"], "completed", "{view:#}");
     let good = contestant(&view, "good");
     let wrong = contestant(&view, "wrong");
@@ -220,7 +229,10 @@ fn a_coding_battle_runs_end_to_end_and_list_show_apply_stop_work_on_it() {
     assert_eq!(running["battles"].as_array().unwrap().len(), 0);
     let id = view["id"].as_str().unwrap();
     let shown = rig.json(&["battle", "show", id, "--json"]);
-    assert_eq!(shown, view);
+    // The final line is the battle as `show` has it, tagged with its type.
+    let mut ended = view.clone();
+    ended.as_object_mut().unwrap().remove("type");
+    assert_eq!(shown, ended);
     let human = rig.coderig(&["battle", "show", id]);
     assert_eq!(human.status.code(), Some(0));
     let human = text(&human.stdout);

@@ -356,7 +356,7 @@ fn the_cli_runs_a_native_battle_and_a_native_flow() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let battle: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let (_, battle) = common::json_stream(&out.stdout, "battle");
     assert_eq!(battle["status"], "completed", "{battle:#}");
     assert_eq!(battle["winner_source"], "oracle", "{battle:#}");
     let winner = battle["winner_contestant_id"].clone();

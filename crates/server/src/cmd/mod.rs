@@ -110,3 +110,13 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, coderig::Error> {
         .build()
         .map_err(|e| coderig::Error::io(format!("cannot start the async runtime: {e}")))
 }
+
+/// Prints one JSON line on stdout, flushed: the `--json` stream of `run`
+/// and `battle run` (a write error is ignored: stdout closed early is the
+/// reader's choice; the exit code still says how the work ended).
+pub fn json_line(value: &impl serde::Serialize) {
+    if let Ok(text) = serde_json::to_string(value) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
+    }
+}

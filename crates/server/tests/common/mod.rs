@@ -223,3 +223,21 @@ pub fn assert_error(body: &Value, kind: &str) {
         "{body}"
     );
 }
+
+/// The `--json` stream of `coderig battle run` and `coderig run`: one JSON
+/// line per stored event, in sequence order, then the final view with
+/// `type` = `last_type`. Returns the events and the final view.
+pub fn json_stream(stdout: &[u8], last_type: &str) -> (Vec<Value>, Value) {
+    let text = String::from_utf8_lossy(stdout);
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}\n{text}")))
+        .collect();
+    let last = lines
+        .pop()
+        .unwrap_or_else(|| panic!("no final line: {text}"));
+    assert_eq!(last["type"], last_type, "{last:#}");
+    let seqs: Vec<u64> = lines.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    (lines, last)
+}

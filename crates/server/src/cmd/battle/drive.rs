@@ -7,9 +7,9 @@ use super::progress::Progress;
 use super::render::summary;
 use super::spec::{exclude_data_dir, prepare, Prepared};
 use super::RunArgs;
-use crate::cmd::fail;
 use crate::cmd::rig::{RigArgs, SHUTDOWN_GRACE};
 use crate::cmd::signals::Interrupts;
+use crate::cmd::{fail, json_line};
 use coderig::bus::BusEvent;
 use coderig::event::{BattleStatus, Event};
 use coderig::rig::{Rig, Subject};
@@ -89,7 +89,12 @@ async fn drive(prepared: Prepared, json: bool) -> ExitCode {
     loop {
         tokio::select! {
             next = watch.next() => match next {
-                Ok(Some(BusEvent::Stored(stored))) => progress.event(&stored.event),
+                Ok(Some(BusEvent::Stored(stored))) => {
+                    if json {
+                        json_line(&stored);
+                    }
+                    progress.event(&stored.event)
+                }
                 Ok(Some(BusEvent::Live(Event::AgentOutput(output)))) => progress.output(&output),
                 Ok(Some(BusEvent::Live(_))) => {}
                 // The watch's end: the battle is final, every contestant too.
@@ -135,26 +140,20 @@ async fn drive(prepared: Prepared, json: bool) -> ExitCode {
         Err(_) => progress.view().clone(),
     };
     progress.clear();
-    let printed = if json {
-        serde_json::to_string_pretty(&view)
-            .map(|text| format!("{text}\n"))
-            .map_err(|e| e.to_string())
-    } else {
-        Ok(summary(&view))
-    };
-    let text = match printed {
-        Ok(text) => text,
-        Err(e) => {
-            return fail(
-                WHAT,
-                &coderig::Error::internal(format!("cannot serialize the battle: {e}")),
-            )
+    if json {
+        // The last line: the battle as it ended, after its stored events.
+        let mut line = serde_json::Map::new();
+        line.insert("type".into(), "battle".into());
+        if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(&view) {
+            line.extend(fields);
         }
-    };
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
+        json_line(&serde_json::Value::Object(line));
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(summary(&view).as_bytes())
+            .and_then(|()| stdout.flush());
+    }
     match (interrupted, view.status) {
         (Some(code), _) => ExitCode::from(code),
         (None, BattleStatus::Completed) => ExitCode::SUCCESS,

@@ -121,8 +121,10 @@ struct RunArgs {
     /// Keep the contestants' worktrees after archiving their patches.
     #[arg(long)]
     keep_worktrees: bool,
-    /// Print the final battle as JSON (as `GET /api/battles/:id` answers)
-    /// instead of the summary; progress goes to stderr only on a terminal.
+    /// Print every stored event of the battle as a JSON line as it comes,
+    /// then the final battle (as `GET /api/battles/:id` answers, with
+    /// `"type": "battle"`) instead of the summary; progress goes to stderr
+    /// only on a terminal.
     #[arg(long)]
     json: bool,
 }

@@ -11,10 +11,10 @@ use super::prepare::Prepared;
 use super::progress::Progress;
 use super::render::summary;
 use super::{report_error, Approvals, WHAT};
-use crate::cmd::fail;
 use crate::cmd::rig::SHUTDOWN_GRACE;
 use crate::cmd::signals::Interrupts;
 use crate::cmd::table::now_ms;
+use crate::cmd::{fail, json_line};
 use coderig::bus::BusEvent;
 use coderig::event::{Event, RunStatus};
 use coderig::flow::engine::NewRun;
@@ -197,15 +197,5 @@ pub(super) async fn drive(prepared: Prepared, json: bool) -> ExitCode {
         (Some(code), _) => ExitCode::from(code),
         (None, RunStatus::Completed) => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
-    }
-}
-
-/// Prints one JSON line on stdout (a write error is ignored: stdout closed
-/// early is the reader's choice; the exit code still says how the run
-/// ended).
-fn json_line(value: &impl serde::Serialize) {
-    if let Ok(text) = serde_json::to_string(value) {
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
     }
 }
