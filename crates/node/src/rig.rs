@@ -20,7 +20,7 @@
 
 use crate::exit::shut_down_at_exit;
 use crate::helpers::{decode_named, js, options, Res};
-use coderig::agent::{Registry, DEFAULT_PROBE_TIMEOUT};
+use coderig::agent::{Registry, DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE};
 use coderig::rig::{resolve_project_roots, Rig as CoreRig, RigConfig, DEFAULT_DATA_DIR};
 use coderig::Error;
 use napi::bindgen_prelude::{PromiseRaw, Unknown};
@@ -91,9 +91,15 @@ impl Rig {
     pub(crate) fn open(&self) -> impl Future<Output = Result<CoreRig, Error>> + Send + 'static {
         let (settings, core) = (self.settings.clone(), self.core.clone());
         async move {
-            core.get_or_try_init(|| CoreRig::open((*settings).clone()))
-                .await
-                .cloned()
+            let rig = core
+                .get_or_try_init(|| CoreRig::open((*settings).clone()))
+                .await?;
+            if rig.is_shut_down() {
+                return Err(Error::unavailable(
+                    "this Rig is closed: open a new Rig for more battles and runs",
+                ));
+            }
+            Ok(rig.clone())
         }
     }
 
@@ -201,5 +207,40 @@ impl Rig {
         let probe = args.probe_timeout.unwrap_or(DEFAULT_PROBE_TIMEOUT);
         let registry = Arc::clone(&self.registry);
         env.spawn_future(async move { Ok(to_value(&registry.info(probe).await)) })
+    }
+
+    /// Stops what this rig runs, in the core's order: its runs' drivers
+    /// and battle tasks (left in the store, resumed by the next rig on it
+    /// through their leases), its agent turns (process groups stopped), the
+    /// event bus last — waiting at most `graceMs` (default 10 s) before the
+    /// rest is killed. Resolves when all of it ended. Later battle and run
+    /// calls reject with `UNAVAILABLE`; closing twice is a no-op. What a
+    /// rig left open is stopped when Node exits anyway.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(
+        &self,
+        env: &'env Env,
+        grace_ms: Option<f64>,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let grace = match grace_ms {
+            None => DEFAULT_SHUTDOWN_GRACE,
+            Some(ms) if ms.is_finite() && ms >= 0.0 => Duration::from_secs_f64(ms / 1000.0),
+            Some(ms) => {
+                return Err(napi::Error::new(
+                    napi::Status::InvalidArg,
+                    format!("graceMs must be a number of milliseconds >= 0, not {ms}"),
+                ))
+            }
+        };
+        let (core, registry) = (self.core.clone(), Arc::clone(&self.registry));
+        env.spawn_future(async move {
+            match core.get() {
+                Some(rig) => rig.shutdown(grace).await,
+                None => {
+                    registry.shutdown(grace).await;
+                }
+            }
+            Ok(())
+        })
     }
 }

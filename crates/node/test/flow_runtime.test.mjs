@@ -467,6 +467,27 @@ describe('cancel', () => {
   })
 })
 
+describe('close', () => {
+  test('stops what the rig runs, leaves the run in the store, and refuses more', async () => {
+    const dir = tmp()
+    const pidfile = join(dir, 'hung.pid')
+    const closing = new Rig({ dataDir: join(dir, 'data'), projectRoots: [dir] })
+    const spec = { steps: [{ id: 'hang', kind: 'command', shell: 'echo $$ > "$PIDFILE"; exec sleep 600', env: { PIDFILE: pidfile }, sandbox: { mode: 'off' } }] }
+    const run = await closing.runFlow(spec)
+    await poll(run, (v) => step(v, 'hang').status === 'running' && existsSync(pidfile) && readFileSync(pidfile, 'utf8').endsWith('\n'))
+    const pid = Number(readFileSync(pidfile, 'utf8'))
+    await closing.close()
+    await gone(pid)
+    await rejectsCode(closing.runFlow(spec), 'UNAVAILABLE')
+    await closing.close() // twice: nothing happens
+    // The next rig on the store finds the run where the closed one left it.
+    const again = new Rig({ dataDir: join(dir, 'data'), projectRoots: [dir] })
+    assert.equal((await (await again.run(run.id)).info()).status, 'running')
+    await again.close(1000)
+    assert.throws(() => again.close(-1), /graceMs/)
+  })
+})
+
 describe('specs', () => {
   test('YAML text, JSON text and a file path are specs too', async () => {
     const yaml = 'name: from-yaml\nsteps:\n  - id: hello\n    kind: command\n    argv: [echo, "{{ input.who }}"]\n'

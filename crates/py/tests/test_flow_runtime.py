@@ -611,3 +611,26 @@ def test_interpreter_exit_stops_a_running_flow_and_leaves_it_in_the_store(tmp_pa
     run_id = child.stdout.split()[1]
     view = coderig.Rig(data_dir=tmp_path / "data").run(run_id).info()
     assert view["status"] == "running"
+
+
+def test_close_stops_the_rigs_work_and_a_closed_rig_refuses_more(tmp_path):
+    # `with` closes the rig: the hung command's process group is killed and
+    # the run is left in the store for the next rig, which resumes it.
+    pid_file = tmp_path / "pid"
+    spec = {"steps": [{"id": "hang", "kind": "command", "sandbox": {"mode": "off"},
+                       "shell": f"echo $$ > {pid_file}; exec sleep 600"}]}
+    with coderig.Rig(data_dir=tmp_path / "data", project_roots=[tmp_path]) as rig:
+        run = rig.run_flow(spec)
+        until(lambda: pid_file.exists() and pid_file.read_text().strip(), bool)
+        pid = int(pid_file.read_text())
+    assert not until(lambda: alive(pid), lambda up: not up, limit=30)
+    with pytest.raises(coderig.UnavailableError, match="closed"):
+        rig.run_flow(spec)
+    rig.close()  # twice: nothing happens
+    again = coderig.Rig(data_dir=tmp_path / "data", project_roots=[tmp_path])
+    try:
+        assert again.run(run.id).info()["status"] == "running"
+    finally:
+        again.close(grace="1s")
+    with pytest.raises(coderig.InvalidInputError):
+        again.close(grace="soon")

@@ -872,6 +872,13 @@ class Rig:
     @property
     def project_roots(self) -> List[pathlib.Path]:
         """Canonical: the roots given, or [the current directory] when none were."""
+    def close(self, grace: Union[float, str, None] = None) -> None:
+        """Stops what the rig runs (runs' drivers and battle tasks, left in the store
+        for the next rig; agent turns; the bus last), waiting at most grace (seconds
+        or "10s", default 10 s). Later battle and run calls raise UnavailableError;
+        closing twice does nothing."""
+    def __enter__(self) -> "Rig": ...
+    def __exit__(self, *exc: Any) -> bool: ...
     def start_battle(self, spec: Optional[_BattleSpec] = None, **kwargs: Any) -> Battle:
         """Starts a battle (the spec as keyword arguments, one dict, or both without a
         key twice) and returns at once. Contestants are dicts {identity, model,

@@ -123,6 +123,11 @@ impl Rig {
     /// released meanwhile) and listed for the exit hook.
     fn rig(&self, py: Python<'_>) -> PyResult<CoreRig> {
         if let Some(rig) = self.rig.get() {
+            if rig.is_shut_down() {
+                return Err(to_py_err(coderig::Error::unavailable(
+                    "this Rig is closed: open a new Rig for more battles and runs",
+                )));
+            }
             return Ok(rig.clone());
         }
         let rig = call(
@@ -471,6 +476,49 @@ impl Rig {
             .start_turn(&identity, turn)
             .map_err(to_py_err)?;
         Ok(Turn::new(handle, identity, model))
+    }
+
+    /// Stops what this rig runs, in the core's order: its runs' drivers and
+    /// battle tasks (left in the store, resumed by the next rig on it
+    /// through their leases), its agent turns (process groups stopped), the
+    /// event bus last — waiting at most `grace` (seconds or `"10s"`,
+    /// default 10 s; GIL released) before the rest is killed. Later battle
+    /// and run calls raise `UnavailableError`; closing twice does nothing.
+    /// `with Rig(...) as rig:` closes it at the end of the block. What a rig
+    /// left open is stopped at interpreter exit anyway.
+    #[pyo3(signature = (grace=None))]
+    fn close(&self, py: Python<'_>, grace: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let grace = duration(grace, "grace")?.unwrap_or(DEFAULT_SHUTDOWN_GRACE);
+        let rig = self.rig.get().cloned();
+        let registry = self.registry().clone();
+        py.detach(|| {
+            runtime().block_on(async {
+                match &rig {
+                    Some(rig) => rig.shutdown(grace).await,
+                    None => {
+                        registry.shutdown(grace).await;
+                    }
+                }
+            })
+        });
+        lock(&OPENED).retain(|rig| !rig.is_shut_down());
+        Ok(())
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// Closes the rig (default grace); an exception in the block goes on.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _kind: Option<&Bound<'_, PyAny>>,
+        _value: Option<&Bound<'_, PyAny>>,
+        _traceback: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.close(py, None)?;
+        Ok(false)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
