@@ -183,3 +183,56 @@ async fn a_rig_refuses_a_bad_project_root_and_leaves_nothing_running() {
     // Nothing was created either.
     assert!(!tmp.path().join("data").exists());
 }
+
+/// A rig that claims only its own work (the CLI's `run` and `battle run`)
+/// beside another process's run on the same store: it drives its own run
+/// to the end and never claims the other's, which the next rig that
+/// claims any work then runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rig_of_its_own_work_leaves_another_processs_run_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Their run: started by a rig without workers (a server's handle).
+    let mut config = RigConfig::new(tmp.path().join("data"));
+    config.project_roots = vec![tmp.path().to_path_buf()];
+    config.run_workers = false;
+    let theirs_rig = Rig::open(config).await.unwrap();
+    let spec = FlowSpec::from_json(&json!({"steps": [
+        {"id": "a", "kind": "command", "argv": ["true"], "sandbox": {"mode": "off"}}
+    ]}))
+    .unwrap();
+    let theirs = theirs_rig
+        .engine()
+        .start_run(NewRun::spec(spec, json!({})))
+        .await
+        .unwrap();
+
+    let mut config = RigConfig::new(tmp.path().join("data"));
+    config.project_roots = vec![tmp.path().to_path_buf()];
+    config.poll = Some(Duration::from_millis(20));
+    config.only_own_work = true;
+    let mine_rig = Rig::open(config).await.unwrap();
+    let mine = mine_rig.engine().start_run(chain(3, 10)).await.unwrap();
+    let done = mine_rig
+        .wait_run(&mine, Some(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Completed);
+    // Many polls later, their driver task was never claimed.
+    let work = mine_rig.store().work(&theirs).await.unwrap();
+    assert!(
+        work.tasks.iter().all(|t| t.attempt == 0),
+        "{:?}",
+        work.tasks
+    );
+    mine_rig.shutdown(Duration::from_secs(5)).await;
+
+    // A rig that runs any work finishes theirs.
+    let any_rig = open(tmp.path()).await;
+    let view = any_rig
+        .wait_run(&theirs, Some(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    assert_eq!(view.status, RunStatus::Completed, "{view:?}");
+    any_rig.shutdown(Duration::from_secs(5)).await;
+    theirs_rig.shutdown(Duration::from_secs(5)).await;
+}

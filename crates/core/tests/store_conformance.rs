@@ -84,6 +84,7 @@ conformance!(
     judge_and_cross_exam_owners_belong_to_battles,
     add_owner_is_atomic,
     claims_filter_by_owner_kind,
+    claims_filter_by_work,
     list_works_newest_first_by_status_and_data_field,
     list_works_pages_by_keyset_while_works_are_created,
     migrating_from_0001_keeps_every_row,

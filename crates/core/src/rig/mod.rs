@@ -99,6 +99,12 @@ pub struct RigConfig {
     /// only creates, reads and changes them, and another process (a server
     /// on the same store) runs them — `coderig battle list`, say.
     pub run_workers: bool,
+    /// Claim only the tasks of the battles and runs started through this
+    /// rig, not every task of the store: a process that runs its own work
+    /// beside a server on the same store (the CLI's `battle run` and
+    /// `run`) neither takes the server's work nor runs it with its own
+    /// agents. False (the default): any task (a server, a worker pool).
+    pub only_own_work: bool,
 }
 
 impl RigConfig {
@@ -116,6 +122,7 @@ impl RigConfig {
             lease_ttl: None,
             flows: Vec::new(),
             run_workers: true,
+            only_own_work: false,
         }
     }
 }
@@ -259,6 +266,7 @@ impl Rig {
             lease_ttl,
             flows,
             run_workers,
+            only_own_work,
         } = config;
         let data_dir = std::path::absolute(&data_dir).unwrap_or(data_dir);
         let project_roots = resolve_project_roots(&project_roots)?;
@@ -288,6 +296,9 @@ impl Rig {
             engine_config.poll = poll;
             arena_config.poll = poll;
         }
+        let scope = only_own_work.then(crate::worker::WorkScope::new);
+        engine_config.scope = scope.clone();
+        arena_config.scope = scope.clone();
         if let Some(lease_ttl) = lease_ttl {
             engine_config.lease_ttl = lease_ttl;
             arena_config.lease_ttl = lease_ttl;
@@ -322,6 +333,7 @@ impl Rig {
             if let Some(lease_ttl) = lease_ttl {
                 config.lease_ttl = lease_ttl;
             }
+            config.scope = scope;
             TaskWorker::start(
                 store.clone(),
                 bus.clone(),

@@ -330,7 +330,8 @@ impl Store for SqliteStore {
         let ttl = millis(request.lease_ttl);
         let kinds = owner_kind_names(request);
         let kinds = serde_json::Value::from(kinds).to_string();
-        let (lanes, kinds) = (&lanes, &kinds);
+        let works = serde_json::Value::from(request.work_ids.clone()).to_string();
+        let (lanes, kinds, works) = (&lanes, &kinds, &works);
         write_tx!(self, |tx| {
             let mut claims = Vec::new();
             for lane in lanes {
@@ -369,6 +370,8 @@ impl Store for SqliteStore {
                          WHERE state = 'pending' AND lane = ?1 AND available_at <= {NOW} \
                              AND (json_array_length(?5) = 0 \
                                  OR owner_kind IN (SELECT value FROM json_each(?5))) \
+                             AND (json_array_length(?6) = 0 \
+                                 OR work_id IN (SELECT value FROM json_each(?6))) \
                          ORDER BY available_at, rowid LIMIT ?4) \
                      RETURNING {TASK_COLUMNS}, lease_token"
                 ))
@@ -377,6 +380,7 @@ impl Store for SqliteStore {
                 .bind(ttl)
                 .bind(n)
                 .bind(kinds)
+                .bind(works)
                 .fetch_all(&mut *tx)
                 .await?;
                 let mut picked = rows(&picked, claim_from_row)?;

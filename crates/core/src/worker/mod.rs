@@ -353,6 +353,38 @@ pub struct WorkerConfig {
     /// How often the loop looks for work when nothing wakes it (500 ms by
     /// default; at least 10 ms).
     pub poll: Duration,
+    /// `Some`: claim only the tasks of the works in this scope (none while
+    /// it is empty); `None` (the default): any task of the store.
+    pub scope: Option<WorkScope>,
+}
+
+/// The works (battles, runs) a worker may claim tasks of: the ones its own
+/// process started, so that a CLI's `battle run` or `run` beside a server
+/// on one store runs its own work and leaves the server's alone. Cheap to
+/// clone; every clone is the same set. The arena and the engine add each
+/// work they create before they create it.
+#[derive(Debug, Clone, Default)]
+pub struct WorkScope(Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>);
+
+impl WorkScope {
+    /// An empty scope: nothing is claimed until a work is added.
+    pub fn new() -> Self {
+        WorkScope::default()
+    }
+
+    /// Adds a work by id.
+    pub fn add(&self, work_id: &str) {
+        self.lock().insert(work_id.to_owned());
+    }
+
+    /// Every work in the scope, in id order.
+    pub fn ids(&self) -> Vec<String> {
+        self.lock().iter().cloned().collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<String>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl WorkerConfig {
@@ -362,6 +394,7 @@ impl WorkerConfig {
             name: default_worker_name(""),
             lease_ttl: DEFAULT_LEASE_TTL,
             poll: Duration::from_millis(500),
+            scope: None,
         }
     }
 }
@@ -555,11 +588,17 @@ async fn run_loop(w: Arc<Inner>) {
             if free == 0 {
                 continue;
             }
-            let request = ClaimRequest::new(w.config.name.clone())
+            let mut request = ClaimRequest::new(w.config.name.clone())
                 .limit(free)
                 .lease_ttl(w.config.lease_ttl)
                 .owner_kinds(h.owner_kinds())
                 .lanes(h.lanes());
+            if let Some(scope) = &w.config.scope {
+                request.work_ids = scope.ids();
+                if request.work_ids.is_empty() {
+                    continue;
+                }
+            }
             match w.store.claim(&request).await {
                 Ok(claims) => {
                     for claim in claims {

@@ -291,6 +291,46 @@ pub async fn claims_filter_by_owner_kind(h: &Harness) {
     assert!(old.owner_kinds.is_empty());
 }
 
+/// A claim for some works takes only their tasks (what a CLI beside a
+/// server claims); the other works' tasks stay for any other claimer.
+pub async fn claims_filter_by_work(h: &Harness) {
+    let store = &*h.store;
+    for id in ["mine", "theirs"] {
+        store.create_work(battle(id, 2, Lane::Cloud)).await.unwrap();
+    }
+    let claim = |works: &[&str]| {
+        let works: Vec<String> = works.iter().map(|w| w.to_string()).collect();
+        let request = ClaimRequest::new("w")
+            .lease_ttl(TTL)
+            .limit(100)
+            .work_ids(&works);
+        async move {
+            let mut ids: Vec<String> = store
+                .claim(&request)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|c| c.task.id)
+                .collect();
+            ids.sort();
+            ids
+        }
+    };
+    assert_eq!(claim(&["mine", "nowhere"]).await, ["mine-t0", "mine-t1"]);
+    assert!(claim(&["mine"]).await.is_empty(), "already taken");
+    assert_eq!(
+        claim(&[]).await,
+        ["theirs-t0", "theirs-t1"],
+        "empty = every work"
+    );
+    // Part of the request's JSON; absent = every work.
+    let old: ClaimRequest = serde_json::from_value(json!({
+        "worker": "w", "lanes": [], "limit": 1, "lease_ttl": {"secs": 30, "nanos": 0}
+    }))
+    .unwrap();
+    assert!(old.work_ids.is_empty());
+}
+
 async fn battle_with(store: &dyn Store, id: &str, data: serde_json::Value, status: &str) {
     let mut work = battle(id, 1, Lane::Cloud);
     work.data = data;

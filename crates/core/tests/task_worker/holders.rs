@@ -86,6 +86,7 @@ async fn holders_of_every_handler_learn_why_they_were_stopped() {
             name: "w".into(),
             lease_ttl: Duration::from_millis(300),
             poll: Duration::from_millis(20),
+            scope: None,
         },
         vec![runs.clone(), battles.clone()],
     );

@@ -101,6 +101,10 @@ pub struct ArenaConfig {
     /// the lanes are set and leftover worktrees swept. [`Arena::build`]
     /// leaves the worker to the caller (a shared one).
     pub run_worker: bool,
+    /// Each battle this handle starts is added here before it is created
+    /// (the scope of a worker that claims only its own process's work:
+    /// [`crate::worker::WorkScope`]).
+    pub scope: Option<crate::worker::WorkScope>,
 }
 
 impl ArenaConfig {
@@ -117,6 +121,7 @@ impl ArenaConfig {
             judge_attempts: 3,
             judge_timeout: Duration::from_secs(10 * 60),
             run_worker: true,
+            scope: None,
         }
     }
 }
@@ -242,6 +247,7 @@ impl Arena {
                 name: c.worker.clone(),
                 lease_ttl: c.lease_ttl,
                 poll: c.poll,
+                scope: c.scope.clone(),
             };
             arena.worker = Some(TaskWorker::start(store, bus, worker, vec![arena.handler()]));
         }

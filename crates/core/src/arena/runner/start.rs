@@ -258,6 +258,9 @@ pub(crate) async fn create(inner: &Inner, spec: BattleSpec) -> Result<String, Er
         prompt: spec.prompt.clone(),
         contestants: infos,
     }))?;
+    if let Some(scope) = &inner.config.scope {
+        scope.add(&id);
+    }
     inner
         .store
         .create_work(NewWork {

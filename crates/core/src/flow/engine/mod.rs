@@ -171,6 +171,10 @@ pub struct EngineConfig {
     pub run_worker: bool,
     /// Flows registered by name (`--flows DIR`).
     pub flows: Vec<FlowSpec>,
+    /// Each run this handle starts is added here before it is created
+    /// (the scope of a worker that claims only its own process's work:
+    /// [`crate::worker::WorkScope`]).
+    pub scope: Option<crate::worker::WorkScope>,
 }
 
 impl EngineConfig {
@@ -185,6 +189,7 @@ impl EngineConfig {
             max_runs: 64,
             run_worker: true,
             flows: Vec::new(),
+            scope: None,
         }
     }
 }
@@ -308,6 +313,7 @@ impl Engine {
                 name: c.worker.clone(),
                 lease_ttl: c.lease_ttl,
                 poll: c.poll,
+                scope: c.scope.clone(),
             };
             engine.worker = Some(TaskWorker::start(
                 store,
@@ -533,6 +539,9 @@ impl Engine {
             status: RunStatus::Running,
             error: None,
         }))?;
+        if let Some(scope) = &self.inner.config.scope {
+            scope.add(&run_id);
+        }
         let created = self
             .inner
             .store

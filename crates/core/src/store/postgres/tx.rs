@@ -231,6 +231,7 @@ pub(super) async fn claim_once(
              WHERE id IN (SELECT id FROM tasks \
                  WHERE state = 'pending' AND lane = $1 AND available_at <= now() \
                      AND (cardinality($5::text[]) = 0 OR owner_kind = ANY($5::text[])) \
+                     AND (cardinality($6::text[]) = 0 OR work_id = ANY($6::text[])) \
                  ORDER BY available_at, queue_seq LIMIT $4 FOR UPDATE SKIP LOCKED) \
              RETURNING {TASK_COLUMNS}, lease_token",
             ms(3)
@@ -240,6 +241,7 @@ pub(super) async fn claim_once(
         .bind(ttl)
         .bind(n)
         .bind(&kinds)
+        .bind(&request.work_ids)
         .fetch_all(&mut *tx)
         .await?;
         let mut picked = rows(&picked, claim_from_row)?;

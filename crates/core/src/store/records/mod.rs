@@ -561,6 +561,11 @@ pub struct ClaimRequest {
     /// every running task of the lane, whatever its owner's kind.
     #[serde(default)]
     pub owner_kinds: Vec<OwnerKind>,
+    /// Only tasks of these works (battles, runs); empty means every work.
+    /// A process that starts its own work beside a server on the same
+    /// store (the CLI's `battle run` and `run`) claims only that.
+    #[serde(default)]
+    pub work_ids: Vec<String>,
 }
 
 impl ClaimRequest {
@@ -572,7 +577,15 @@ impl ClaimRequest {
             limit: 1,
             lease_ttl: DEFAULT_LEASE_TTL,
             owner_kinds: Vec::new(),
+            work_ids: Vec::new(),
         }
+    }
+
+    /// The same request, only for tasks of these works (empty = every
+    /// work).
+    pub fn work_ids(mut self, ids: &[String]) -> Self {
+        self.work_ids = ids.to_vec();
+        self
     }
 
     /// The same request, only for tasks of owners of these kinds (empty =

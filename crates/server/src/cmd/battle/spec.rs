@@ -135,6 +135,9 @@ pub(super) fn prepare(args: &RunArgs, rig: &RigArgs) -> Result<Prepared, coderig
     };
     let spec = BattleSpec::from_json(&spec_json(args, &prompt, project.as_deref())?)?;
     let mut config = rig.config()?;
+    // Its own battle or run only: beside a server on the same store, the
+    // server's work stays the server's.
+    config.only_own_work = true;
     spec.validate_against(&config.agents.identities())?;
     // The project itself by default; the rig resolves them (a root that is
     // not a directory is refused there, naming it).

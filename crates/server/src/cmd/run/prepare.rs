@@ -125,6 +125,9 @@ pub(super) fn prepare(args: &Args, rig: &RigArgs) -> Result<Prepared, coderig::E
         .with_detail("path", "approve"));
     }
     let mut config = rig.config()?;
+    // Its own battle or run only: beside a server on the same store, the
+    // server's work stays the server's.
+    config.only_own_work = true;
     // The current directory by default; the rig resolves them (a root that
     // is not a directory is refused there, naming it).
     config.project_roots = args.project_roots.clone();
