@@ -10,17 +10,12 @@ mod common;
 use coderig::agent::Registry;
 use coderig::rig::RigConfig;
 use coderig_server::{AppState, Config};
+use common::calc::{calc_project, git, CALC_FIXED, REPRO, SUITE};
 use common::{assert_error, json_of, SseClient};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
-
-const CALC_BUGGY: &str = "add() { echo $(( $1 - $2 )); }\n";
-const CALC_FIXED: &str = "add() { echo $(( $1 + $2 )); }\n";
-const TEST_ADD: &str = "#!/bin/sh\n. ./calc.sh\ngot=$(add 2 3)\n\
-    if [ \"$got\" = 5 ]; then echo 'test_add ok'; else echo \"test_add FAILED: add 2 3 = $got\" >&2; exit 1; fi\n";
 
 fn agents_toml() -> String {
     format!(
@@ -41,33 +36,8 @@ scripts.examiner = [ {{ text = "I checked the evidence.\nVERDICT: fixer/good" }}
     )
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn make_project(root: &Path) -> PathBuf {
-    let project = root.join("projects").join("calc");
-    std::fs::create_dir_all(project.join("tests")).unwrap();
-    std::fs::write(project.join("calc.sh"), CALC_BUGGY).unwrap();
-    std::fs::write(project.join("tests/test_add.sh"), TEST_ADD).unwrap();
-    git(&project, &["init", "-q", "-b", "main"]);
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "buggy add"]);
-    project
+    calc_project(&root.join("projects").join("calc"))
 }
 
 /// A server with an arena over a fresh SQLite store, project root
@@ -145,7 +115,7 @@ impl World {
             "contestant_timeout": "5s",
         });
         if oracle {
-            spec["oracle"] = json!({"repro": "sh tests/test_add.sh", "suite": "for t in tests/*.sh; do sh \"$t\" || exit 1; done", "timeout": "30s"});
+            spec["oracle"] = json!({"repro": REPRO, "suite": SUITE, "timeout": "30s"});
         }
         spec
     }

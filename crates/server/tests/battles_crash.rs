@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::calc::{git, repository};
 use common::server::serve;
 use common::{get, post};
 use reqwest::StatusCode;
@@ -16,35 +17,13 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn make_project(root: &Path) -> PathBuf {
-    let project = root.join("projects").join("calc");
-    std::fs::create_dir_all(&project).unwrap();
-    std::fs::write(project.join("calc.txt"), "broken\n").unwrap();
-    git(&project, &["init", "-q", "-b", "main"]);
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "broken"]);
-    project
+    repository(
+        &root.join("projects").join("calc"),
+        &[("calc.txt", "broken\n")],
+    )
 }
 
 /// Polls `GET /api/battles/{id}` until it is finished (bounded: a broken

@@ -7,17 +7,11 @@
 
 mod common;
 
+use common::calc::{calc_project, git, CALC_BUGGY, CALC_FIXED, REPRO, SUITE};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-const CALC_BUGGY: &str = "add() { echo $(( $1 - $2 )); }\n";
-const CALC_FIXED: &str = "add() { echo $(( $1 + $2 )); }\n";
-const TEST_ADD: &str = "#!/bin/sh\n. ./calc.sh\ngot=$(add 2 3)\n\
-    if [ \"$got\" = 5 ]; then echo 'test_add ok'; else echo \"test_add FAILED: add 2 3 = $got\" >&2; exit 1; fi\n";
-const REPRO: &str = "sh tests/test_add.sh";
-const SUITE: &str = "for t in tests/*.sh; do sh \"$t\" || exit 1; done";
 
 fn rig_toml() -> String {
     format!(
@@ -36,24 +30,6 @@ scripts.j = [ {{ text = "Both tried.\nWINNER: fixer/good" }} ]
     )
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A rig: `coderig.toml`, the data dir `data/` and the project `calc/`
 /// (a git repository whose test fails), side by side.
 struct Rig {
@@ -66,13 +42,7 @@ fn rig() -> Rig {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     std::fs::write(root.join("coderig.toml"), rig_toml()).unwrap();
-    let project = root.join("calc");
-    std::fs::create_dir_all(project.join("tests")).unwrap();
-    std::fs::write(project.join("calc.sh"), CALC_BUGGY).unwrap();
-    std::fs::write(project.join("tests/test_add.sh"), TEST_ADD).unwrap();
-    git(&project, &["init", "-q", "-b", "main"]);
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "buggy add"]);
+    let project = calc_project(&root.join("calc"));
     Rig {
         _tmp: tmp,
         root,

@@ -35,30 +35,18 @@ fn answer() -> String {
     std::fs::read_to_string(bench().join(".meta/example.py")).unwrap()
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
-
 /// The bowling stub and its tests as a git repository at `dir`.
 fn make_project(dir: &Path) {
-    std::fs::create_dir_all(dir).unwrap();
-    for f in ["bowling.py", "bowling_test.py"] {
-        std::fs::copy(bench().join(f), dir.join(f)).unwrap();
-    }
-    std::fs::write(dir.join(".gitignore"), "__pycache__/\n").unwrap();
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "bowling stub"]);
+    let read = |f: &str| std::fs::read_to_string(bench().join(f)).unwrap();
+    let (stub, tests) = (read("bowling.py"), read("bowling_test.py"));
+    common::calc::repository(
+        dir,
+        &[
+            ("bowling.py", &stub),
+            ("bowling_test.py", &tests),
+            (".gitignore", "__pycache__/\n"),
+        ],
+    );
 }
 
 fn tests_pass(dir: &Path) -> bool {

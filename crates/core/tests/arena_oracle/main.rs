@@ -28,10 +28,6 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use workspace_support::*;
 
-const CALC_BUGGY: &str = "add() { echo $(( $1 - $2 )); }\n";
-const CALC_FIXED: &str = "add() { echo $(( $1 + $2 )); }\n";
-const TEST_ADD: &str = "#!/bin/sh\n. ./calc.sh\ngot=$(add 2 3)\n\
-    if [ \"$got\" = 5 ]; then echo 'test_add ok'; else echo \"test_add FAILED: add 2 3 = $got\" >&2; exit 1; fi\n";
 const RUN_ALL: &str =
     "#!/bin/sh\nstatus=0\nfor t in tests/test_*.sh; do sh \"$t\" || status=1; done\nexit $status\n";
 

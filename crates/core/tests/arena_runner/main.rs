@@ -11,6 +11,8 @@ mod common;
 
 #[path = "../procs/mod.rs"]
 mod procs;
+#[path = "../workspace_support/mod.rs"]
+mod workspace_support;
 use coderig::agent::Registry;
 use coderig::arena::lifecycle::CrossExamStatus;
 use coderig::arena::runner::{Arena, ArenaConfig, BattleFilter, BattleView};
@@ -24,11 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
-
-const CALC_BUGGY: &str = "add() { echo $(( $1 - $2 )); }\n";
-const CALC_FIXED: &str = "add() { echo $(( $1 + $2 )); }\n";
-const TEST_ADD: &str = "#!/bin/sh\n. ./calc.sh\ngot=$(add 2 3)\n\
-    if [ \"$got\" = 5 ]; then echo 'test_add ok'; else echo \"test_add FAILED: add 2 3 = $got\" >&2; exit 1; fi\n";
+use workspace_support::{calc_project, git, CALC_BUGGY, CALC_FIXED};
 
 fn agents_toml() -> String {
     format!(
@@ -62,24 +60,6 @@ scripts.examiner = [ {{ text = "I checked the evidence.\nVERDICT: fixer/good" }}
     )
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 struct World {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -90,14 +70,7 @@ struct World {
 }
 
 fn make_project(root: &Path) -> PathBuf {
-    let project = root.join("projects").join("calc");
-    std::fs::create_dir_all(project.join("tests")).unwrap();
-    std::fs::write(project.join("calc.sh"), CALC_BUGGY).unwrap();
-    std::fs::write(project.join("tests/test_add.sh"), TEST_ADD).unwrap();
-    git(&project, &["init", "-q", "-b", "main"]);
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "buggy add"]);
-    project
+    calc_project(&root.join("projects").join("calc"))
 }
 
 fn config(data: &Path, root: &Path) -> ArenaConfig {

@@ -106,6 +106,26 @@ pub fn init_repo(dir: &Path) {
     commit_all(dir, "initial");
 }
 
+/// `add` as the calc project has it: it subtracts.
+pub const CALC_BUGGY: &str = "add() { echo $(( $1 - $2 )); }\n";
+/// `add` fixed.
+pub const CALC_FIXED: &str = "add() { echo $(( $1 + $2 )); }\n";
+/// The calc project's test, failing until `add` is fixed.
+pub const TEST_ADD: &str = "#!/bin/sh\n. ./calc.sh\ngot=$(add 2 3)\n\
+    if [ \"$got\" = 5 ]; then echo 'test_add ok'; else echo \"test_add FAILED: add 2 3 = $got\" >&2; exit 1; fi\n";
+
+/// The calc project: a new repository at `project` (branch `main`) whose
+/// one commit has `calc.sh` and its failing `tests/test_add.sh` — the
+/// git repository with a failing test that battles are fought over.
+pub fn calc_project(project: &Path) -> PathBuf {
+    std::fs::create_dir_all(project).unwrap();
+    git(project, &["init", "-q", "-b", "main"]);
+    write(project, "calc.sh", CALC_BUGGY);
+    write(project, "tests/test_add.sh", TEST_ADD);
+    commit_all(project, "buggy add");
+    project.to_path_buf()
+}
+
 /// `git add -A && git commit`.
 pub fn commit_all(dir: &Path, message: &str) {
     git(dir, &["add", "-A"]);

@@ -1,6 +1,7 @@
 //! Helpers shared by the HTTP end-to-end test files.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod calc;
 pub mod schema;
 pub mod server;
 
