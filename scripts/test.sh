@@ -118,10 +118,22 @@ cargo fmt --all --check
 # build. (The two cdylib faces are built by maturin and napi with their own
 # feature sets: one rebuild of the core each, in the dev profile.)
 RUST_ALL=(--workspace --all-features)
+# The host triple, given explicitly: napi always builds with `--target`,
+# which cargo keeps apart (target/<triple>/) from a build without one, so
+# the Node addon reused nothing and rebuilt every dependency. With the
+# triple set for every build here they share one directory of artifacts.
+export CARGO_BUILD_TARGET
+CARGO_BUILD_TARGET=$(rustc -vV | sed -n 's/^host: //p')
+# A clean build gains nothing from incremental compilation's bookkeeping.
+export CARGO_INCREMENTAL=0
 TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 
 stage "Build every target (workspace, every feature, dev profile: tests, examples, benches, binaries)"
 cargo build "${RUST_ALL[@]}" --all-targets
+BIN_DIR="$TARGET_DIR/$CARGO_BUILD_TARGET/debug"
+# The scripted model server the Python and Node tests start: this build's,
+# so no test runs cargo (and waits on its lock while the background builds).
+export CODERIG_SCRIPTED_MODEL="$BIN_DIR/coderig-scripted-model"
 if ! command -v cargo-nextest >/dev/null 2>&1; then
     echo "cargo-nextest is not installed: installing it (cargo install --locked cargo-nextest)"
     cargo install --locked cargo-nextest
@@ -177,11 +189,12 @@ background_chain() {
             | awk "{print \$1}" | grep -xE "tokio|sqlx|sqlx-core|git2|reqwest|hyper" | sort -u || true)
         if [[ -n "$forbidden" ]]; then echo "the pure core pulls in: $forbidden" >&2; exit 1; fi
         echo "pure core: no tokio, sqlx, git2, reqwest or hyper in its dependency tree"'
-    # The workspace'"'"'s target/ and its dev debuginfo: the dependencies the
+    # The workspace's target/ and its dev debuginfo (Cargo.toml): the dependencies the
     # fuzz targets share with the workspace are not built twice. A plain
     # build links every libFuzzer target; fuzzing is `cargo fuzz run`.
     background_step fuzz "Fuzz targets build (fuzz/, cargo-fuzz layout)" \
-        env CARGO_PROFILE_DEV_DEBUG=line-tables-only cargo build --manifest-path fuzz/Cargo.toml --target-dir "$TARGET_DIR"
+        env CARGO_PROFILE_DEV_DEBUG=line-tables-only cargo build --manifest-path fuzz/Cargo.toml --target-dir "$TARGET_DIR" \
+            --config 'profile.dev.package."*".debug=false'
 }
 (
     # Niced: the tests in front keep their CPU when they need it.
@@ -378,7 +391,7 @@ if [[ -z "$examples" ]]; then
 else
     while read -r example; do
         echo "--- $example"
-        "$TARGET_DIR/debug/examples/$example"
+        "$BIN_DIR/examples/$example"
     done <<<"$examples"
 fi
 
@@ -428,7 +441,7 @@ git -C "$FUZZ_PROJECT" -c user.name=fuzz -c user.email=fuzz@example.com commit -
 export CODERIG_FUZZ_PROJECT="$FUZZ_PROJECT"
 # With a bearer token, which schemathesis.toml sends (and `ignored_auth` leaves out).
 export CODERIG_FUZZ_TOKEN="fuzz-$$-$RANDOM"
-env -u DATABASE_URL "$TARGET_DIR/debug/coderig" serve --host 127.0.0.1 --port 0 --token "$CODERIG_FUZZ_TOKEN" \
+env -u DATABASE_URL "$BIN_DIR/coderig" serve --host 127.0.0.1 --port 0 --token "$CODERIG_FUZZ_TOKEN" \
     --data-dir "$SERVER_DATA/data" --project-root "$SERVER_DATA/projects" \
     --config crates/server/tests/schemathesis/coderig.toml \
     --flows crates/server/tests/schemathesis/flows >"$SERVER_LOG" 2>&1 &
@@ -509,7 +522,7 @@ stage "Faces agree (one run through HTTP+SSE, the CLI, Python and Node)"
 # The same flow run in every face, each on its own real store: the same
 # events in the same order with the same end; a cancelled run shows every
 # step final in the first read after the cancel and in every stream.
-"$VENV/bin/python" tests/faces/agree.py "$TARGET_DIR"
+"$VENV/bin/python" tests/faces/agree.py "$BIN_DIR"
 
 stage "Python and Node examples (examples/*.py, examples/*.mjs)"
 shopt -s nullglob

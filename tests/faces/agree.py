@@ -15,8 +15,9 @@ first step sleeps: every face's stream has each step's `cancelled` update
 before the run's, and the first read after the cancel returned (HTTP and
 Python) shows no live step. Real processes, real HTTP on loopback, no mock.
 
-Usage: python tests/faces/agree.py TARGET_DIR  (the cargo target dir with
-debug/coderig; the Python module importable; crates/node built).
+Usage: python tests/faces/agree.py BIN_DIR  (the cargo build's directory
+of binaries, holding `coderig`; the Python module importable; crates/node
+built).
 """
 
 import json
@@ -273,8 +274,7 @@ def scenario(binary, spec, cancel):
 
 
 def main():
-    target = sys.argv[1]
-    binary = os.path.abspath(os.path.join(target, "debug", "coderig"))
+    binary = os.path.abspath(os.path.join(sys.argv[1], "coderig"))
     done = scenario(binary, FLOW, cancel=False)
     print(f"faces agree on a finished run: {len(done)} events, ending {done[-1][:3]}")
     cancelled = scenario(binary, SLOW, cancel=True)

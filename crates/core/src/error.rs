@@ -1,6 +1,6 @@
 //! The one error taxonomy of every face.
 //!
-//! Each capability keeps its own typed error ([`crate::edit::EditError`],
+//! Each capability keeps its own typed error ([`crate::edit::error::EditError`],
 //! [`crate::flow::FlowError`], [`crate::arena::ArenaError`],
 //! [`ParseNameError`]); every one of them converts into the
 //! face-neutral [`Error`]: a stable [`ErrorKind`] (snake_case `kind`,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -66,4 +67,16 @@ export async function rejectsCode(promise, code, expect = {}) {
     return throwsCode(() => { throw error }, code, expect)
   }
   throw new Error(`expected a rejection with code ${code}, got ${JSON.stringify(outcome)}`)
+}
+
+/**
+ * The project's scripted model server: $CODERIG_SCRIPTED_MODEL (what
+ * scripts/test.sh built, so no test waits on cargo), else built here.
+ */
+export function scriptedModelBinary() {
+  if (process.env.CODERIG_SCRIPTED_MODEL) return process.env.CODERIG_SCRIPTED_MODEL
+  const root = dirname(vectorsDir())
+  execFileSync('cargo', ['build', '--quiet', '-p', 'coderig-scripted-model'], { cwd: root, stdio: 'inherit' })
+  const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: root, encoding: 'utf8' }))
+  return join(metadata.target_directory, 'debug', 'coderig-scripted-model')
 }

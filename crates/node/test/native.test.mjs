@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
+import { scriptedModelBinary } from './helpers.mjs'
 
 // The native agent from Node with no Node-specific code: rig.runTurn and
 // rig.startBattle with kind = "native" agents against the project's
@@ -76,9 +77,7 @@ describe('the native agent through the Node face', () => {
       writeFileSync(path, JSON.stringify(script))
       args.push('--script', `${name}=${path}`)
     }
-    execFileSync('cargo', ['build', '--quiet', '-p', 'coderig-scripted-model'], { cwd: ROOT, stdio: 'inherit' })
-    const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: ROOT, encoding: 'utf8' }))
-    server = spawn(join(metadata.target_directory, 'debug', 'coderig-scripted-model'), args, { stdio: ['ignore', 'pipe', 'inherit'] })
+    server = spawn(scriptedModelBinary(), args, { stdio: ['ignore', 'pipe', 'inherit'] })
     for await (const line of createInterface({ input: server.stdout })) {
       const m = line.match(/^listening on (http:\/\/\S+)$/)
       if (m) {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
-import { rejectsCode } from './helpers.mjs'
+import { rejectsCode, scriptedModelBinary } from './helpers.mjs'
 
 // A kind = "openai" agent (the addon is built with the core's `http`
 // feature) over real HTTP on loopback, against the workspace's scripted
@@ -18,9 +18,7 @@ let baseUrl
 
 before(async () => {
   // Built as the other workspace binaries are (reusing target/).
-  execFileSync('cargo', ['build', '--quiet', '-p', 'coderig-scripted-model'], { cwd: ROOT, stdio: 'inherit' })
-  const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: ROOT, encoding: 'utf8' }))
-  server = spawn(join(metadata.target_directory, 'debug', 'coderig-scripted-model'), ['--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  server = spawn(scriptedModelBinary(), ['--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
   for await (const line of createInterface({ input: server.stdout })) {
     const m = line.match(/^listening on (http:\/\/\S+)$/)
     if (m) {

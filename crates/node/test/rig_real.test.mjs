@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
+import { scriptedModelBinary } from './helpers.mjs'
 
 // rig.runTurn with the real pinned codex CLI (scripts/install-agents.sh;
 // CODERIG_AGENT_BIN names its .bin dir) against the project's scripted
@@ -67,9 +68,7 @@ function freshRepo(name) {
 describe('a real codex CLI through rig.runTurn', { skip: !BIN && 'CODERIG_AGENT_BIN is not set (see scripts/install-agents.sh)' }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'coderig-real-'))
-    execFileSync('cargo', ['build', '--quiet', '-p', 'coderig-scripted-model'], { cwd: ROOT, stdio: 'inherit' })
-    const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: ROOT, encoding: 'utf8' }))
-    server = spawn(join(metadata.target_directory, 'debug', 'coderig-scripted-model'), ['--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    server = spawn(scriptedModelBinary(), ['--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
     for await (const line of createInterface({ input: server.stdout })) {
       const m = line.match(/^listening on (http:\/\/\S+)$/)
       if (m) {

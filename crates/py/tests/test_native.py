@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import scripted_model_binary
 
 import coderig
 
@@ -47,10 +48,7 @@ def model_server(tmp_path_factory):
         path = dir / f"{name}.json"
         path.write_text(json.dumps(script))
         args += ["--script", f"{name}={path}"]
-    subprocess.run(["cargo", "build", "--quiet", "-p", "coderig-scripted-model"], cwd=ROOT, check=True)
-    meta = json.loads(subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"],
-                                     cwd=ROOT, check=True, capture_output=True, text=True).stdout)
-    binary = Path(meta["target_directory"]) / "debug" / "coderig-scripted-model"
+    binary = scripted_model_binary()
     proc = subprocess.Popen([str(binary), "--port", "0", *args], stdout=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True)
     try:

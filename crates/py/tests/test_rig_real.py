@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import scripted_model_binary
 
 import coderig
 
@@ -29,10 +30,7 @@ if not BIN:
 
 @pytest.fixture(scope="module")
 def model_server():
-    subprocess.run(["cargo", "build", "--quiet", "-p", "coderig-scripted-model"], cwd=ROOT, check=True)
-    meta = json.loads(subprocess.run(["cargo", "metadata", "--format-version", "1", "--no-deps"],
-                                     cwd=ROOT, check=True, capture_output=True, text=True).stdout)
-    binary = Path(meta["target_directory"]) / "debug" / "coderig-scripted-model"
+    binary = scripted_model_binary()
     proc = subprocess.Popen([str(binary), "--port", "0"], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     try:
         line = proc.stdout.readline()
