@@ -126,6 +126,11 @@ export CARGO_BUILD_TARGET
 CARGO_BUILD_TARGET=$(rustc -vV | sed -n 's/^host: //p')
 # A clean build gains nothing from incremental compilation's bookkeeping.
 export CARGO_INCREMENTAL=0
+# pyo3 configured as maturin configures it (no libpython linked): the
+# workspace build's coderig-py is then the Python extension itself, and
+# maturin's separate build with its own feature set (every dependency
+# rebuilt) is not needed to test it.
+export PYO3_BUILD_EXTENSION_MODULE=1
 TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | "$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 
 stage "Build every target (workspace, every feature, dev profile: tests, examples, benches, binaries)"
@@ -166,17 +171,21 @@ background_step() {
         return 1
     fi
 }
-BG_STEPS=(python node doc clippy rustdoc pure fuzz)
+BG_STEPS=(node sdist doc clippy rustdoc pure fuzz)
 background_chain() {
     set -e
-    background_step python "Python module (maturin develop into .venv: the pyproject's build, dev profile)" \
-        env VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$VENV/bin/maturin" develop --manifest-path crates/py/Cargo.toml
+    # napi's cargo build with the workspace's selection and features: it
+    # reuses the build above and compiles only the addon (and its types).
     background_step node "Node addon (npm ci, napi build, dev profile)" bash -c '
         cd crates/node
         if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
             npm ci --no-audit --no-fund
         fi
-        npx napi build --platform'
+        npx napi build --platform -- --workspace --all-features --all-targets'
+    # What `pip install ./crates/py` reads besides the Rust build:
+    # pyproject.toml, the python/ sources, the Cargo metadata.
+    background_step sdist "Python package (maturin sdist of crates/py)" \
+        "$VENV/bin/maturin" sdist --manifest-path crates/py/Cargo.toml --out "$RUN_META/sdist"
     background_step doc "Doc tests (cargo test --doc)" cargo test "${RUST_ALL[@]}" --doc
     background_step clippy "cargo clippy (all targets, all features, -D warnings)" \
         cargo clippy --workspace --all-targets --all-features -- -D warnings
@@ -395,8 +404,15 @@ else
     done <<<"$examples"
 fi
 
-stage "Python module (built in the background)"
-await_background python
+stage "Python module (the workspace build's extension, installed into .venv)"
+# What `maturin develop` does for this mixed project, without its rebuild:
+# the extension beside the Python sources, and those on the venv's path.
+"$VENV/bin/python" -m pip uninstall --quiet --yes coderig >/dev/null 2>&1 || true
+cp "$BIN_DIR/libcoderig_py.so" crates/py/python/coderig/_native.abi3.so
+"$VENV/bin/python" - "$ROOT/crates/py/python" <<'PY'
+import pathlib, sys, sysconfig
+pathlib.Path(sysconfig.get_paths()["purelib"], "coderig.pth").write_text(sys.argv[1] + "\n")
+PY
 "$VENV/bin/python" -c 'import coderig; print("coderig", coderig.__version__, "from", coderig.__file__)'
 
 stage "pytest"
