@@ -243,21 +243,13 @@ pub async fn claims_filter_by_owner_kind(h: &Harness) {
         .await
         .unwrap();
     let claim = |kinds: &[OwnerKind]| {
-        let request = ClaimRequest::new("w")
-            .lease_ttl(TTL)
-            .limit(100)
-            .owner_kinds(kinds);
-        async move {
-            let mut ids: Vec<String> = store
-                .claim(&request)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|c| c.task.id)
-                .collect();
-            ids.sort();
-            ids
-        }
+        claimed(
+            store,
+            ClaimRequest::new("w")
+                .lease_ttl(TTL)
+                .limit(100)
+                .owner_kinds(kinds),
+        )
     };
     assert_eq!(
         claim(&[OwnerKind::Judge, OwnerKind::CrossExam]).await,
@@ -291,6 +283,19 @@ pub async fn claims_filter_by_owner_kind(h: &Harness) {
     assert!(old.owner_kinds.is_empty());
 }
 
+/// The ids of the tasks `request` claims, sorted.
+async fn claimed(store: &dyn Store, request: ClaimRequest) -> Vec<String> {
+    let mut ids: Vec<String> = store
+        .claim(&request)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.task.id)
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// A claim for some works takes only their tasks (what a CLI beside a
 /// server claims); the other works' tasks stay for any other claimer.
 pub async fn claims_filter_by_work(h: &Harness) {
@@ -300,21 +305,13 @@ pub async fn claims_filter_by_work(h: &Harness) {
     }
     let claim = |works: &[&str]| {
         let works: Vec<String> = works.iter().map(|w| w.to_string()).collect();
-        let request = ClaimRequest::new("w")
-            .lease_ttl(TTL)
-            .limit(100)
-            .work_ids(&works);
-        async move {
-            let mut ids: Vec<String> = store
-                .claim(&request)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|c| c.task.id)
-                .collect();
-            ids.sort();
-            ids
-        }
+        claimed(
+            store,
+            ClaimRequest::new("w")
+                .lease_ttl(TTL)
+                .limit(100)
+                .work_ids(&works),
+        )
     };
     assert_eq!(claim(&["mine", "nowhere"]).await, ["mine-t0", "mine-t1"]);
     assert!(claim(&["mine"]).await.is_empty(), "already taken");
