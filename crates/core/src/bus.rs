@@ -5,9 +5,12 @@
 //! # How it works
 //!
 //! One **tailer** task per [`EventBus`] reads `Store::events_after` from the
-//! last seq it saw, whenever [`EventBus::notify`] says a write committed and
-//! at least every [`BusOptions::poll`] (so events that *other* servers
-//! commit to a shared PostgreSQL arrive too), and broadcasts each event as
+//! last seq it saw, whenever [`EventBus::notify`] says a write committed,
+//! whenever the store's commit feed says another handle committed
+//! ([`Store::watch_commits`]: PostgreSQL's `LISTEN`, so events that *other*
+//! servers commit to a shared database arrive within milliseconds), and at
+//! least every [`BusOptions::poll`] without a feed or every
+//! [`BusOptions::backstop`] with one; and it broadcasts each event as
 //! [`BusEvent::Stored`], in seq order, each once. It starts after the
 //! store's newest seq at start: the bus keeps no history — a subscriber that
 //! needs the past replays it from the store ([`EventSubscription::replay`]).
@@ -36,11 +39,12 @@
 
 use crate::error::Error;
 use crate::event::{decide_replay, merge_replay, Event, ReplayDecision, SseId, StoredEvent};
-use crate::store::{EventRecord, Store};
+use crate::store::{CommitFeed, EventRecord, Store};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, watch, Notify};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// How many events one store read takes (the tailer's and the replays' page).
@@ -59,8 +63,13 @@ pub enum BusEvent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BusOptions {
     /// The longest the tailer waits between two reads of the store when
-    /// nobody calls [`EventBus::notify`] (events other servers commit).
+    /// nobody calls [`EventBus::notify`] and the store has no commit feed
+    /// (SQLite: another process's commits).
     pub poll: Duration,
+    /// The same when the store's commit feed is live (PostgreSQL
+    /// `LISTEN`): a backstop only, for a notification lost in a way the
+    /// feed did not notice.
+    pub backstop: Duration,
     /// The broadcast channel's capacity: how far a subscriber may fall
     /// behind before it recovers from the store (stored events) or loses
     /// them (live events).
@@ -68,10 +77,11 @@ pub struct BusOptions {
 }
 
 impl Default for BusOptions {
-    /// `poll` 250 ms, `capacity` 4096.
+    /// `poll` 250 ms, `backstop` 5 s, `capacity` 4096.
     fn default() -> Self {
         BusOptions {
             poll: Duration::from_millis(250),
+            backstop: Duration::from_secs(5),
             capacity: 4096,
         }
     }
@@ -89,7 +99,10 @@ struct Shared {
     tx: broadcast::Sender<BusEvent>,
     /// The seq the tailer started after, once it read it.
     start: watch::Receiver<Option<u64>>,
-    wake: Notify,
+    /// How the tailer learns of other handles' commits, once it asked the
+    /// store.
+    feed: watch::Receiver<Option<CommitFeed>>,
+    wake: Arc<Notify>,
     stop: CancellationToken,
 }
 
@@ -116,17 +129,22 @@ impl EventBus {
     pub fn start_with(store: Arc<dyn Store>, options: BusOptions) -> Arc<EventBus> {
         let (tx, _) = broadcast::channel(options.capacity.max(1));
         let (start_tx, start) = watch::channel(None);
+        let (feed_tx, feed) = watch::channel(None);
         let shared = Arc::new(Shared {
             epoch: store.epoch().to_owned(),
             store,
             tail: Mutex::new(None),
             tx,
             start,
-            wake: Notify::new(),
+            feed,
+            wake: Arc::new(Notify::new()),
             stop: CancellationToken::new(),
         });
-        let poll = options.poll.max(Duration::from_millis(1));
-        tokio::spawn(tail(shared.clone(), start_tx, poll));
+        let polls = Polls {
+            without_feed: options.poll.max(Duration::from_millis(1)),
+            with_feed: options.backstop.max(Duration::from_millis(1)),
+        };
+        tokio::spawn(tail(shared.clone(), start_tx, feed_tx, polls));
         Arc::new(EventBus { shared })
     }
 
@@ -143,6 +161,24 @@ impl EventBus {
         tokio::select! {
             () = stop.cancelled() => None,
             started = start.wait_for(Option::is_some) => started.ok().and_then(|s| *s),
+        }
+    }
+
+    /// How the tailer learns of other handles' commits
+    /// ([`Store::watch_commits`]); waits until it has asked the store (right
+    /// after [`EventBus::started`]). `None` when the bus was shut down
+    /// first. A server says this at start, so an operator behind a pooler
+    /// that drops `LISTEN` knows its buses poll.
+    pub async fn commit_feed(&self) -> Option<CommitFeed> {
+        let mut feed = self.shared.feed.clone();
+        let stop = self.shared.stop.clone();
+        if stop.is_cancelled() {
+            return None;
+        }
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => None,
+            feed = feed.wait_for(Option::is_some) => feed.ok().and_then(|f| f.clone()),
         }
     }
 
@@ -173,6 +209,7 @@ impl EventBus {
             delivered: position,
             pending: VecDeque::new(),
             catch_up: None,
+            reading: None,
         }
     }
 
@@ -228,10 +265,24 @@ fn as_i64(seq: u64) -> i64 {
     i64::try_from(seq).unwrap_or(i64::MAX)
 }
 
-/// The tailer: find where the log ends, then read and broadcast whatever
-/// follows, on every wake-up and poll, until stopped.
-async fn tail(shared: Arc<Shared>, start: watch::Sender<Option<u64>>, poll: Duration) {
+/// The tailer's longest waits between two reads of the store.
+#[derive(Debug, Clone, Copy)]
+struct Polls {
+    without_feed: Duration,
+    with_feed: Duration,
+}
+
+/// The tailer: find where the log ends, open the store's commit feed, then
+/// read and broadcast whatever follows, on every wake-up and poll, until
+/// stopped.
+async fn tail(
+    shared: Arc<Shared>,
+    start: watch::Sender<Option<u64>>,
+    feed: watch::Sender<Option<CommitFeed>>,
+    polls: Polls,
+) {
     let stop = shared.stop.clone();
+    let poll = polls.without_feed;
     let mut after = loop {
         match shared.store.event_window().await {
             Ok(window) => break window.newest,
@@ -244,6 +295,15 @@ async fn tail(shared: Arc<Shared>, start: watch::Sender<Option<u64>>, poll: Dura
     };
     *lock(&shared.tail) = Some(after);
     let _ = start.send(Some(after));
+    let commits = shared
+        .store
+        .watch_commits(shared.wake.clone(), stop.clone())
+        .await;
+    let poll = match commits {
+        CommitFeed::Listening => polls.with_feed,
+        CommitFeed::Polling { .. } => polls.without_feed,
+    };
+    let _ = feed.send(Some(commits));
     loop {
         // Read until the log is exhausted, then wait.
         loop {
@@ -292,6 +352,12 @@ pub struct EventSubscription {
     pending: VecDeque<BusEvent>,
     /// After a lag: the seq to re-read the store from.
     catch_up: Option<u64>,
+    /// That re-read, in flight on a task of its own: `next()` is awaited
+    /// inside `select!`s that drop it, and a store read dropped halfway
+    /// can leave its connection inside a half-begun transaction (sqlx
+    /// 0.8's `begin` is not cancel-safe on PostgreSQL). The task always
+    /// finishes its read; the next `next()` picks the answer up.
+    reading: Option<JoinHandle<Result<Vec<EventRecord>, Error>>>,
 }
 
 impl std::fmt::Debug for EventSubscription {
@@ -339,8 +405,18 @@ impl EventSubscription {
                 return Some(event);
             }
             if let Some(from) = self.catch_up {
-                match self.shared.store.events_after(as_i64(from), PAGE).await {
-                    Ok(records) => {
+                let store = &self.shared.store;
+                let reading = self.reading.get_or_insert_with(|| {
+                    let store = store.clone();
+                    tokio::spawn(async move { store.events_after(as_i64(from), PAGE).await })
+                });
+                let read = tokio::select! {
+                    () = stop.cancelled() => return None,
+                    read = reading => read,
+                };
+                self.reading = None;
+                match read {
+                    Ok(Ok(records)) => {
                         let full = records.len() == PAGE as usize;
                         let (events, last) = decode(&records, &self.shared.epoch);
                         self.pending
@@ -349,7 +425,7 @@ impl EventSubscription {
                     }
                     // Keep the place and try again shortly: the store is
                     // the only copy of what the broadcast dropped.
-                    Err(_) => tokio::select! {
+                    Ok(Err(_)) | Err(_) => tokio::select! {
                         () = stop.cancelled() => return None,
                         () = tokio::time::sleep(Duration::from_millis(100)) => {}
                     },

@@ -125,6 +125,9 @@ impl Store for CountingStore {
     ) -> Result<(), Error> {
         self.inner.set_lane_capacity(lane, capacity).await
     }
+    async fn compact(&self, retain: std::time::Duration) -> Result<Compacted, Error> {
+        self.inner.compact(retain).await
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

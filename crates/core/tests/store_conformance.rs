@@ -20,12 +20,15 @@ mod finish;
 mod leases;
 #[path = "store_conformance/migration.rs"]
 mod migration;
+#[path = "store_conformance/retention.rs"]
+mod retention;
 use arena::*;
 use changes::*;
 use events::*;
 use finish::*;
 use leases::*;
 use migration::*;
+use retention::*;
 
 use coderig::arena::Lane;
 use coderig::store::*;
@@ -99,6 +102,9 @@ conformance!(
     finish_work_without_cancel_tasks_leaves_the_tasks,
     finish_work_rolls_back_on_any_refusal,
     finish_work_races_the_holder_and_wins_once,
+    compact_deletes_old_final_works_with_everything_of_them,
+    compact_keeps_the_newest_event,
+    compact_refuses_a_retention_under_a_minute,
 );
 
 pub(crate) const TTL: Duration = Duration::from_secs(30);

@@ -290,6 +290,93 @@ pub trait Store: Send + Sync {
         lane: crate::task::Lane,
         capacity: Option<u32>,
     ) -> Result<(), Error>;
+
+    /// Deletes what is older than `retain` (measured by the database's
+    /// clock), in one transaction, and counts it:
+    ///
+    /// - every battle or run that is final (`completed`, `failed`,
+    ///   `cancelled`), was last updated before the cutoff and has no task
+    ///   left to do (none `pending`, `running` or `blocked`: a late
+    ///   cross-examination keeps its battle), with its contestants or
+    ///   steps, its tasks and its events;
+    /// - every other event created before the cutoff.
+    ///
+    /// The newest event of the log always stays, so seqs never go back. The
+    /// log's oldest retained seq moves up, and an SSE client resuming below
+    /// it gets `gap` (or a `reset` for another epoch) as for any compacted
+    /// log ([`crate::event::decide_replay`]). Live works keep their rows and
+    /// tasks; files outside the database (a battle's results folder, a
+    /// run's artifacts) are not touched. `retain` must be at least a minute
+    /// (`invalid_input`: a smaller one is nearly always a unit mistake).
+    async fn compact(&self, retain: std::time::Duration) -> Result<Compacted, Error>;
+
+    /// Starts telling `wake` of commits that appended events — by any
+    /// handle on the same database, other processes included — until
+    /// `stop`, and says how ([`CommitFeed`]). `wake` is also notified after
+    /// the feed reconnects (notifications sent while it was away are lost,
+    /// so the reader must look for itself), and spuriously at times; it is
+    /// never the only way to learn of a commit — a reader still polls, as a
+    /// backstop.
+    ///
+    /// PostgreSQL `LISTEN`s to the schema's channel (one notification per
+    /// write transaction, sent by a trigger at commit); it answers
+    /// [`CommitFeed::Polling`] when the database cannot deliver one (a
+    /// transaction-mode pooler such as PgBouncer drops `LISTEN`: a probe
+    /// notification must arrive first). The default — SQLite's — has no
+    /// feed: another process's commits are seen at the reader's poll.
+    async fn watch_commits(
+        &self,
+        wake: std::sync::Arc<tokio::sync::Notify>,
+        stop: tokio_util::sync::CancellationToken,
+    ) -> CommitFeed {
+        let _ = (wake, stop);
+        CommitFeed::Polling {
+            reason: format!("the {} store has no commit notifications", self.backend()),
+        }
+    }
+}
+
+/// What [`Store::compact`] deleted.
+#[cfg(feature = "runtime")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Compacted {
+    /// Battles and runs, with their contestants or steps.
+    pub works: u64,
+    /// Their tasks.
+    pub tasks: u64,
+    /// Events: the deleted works' and every other one older than the
+    /// cutoff (never the log's newest).
+    pub events: u64,
+}
+
+/// The smallest `retain` [`Store::compact`] accepts.
+pub const MIN_RETAIN: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `invalid_input` for a `retain` under [`MIN_RETAIN`], naming the field.
+pub fn check_retain(retain: std::time::Duration) -> Result<(), Error> {
+    if retain < MIN_RETAIN {
+        return Err(Error::invalid_input(format!(
+            "retain {retain:?} is under a minute: compaction keeps what is younger than \
+             `retain` (write it with a unit, e.g. \"30d\" or \"12h\")"
+        ))
+        .with_detail("path", "retain"));
+    }
+    Ok(())
+}
+
+/// How a reader of the event log learns of other handles' commits
+/// ([`Store::watch_commits`]).
+#[cfg(feature = "runtime")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitFeed {
+    /// Woken by the database at each commit (PostgreSQL `LISTEN`); a poll
+    /// stays only as a slow backstop.
+    Listening,
+    /// No feed: commits of other handles are seen at the reader's poll.
+    Polling {
+        /// Why, in words for an operator.
+        reason: String,
+    },
 }
 
 /// Opens the store a server is configured with: PostgreSQL when `db` is a

@@ -67,6 +67,12 @@ pub struct PostgresOptions {
     /// `None` for the connection's default search path (usually `public`).
     /// Lowercase letters, digits and `_` only.
     pub schema: Option<String>,
+    /// Whether this handle's commits notify listeners (default true): every
+    /// write transaction that appends events sends one payload-free
+    /// `NOTIFY` at commit, and other handles' buses wake at once instead of
+    /// at their poll. `false` sets `coderig.notify = off` on the handle's
+    /// sessions (the benchmark's baseline).
+    pub notify: bool,
 }
 
 impl Default for PostgresOptions {
@@ -75,6 +81,7 @@ impl Default for PostgresOptions {
             max_connections: 10,
             acquire_timeout: Duration::from_secs(30),
             schema: None,
+            notify: true,
         }
     }
 }
@@ -85,6 +92,8 @@ pub struct PostgresStore {
     pool: PgPool,
     epoch: String,
     event_lock: i32,
+    /// The `LISTEN` channel of the store's schema (see [`listen`]).
+    channel: String,
     /// Per lane (in `Lane::ALL` order): was it capped at the last claim?
     capped: Arc<[AtomicBool]>,
 }
@@ -95,16 +104,17 @@ pub struct PostgresStore {
 ///
 /// 25006: sqlx 0.8.6 is not cancel-safe in `begin` on PostgreSQL
 /// (transact-rs/sqlx#4393): a read whose future is dropped while its
-/// `BEGIN … READ ONLY` is in flight (a `select!` dropping
-/// `EventSubscription::next` during a catch-up read does) returns the
+/// `BEGIN … READ ONLY` is in flight returns the
 /// connection to the pool inside that read-only transaction. The next
 /// write there gets "already a transaction in progress", then 25006 on its
 /// first write statement; dropping its failed transaction queues the
 /// `ROLLBACK` that ends the stale one, so the connection is healthy again
 /// and running the transaction again succeeds. Our own write transactions
 /// are never read-only, so nothing was written. Seen in the flow_engine
-/// bench (10,000-step runs): drivers failed and their runs stalled until
-/// lease rescue.
+/// bench (10,000-step runs), when a `select!` dropped
+/// `EventSubscription::next` during its catch-up read: drivers failed and
+/// their runs stalled until lease rescue. That read now runs on a task of
+/// its own; the retry stays for any other dropped read.
 fn is_retryable(e: &TxError) -> bool {
     match e {
         TxError::Sql(sqlx::Error::Database(db)) => {
@@ -146,6 +156,8 @@ macro_rules! pg_tx {
 // After the macro: the modules use it.
 mod arena;
 mod changes;
+mod listen;
+mod retention;
 mod tx;
 use tx::*;
 
@@ -209,6 +221,9 @@ impl PostgresStore {
             admin.close().await.map_err(io)?;
             connect = connect.options([("search_path", schema.as_str())]);
         }
+        if !options.notify {
+            connect = connect.options([("coderig.notify", "off")]);
+        }
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.acquire_timeout)
@@ -232,6 +247,7 @@ impl PostgresStore {
             pool,
             epoch,
             event_lock: crate::xxhash32(schema.as_bytes(), 0) as i32,
+            channel: listen::channel(&schema),
             // Local starts capped (its default is 1), cloud unbounded.
             capped: Lane::ALL
                 .iter()
@@ -704,5 +720,17 @@ impl Store for PostgresStore {
                 .execute(&mut *tx)
                 .await?;
         })
+    }
+
+    async fn compact(&self, retain: Duration) -> Result<super::Compacted, Error> {
+        retention::compact(self, retain).await
+    }
+
+    async fn watch_commits(
+        &self,
+        wake: Arc<tokio::sync::Notify>,
+        stop: tokio_util::sync::CancellationToken,
+    ) -> super::CommitFeed {
+        listen::watch(self.pool.clone(), self.channel.clone(), wake, stop).await
     }
 }

@@ -151,6 +151,7 @@ macro_rules! read_tx {
 // After the macros: the modules use them.
 mod arena;
 mod changes;
+mod retention;
 mod tx;
 use tx::*;
 
@@ -728,5 +729,9 @@ impl Store for SqliteStore {
                 .execute(&mut *tx)
                 .await?;
         })
+    }
+
+    async fn compact(&self, retain: Duration) -> Result<super::Compacted, Error> {
+        retention::compact(self, retain).await
     }
 }

@@ -221,6 +221,17 @@ async fn serve(args: Args, rig: &RigArgs) -> Result<(), coderig::Error> {
             ""
         }
     );
+    // Another server's events arrive by LISTEN on PostgreSQL; when the
+    // database cannot deliver notifications (a transaction-mode pooler),
+    // the operator learns here why they arrive only at each poll.
+    if let Some(coderig::store::CommitFeed::Polling { reason }) = rig.bus().commit_feed().await {
+        if rig.store().backend() == "postgres" {
+            eprintln!(
+                "coderig serve: other servers' events arrive at each poll (250 ms), not at \
+                 once: {reason}"
+            );
+        }
+    }
     let served = listen_and_serve(&args, state).await;
     // Agents and run steps stopped, their work left to lease rescue (this
     // server restarted, or another on the same store, finishes it); the
