@@ -93,6 +93,17 @@ fn bad_configs_name_every_problem_with_its_path() {
             "unknown field `colour`",
         ),
         ("[lanes]\nlocal = -1\n", "lanes.local", "invalid value"),
+        (
+            "[store]\nretain = \"5s\"\n",
+            "store.retain",
+            "under a minute",
+        ),
+        (
+            "[store]\nretain = \"30 fortnights\"\n",
+            "store.retain",
+            "bad duration",
+        ),
+        ("[store]\nkeep = 1\n", "store", "unknown field `keep`"),
         ("[server]\nport = 1\n", "", "unknown field `server`"),
         ("[agents.a\n", "", "not valid TOML"),
     ];
@@ -124,6 +135,9 @@ fn a_config_decodes_with_durations_lanes_and_scripts() {
     assert_eq!(alice.idle_timeout, Some(Duration::from_millis(2500)));
     assert_eq!(alice.scripts["slow"].len(), 2);
     assert_eq!(config.lanes[&coderig::arena::Lane::Local], 1);
+    let kept = Registry::from_toml_str("[store]\nretain = \"30d\"\n").unwrap();
+    assert_eq!(kept.retain(), Some(Duration::from_secs(30 * 86_400)));
+    assert_eq!(Registry::new().retain(), None, "kept forever by default");
 }
 
 #[tokio::test]

@@ -236,3 +236,59 @@ async fn a_rig_of_its_own_work_leaves_another_processs_run_alone() {
     any_rig.shutdown(Duration::from_secs(5)).await;
     theirs_rig.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A rig with a retention compacts the store when it opens: a finished run
+/// older than it goes (its steps, tasks and events with it), with no call
+/// of anyone's. A retention under a minute stops the open before anything
+/// starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rig_with_a_retention_compacts_old_finished_runs_when_it_opens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rig = open(tmp.path()).await;
+    let id = rig.engine().start_run(chain(2, 0)).await.unwrap();
+    follow(&rig, Subject::Run(id.clone())).await;
+    rig.shutdown(Duration::from_secs(5)).await;
+
+    // Two hours pass, as far as the database's clock can tell.
+    let db = tmp.path().join("data").join("coderig.db");
+    let pool = sqlx::sqlite::SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(sqlx::sqlite::SqliteConnectOptions::new().filename(&db))
+        .await
+        .unwrap();
+    for statement in [
+        "UPDATE works SET updated_at = updated_at - 7200000",
+        "UPDATE events SET created_at = created_at - 7200000",
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+
+    let mut config = RigConfig::new(tmp.path().join("data"));
+    config.project_roots = vec![tmp.path().to_path_buf()];
+    config.retain = Some(Duration::from_secs(60));
+    let tiny = RigConfig {
+        retain: Some(Duration::from_secs(5)),
+        ..config.clone()
+    };
+    let err = Rig::open(tiny).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert_eq!(err.details()["path"], "retain");
+
+    config.retain = Some(Duration::from_secs(3600));
+    let rig = Rig::open(config).await.unwrap();
+    let limit = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match rig.engine().run(&id).await {
+            Err(e) if e.kind() == ErrorKind::NotFoundId => break,
+            Ok(_) => {}
+            Err(e) => panic!("{e}"),
+        }
+        assert!(
+            tokio::time::Instant::now() < limit,
+            "the run was not compacted"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    rig.shutdown(Duration::from_secs(5)).await;
+}

@@ -48,6 +48,8 @@ enum Command {
     Leaderboard(cmd::leaderboard::Args),
     /// Run one command under a sandbox policy and report what was enforced.
     Sandbox(cmd::sandbox::Args),
+    /// The store itself: `compact` deletes what is older than the retention.
+    Store(cmd::store::Args),
 }
 
 fn main() -> ExitCode {
@@ -68,5 +70,6 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args, &cli.rig),
         Command::Leaderboard(args) => cmd::leaderboard::run(args, &cli.rig),
         Command::Sandbox(args) => cmd::sandbox::run(args, &cli.rig),
+        Command::Store(args) => cmd::store::run(args, &cli.rig),
     }
 }

@@ -548,3 +548,78 @@ fn ctrl_c_stops_the_battle_and_its_agents_and_exits_130() {
         "{worktrees}"
     );
 }
+
+/// Moves every battle and event of the rig's SQLite store two hours back
+/// (compaction measures age by the database's clock).
+fn age_everything(rig: &Rig) {
+    let db = rig.root.join("data").join("coderig.db");
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&db);
+            let pool = sqlx::sqlite::SqlitePoolOptions::new()
+                .max_connections(1)
+                .connect_with(options)
+                .await
+                .unwrap();
+            for statement in [
+                "UPDATE works SET updated_at = updated_at - 7200000",
+                "UPDATE events SET created_at = created_at - 7200000",
+            ] {
+                sqlx::query(statement).execute(&pool).await.unwrap();
+            }
+            pool.close().await;
+        });
+}
+
+#[test]
+fn store_compact_deletes_old_finished_battles_and_says_what_it_needs() {
+    let rig = rig();
+    let out = rig.battle(&["fixer:good", "fixer:wrong"], &["--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (_, view) = common::json_stream(&out.stdout, "battle");
+    let id = view["id"].as_str().unwrap();
+
+    let young = rig.json(&["store", "compact", "--retain", "1m", "--json"]);
+    assert_eq!(
+        young,
+        serde_json::json!({"works": 0, "tasks": 0, "events": 0})
+    );
+    rig.json(&["battle", "show", id, "--json"]);
+
+    age_everything(&rig);
+    let done = rig.json(&["store", "compact", "--retain", "1h", "--json"]);
+    assert_eq!(done["works"], 1, "{done}");
+    assert!(
+        done["tasks"].as_u64().unwrap() >= 3,
+        "contestants and judge: {done}"
+    );
+    assert!(done["events"].as_u64().unwrap() >= 2, "{done}");
+    let gone = rig.coderig(&["battle", "show", id, "--json"]);
+    assert_eq!(gone.status.code(), Some(1), "{}", text(&gone.stdout));
+    let human = rig.coderig(&["store", "compact", "--retain", "30d"]);
+    assert_eq!(human.status.code(), Some(0), "{}", text(&human.stderr));
+    assert!(
+        text(&human.stdout)
+            .contains("0 battle(s) and run(s), 0 task(s), 0 event(s) older than 30d"),
+        "{}",
+        text(&human.stdout)
+    );
+
+    // No retention given or configured: a usage error that says what to pass.
+    let bare = rig.coderig(&["store", "compact", "--json"]);
+    assert_eq!(bare.status.code(), Some(2));
+    let body: Value = serde_json::from_slice(&bare.stdout).unwrap();
+    assert_eq!(body["error"]["kind"], "invalid_input", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--retain"),
+        "{body}"
+    );
+    let tiny = rig.coderig(&["store", "compact", "--retain", "10s", "--json"]);
+    assert_eq!(tiny.status.code(), Some(2), "{}", text(&tiny.stdout));
+}

@@ -21,6 +21,8 @@
 //! script = [ { write = { path = "fix.py", content = "x = 1\n" } }, { text = "done" } ]
 //! [lanes]
 //! local = 1
+//! [store]
+//! retain = "30d"                   # compact finished battles/runs and events older than this
 //! ```
 //!
 //! Decoding is strict: an unknown key, a key that belongs to another kind
@@ -73,6 +75,20 @@ pub struct ConfigFile {
     /// mode = "enforce" | "auto" | "off"`, default `enforce`).
     #[serde(default)]
     pub sandbox: crate::sandbox::SandboxConfig,
+    /// What the store keeps (`[store] retain = "30d"`).
+    #[serde(default)]
+    pub store: StoreConfig,
+}
+
+/// The `[store]` table: what the store keeps.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// How long finished battles and runs and old events stay in the store
+    /// (`retain = "30d"`): a rig that runs workers compacts what is older
+    /// at start and every hour (`Store::compact`). Absent: kept forever.
+    #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    pub retain: Option<Duration>,
 }
 
 /// One `[agents.<identity>]` table. Which keys are allowed depends on
@@ -291,6 +307,11 @@ impl ConfigFile {
     /// each kind requires.
     pub fn validate(&self) -> Result<(), Error> {
         let mut problems = vec![];
+        if let Some(retain) = self.store.retain {
+            if let Err(e) = crate::store::check_retain(retain) {
+                problems.push(format!("store.retain: {}", e.message()));
+            }
+        }
         for lane in self.lanes.keys().filter(|l| !l.takes_capacity()) {
             problems.push(format!(
                 "lanes.{lane}: the {lane} lane takes no capacity: run drivers are never limited (only local and cloud are)"

@@ -1,9 +1,10 @@
 //! Durations as configs spell them (pure): a number of seconds (`90`,
-//! `1.5`) or a string with a unit (`"90s"`, `"20m"`, `"500ms"`, `"2h"`).
+//! `1.5`) or a string with a unit (`"90s"`, `"20m"`, `"500ms"`, `"2h"`,
+//! `"30d"`).
 
 use std::time::Duration;
 
-/// Parses `"500ms"`, `"90s"`, `"20m"`, `"2h"`, `"1.5s"` or a bare number of
+/// Parses `"500ms"`, `"90s"`, `"20m"`, `"2h"`, `"30d"`, `"1.5s"` or a bare number of
 /// seconds (`"90"`). Whitespace around the number and the unit is allowed;
 /// the unit is case-insensitive.
 ///
@@ -20,6 +21,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "" | "s" | "sec" | "secs" => 1.0,
         "m" | "min" | "mins" => 60.0,
         "h" | "hr" | "hrs" => 3600.0,
+        "d" | "day" | "days" => 86_400.0,
         _ => return Err(bad(text)),
     };
     let value: f64 = number.trim().parse().map_err(|_| bad(text))?;
@@ -73,6 +75,8 @@ mod tests {
             ("90s", 90_000),
             ("20m", 1_200_000),
             ("2h", 7_200_000),
+            ("30d", 2_592_000_000),
+            ("1 day", 86_400_000),
             ("1.5s", 1_500),
             ("90", 90_000),
             (" 3 S ", 3_000),

@@ -123,6 +123,7 @@ pub struct Registry {
     entries: BTreeMap<String, AgentEntry>,
     lanes: BTreeMap<Lane, u32>,
     sandbox: SandboxMode,
+    retain: Option<Duration>,
     // The parent of every turn's token: `cancel_all` stops them at once
     // (a binding's interpreter exit, a server's shutdown).
     turns: CancellationToken,
@@ -150,6 +151,7 @@ impl Registry {
         let mut registry = Registry {
             lanes: config.lanes.clone(),
             sandbox: config.sandbox.mode,
+            retain: config.store.retain,
             ..Registry::default()
         };
         for (identity, spec) in &config.agents {
@@ -216,6 +218,19 @@ impl Registry {
     /// Sets [`Registry::sandbox_mode`].
     pub fn set_sandbox_mode(&mut self, mode: SandboxMode) -> &mut Self {
         self.sandbox = mode;
+        self
+    }
+
+    /// How long the store keeps finished battles and runs and old events
+    /// (the config's `[store] retain`; `None`: forever).
+    pub fn retain(&self) -> Option<Duration> {
+        self.retain
+    }
+
+    /// Sets [`Registry::retain`]. Checked where it is used
+    /// ([`crate::store::Store::compact`] refuses under a minute).
+    pub fn set_retain(&mut self, retain: Option<Duration>) -> &mut Self {
+        self.retain = retain;
         self
     }
 

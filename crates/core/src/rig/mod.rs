@@ -56,7 +56,11 @@ use crate::worker::{TaskWorker, WorkerConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+mod retention;
+pub use retention::COMPACT_EVERY;
 use std::time::Duration;
 
 /// The data directory of a rig given none: `./.coderig` (the CLI's
@@ -99,6 +103,12 @@ pub struct RigConfig {
     /// only creates, reads and changes them, and another process (a server
     /// on the same store) runs them — `coderig battle list`, say.
     pub run_workers: bool,
+    /// How long the store keeps finished battles and runs and old events,
+    /// over the config's `[store] retain` (`None`: the config's, else
+    /// forever). A rig that runs workers compacts at open and every
+    /// [`COMPACT_EVERY`] ([`Store::compact`]; under a minute is
+    /// `invalid_input` at open).
+    pub retain: Option<Duration>,
     /// Claim only the tasks of the battles and runs started through this
     /// rig, not every task of the store: a process that runs its own work
     /// beside a server on the same store (the CLI's `battle run` and
@@ -122,6 +132,7 @@ impl RigConfig {
             lease_ttl: None,
             flows: Vec::new(),
             run_workers: true,
+            retain: None,
             only_own_work: false,
         }
     }
@@ -222,6 +233,9 @@ struct Inner {
     engine: Engine,
     /// The one worker of both (`None` without workers).
     worker: Option<TaskWorker>,
+    /// The compaction loop (`None` without workers or `retain`).
+    compactor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    stop: CancellationToken,
     shut_down: AtomicBool,
 }
 
@@ -266,6 +280,7 @@ impl Rig {
             lease_ttl,
             flows,
             run_workers,
+            retain,
             only_own_work,
         } = config;
         let data_dir = std::path::absolute(&data_dir).unwrap_or(data_dir);
@@ -275,6 +290,12 @@ impl Rig {
         }
         for (lane, capacity) in lanes {
             agents.set_lane_capacity(lane, capacity);
+        }
+        if retain.is_some() {
+            agents.set_retain(retain);
+        }
+        if let Some(retain) = agents.retain() {
+            crate::store::check_retain(retain)?;
         }
         std::fs::create_dir_all(&data_dir)
             .map_err(|e| Error::io(format!("cannot create {}: {e}", data_dir.display())))?;
@@ -341,6 +362,11 @@ impl Rig {
                 vec![engine.handler(), arena.handler()],
             )
         });
+        let stop = CancellationToken::new();
+        let compactor = agents
+            .retain()
+            .filter(|_| run_workers)
+            .map(|retain| retention::start(store.clone(), retain, stop.clone()));
         Ok(Rig {
             inner: Arc::new(Inner {
                 store,
@@ -352,6 +378,8 @@ impl Rig {
                 arena,
                 engine,
                 worker,
+                compactor: Mutex::new(compactor),
+                stop,
                 shut_down: AtomicBool::new(false),
             }),
         })
@@ -421,7 +449,8 @@ impl Rig {
         self.inner.engine.wait(id, timeout).await
     }
 
-    /// Stops the rig, in order, within `grace` in all: the engine's drivers
+    /// Stops the rig, in order, within `grace` in all: the compactor (a
+    /// compaction under way finishes), the worker's claims, the engine's drivers
     /// (running steps cancelled; the runs are resumed by lease by whoever
     /// runs next), the arena's tasks (left to lease rescue), every agent
     /// turn the registry started (their processes stopped), then the bus.
@@ -432,6 +461,17 @@ impl Rig {
         }
         let deadline = tokio::time::Instant::now() + grace;
         let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
+        self.inner.stop.cancel();
+        let compactor = self
+            .inner
+            .compactor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(compactor) = compactor {
+            // A compaction under way finishes (or is left to finish).
+            let _ = tokio::time::timeout(left(), compactor).await;
+        }
         if let Some(worker) = &self.inner.worker {
             worker.shutdown(left()).await;
         }

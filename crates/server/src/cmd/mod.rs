@@ -27,6 +27,7 @@ pub mod run;
 pub mod sandbox;
 pub mod serve;
 pub mod signals;
+pub mod store;
 pub mod table;
 pub mod turn;
 pub mod usage;
