@@ -83,6 +83,7 @@ const JSON_SUBCOMMANDS: &[&str] = &[
     "leaderboard",
     "run",
     "sandbox",
+    "store compact",
     "turn",
 ];
 
@@ -173,6 +174,10 @@ fn bad_usage_of_every_json_subcommand_is_a_json_invalid_input() {
         (
             &["sandbox", "--json", "--network", "everywhere", "--", "true"],
             "--network",
+        ),
+        (
+            &["store", "compact", "--json", "--retain", "forever"],
+            "--retain",
         ),
         (&["turn", "--json"], "--prompt"),
         (
@@ -285,6 +290,14 @@ fn errors_of_the_work_are_json_with_their_exit_codes() {
         "invalid_input",
         2,
     );
+    // No retention given or configured: the work's own usage error.
+    let body = error_of(
+        dir.path(),
+        &["store", "compact", "--json"],
+        "invalid_input",
+        2,
+    );
+    assert_eq!(body["error"]["path"], "retain", "{body}");
     let body = error_of(
         dir.path(),
         &["battle", "show", "0123", "--json"],

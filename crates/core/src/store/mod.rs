@@ -318,8 +318,10 @@ pub trait Store: Send + Sync {
     /// never the only way to learn of a commit — a reader still polls, as a
     /// backstop.
     ///
-    /// PostgreSQL `LISTEN`s to the schema's channel (one notification per
-    /// write transaction, sent by a trigger at commit); it answers
+    /// PostgreSQL `LISTEN`s to the schema's channel (each handle sends a
+    /// payload-free `NOTIFY` there after its commits that appended events:
+    /// at once for a lone commit, at most one per 2 ms under load); it
+    /// answers
     /// [`CommitFeed::Polling`] when the database cannot deliver one (a
     /// transaction-mode pooler such as PgBouncer drops `LISTEN`: a probe
     /// notification must arrive first). The default — SQLite's — has no

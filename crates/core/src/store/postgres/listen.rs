@@ -1,7 +1,13 @@
-//! The commit feed of the PostgreSQL store ([`Store::watch_commits`]): one
-//! `LISTEN` connection per watcher on the schema's channel, which the
-//! `events_notify` trigger (migration 0004) signals once per write
-//! transaction that appended events.
+//! The commit feed of the PostgreSQL store: each handle announces its
+//! commits that appended events with a payload-free `NOTIFY` on the
+//! schema's channel ([`Notifier`]), and each watcher `LISTEN`s there
+//! ([`watch`], behind [`Store::watch_commits`]).
+//!
+//! Announcing from the handle rather than from a trigger lets it coalesce:
+//! a lone commit is announced at once, but under load one `NOTIFY` covers
+//! every commit of the last [`COALESCE`], so listeners are signalled a few
+//! hundred times a second at most instead of once per commit (a trigger
+//! cannot fold notifications across transactions).
 //!
 //! Notifications are only wake-ups — the reader reads the log itself — so
 //! losing one costs latency, never an event: the reader polls as a
@@ -25,13 +31,73 @@ const PROBE: Duration = Duration::from_secs(2);
 /// The longest pause between two attempts to re-open a failed listener.
 const RETRY_MAX: Duration = Duration::from_secs(5);
 
+/// The shortest gap between two announcements of one handle, and between
+/// two wake-ups of one watcher: what comes sooner waits out the gap and
+/// folds into one (a `Notify` keeps a single permit), so a reader behind
+/// many committing writers reads a batch every few milliseconds instead of
+/// once per commit, while a lone commit goes at once.
+const COALESCE: Duration = Duration::from_millis(2);
+
 /// The channel of the store in `schema`: `coderig:<schema>`, cut to
-/// PostgreSQL's 63 bytes exactly as the trigger cuts it (schemas are
-/// ASCII, so a byte cut is a character cut).
+/// PostgreSQL's 63 bytes (schemas are ASCII, so a byte cut is a character
+/// cut).
 pub(super) fn channel(schema: &str) -> String {
     let mut channel = format!("coderig:{schema}");
     channel.truncate(63);
     channel
+}
+
+/// A handle's announcer: [`Notifier::mark`] after a commit that appended
+/// events; a task sends the `NOTIFY` (after the commit, so a woken reader
+/// finds the rows), at most one per [`COALESCE`]. It stops when the last
+/// store handle holding it is dropped, or when the pool closes.
+#[derive(Debug)]
+pub(super) struct Notifier {
+    marked: Arc<Notify>,
+    stop: CancellationToken,
+}
+
+impl Notifier {
+    pub(super) fn start(pool: PgPool, channel: String) -> Arc<Notifier> {
+        let marked = Arc::new(Notify::new());
+        let stop = CancellationToken::new();
+        tokio::spawn(announce(pool, channel, marked.clone(), stop.clone()));
+        Arc::new(Notifier { marked, stop })
+    }
+
+    /// A commit appended events: announce it (now, or with the next
+    /// announcement when one went out less than [`COALESCE`] ago).
+    pub(super) fn mark(&self) {
+        self.marked.notify_one();
+    }
+}
+
+impl Drop for Notifier {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn announce(pool: PgPool, channel: String, marked: Arc<Notify>, stop: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = marked.notified() => {}
+        }
+        // Never dropped halfway (no select around it). A failure costs
+        // only latency: the readers' backstop poll finds the events.
+        let sent = sqlx::query("SELECT pg_notify($1, '')")
+            .bind(&channel)
+            .execute(&pool)
+            .await;
+        if let Err(sqlx::Error::PoolClosed) = sent {
+            return;
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(COALESCE) => {}
+        }
+    }
 }
 
 /// Opens a listener on `channel`, proves with a probe notification that
@@ -54,7 +120,15 @@ pub(super) async fn watch(
     if let Err(reason) = probe(&pool, &mut listener, &channel).await {
         return CommitFeed::Polling { reason };
     }
+    // Notifications only mark that something committed; the waker passes
+    // the mark on at most once per COALESCE (a Notify keeps one permit, so
+    // marks made meanwhile fold into one).
+    let signalled = Arc::new(Notify::new());
+    let done = stop.child_token();
+    tokio::spawn(pass_on(signalled.clone(), wake.clone(), done.clone()));
     tokio::spawn(async move {
+        // The waker ends with this loop, however it ends.
+        let _done = done.drop_guard();
         let mut retry = Duration::from_millis(50);
         loop {
             let received = tokio::select! {
@@ -64,7 +138,7 @@ pub(super) async fn watch(
             match received {
                 Ok(Some(_)) => {
                     retry = Duration::from_millis(50);
-                    wake.notify_one();
+                    signalled.notify_one();
                 }
                 // The connection dropped and sqlx re-opened it: whatever
                 // was signalled in between is lost, so look now.
@@ -95,6 +169,22 @@ pub(super) async fn watch(
         }
     });
     CommitFeed::Listening
+}
+
+/// Wakes `wake` for each mark on `signalled`, then waits [`COALESCE`]
+/// before passing on the next, until `stop`.
+async fn pass_on(signalled: Arc<Notify>, wake: Arc<Notify>, stop: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = signalled.notified() => {}
+        }
+        wake.notify_one();
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(COALESCE) => {}
+        }
+    }
 }
 
 async fn open(pool: &PgPool, channel: &str) -> Result<PgListener, sqlx::Error> {

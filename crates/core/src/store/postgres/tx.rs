@@ -30,6 +30,12 @@ pub(super) async fn lock_events(tx: &mut PgConnection, event_lock: i32) -> Resul
     Ok(())
 }
 
+tokio::task_local! {
+    /// Set by [`insert_event_locked`] inside `pg_tx!`'s transaction: it
+    /// appended an event, so its commit is announced to listeners.
+    pub(super) static APPENDED: std::cell::Cell<bool>;
+}
+
 /// Appends a (checked) event; the transaction must hold [`lock_events`].
 pub(super) async fn insert_event_locked(
     tx: &mut PgConnection,
@@ -49,6 +55,7 @@ pub(super) async fn insert_event_locked(
     .bind(json_text(&event.payload))
     .fetch_one(&mut *tx)
     .await?;
+    let _ = APPENDED.try_with(|appended| appended.set(true));
     Ok(event_from_row(&row)?)
 }
 
