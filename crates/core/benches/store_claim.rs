@@ -7,8 +7,19 @@
 //!   what a dispatcher without an atomic claim does. It double-claims under
 //!   concurrency (the conformance suite shows it; this bench counts it).
 //!
-//! With 1 and 8 concurrent claimers each. An iteration is one claim;
-//! criterion's throughput is claims/s. PostgreSQL runs when `DATABASE_URL`
+//! - `claim_batch`: 8 claimers asking for up to 16 tasks a call (what a
+//!   worker with free slots asks for) on the cloud lane: `store_batch16`
+//!   is `Store::claim` with `limit 16` (on PostgreSQL one autocommit
+//!   statement while the lane is unbounded, every row fenced by its own
+//!   lease token); `river_batch16` is River's claim statement written into
+//!   the bench (one autocommit `UPDATE … FROM (SELECT … FOR UPDATE SKIP
+//!   LOCKED LIMIT 16)`, no lane capacity, no transaction around it);
+//!   `commit_floor` is one-row autocommit inserts on the same database and
+//!   disk, one connection — the durable commits/s everything else is
+//!   measured against.
+//!
+//! With 1 and 8 concurrent claimers each. An iteration is one task claimed
+//! (one commit for `commit_floor`); criterion's throughput is claims/s. PostgreSQL runs when `DATABASE_URL`
 //! is set. Results: `benches/RESULTS-store.md`.
 //!
 //! `cargo bench -p coderig --features sqlite,postgres --bench store_claim`
@@ -42,6 +53,7 @@ async fn run_store(
     stores: &[Arc<dyn Store>],
     claimers: usize,
     total: u64,
+    batch: u32,
 ) -> (Duration, Vec<(String, u32)>) {
     let made = Arc::new(AtomicUsize::new(0));
     let seen = Arc::new(Mutex::new(Vec::with_capacity(total as usize)));
@@ -51,15 +63,20 @@ async fn run_store(
         let store = stores[i % stores.len()].clone();
         let (made, seen) = (made.clone(), seen.clone());
         workers.push(tokio::spawn(async move {
-            let request = ClaimRequest::new(format!("w{i}")).lease_ttl(Duration::from_secs(600));
-            while made.fetch_add(1, Ordering::SeqCst) < total as usize {
-                match store.claim(&request).await.unwrap().pop() {
-                    Some(claim) => seen
-                        .lock()
-                        .unwrap()
-                        .push((claim.task.id, claim.task.attempt)),
-                    None => break,
+            let mut request = ClaimRequest::new(format!("w{i}"))
+                .lease_ttl(Duration::from_secs(600))
+                .limit(batch);
+            if batch > 1 {
+                // The batched claim of the issue: the cloud lane alone.
+                request = request.lanes(&[Lane::Cloud]);
+            }
+            while made.fetch_add(batch as usize, Ordering::SeqCst) < total as usize {
+                let claimed = store.claim(&request).await.unwrap();
+                if claimed.is_empty() {
+                    break;
                 }
+                let mut seen = seen.lock().unwrap();
+                seen.extend(claimed.into_iter().map(|c| (c.task.id, c.task.attempt)));
             }
         }));
     }
@@ -94,6 +111,108 @@ async fn run_naive(raw: &Arc<Raw>, claimers: usize, total: u64) -> (Duration, Ve
     let elapsed = started.elapsed();
     let seen = std::mem::take(&mut *seen.lock().unwrap());
     (elapsed, seen)
+}
+
+/// River's claim, written into the bench: one autocommit statement that
+/// picks up to `batch` pending cloud tasks with `FOR UPDATE SKIP LOCKED`
+/// (PostgreSQL; SQLite's single writer needs no lock clause), marks them
+/// running with a lease and returns the whole rows (River's
+/// `RETURNING river_job.*`) — no lane capacity, no transaction around it.
+async fn river_claim(raw: &Raw, worker: &str, batch: u32) -> Vec<(String, i64)> {
+    use sqlx::Row;
+    match raw {
+        Raw::Postgres(pool) => sqlx::query(
+            "WITH picked AS (SELECT id FROM tasks WHERE state = 'pending' AND lane = 'cloud' \
+                 AND available_at <= now() ORDER BY available_at, queue_seq \
+                 LIMIT $2 FOR UPDATE SKIP LOCKED) \
+             UPDATE tasks t SET state = 'running', attempt = t.attempt + 1, worker = $1, \
+                 lease_token = md5(random()::text), \
+                 lease_expires_at = now() + interval '600 seconds', started_at = now() \
+             FROM picked WHERE t.id = picked.id RETURNING t.*",
+        )
+        .bind(worker)
+        .bind(i64::from(batch))
+        .fetch_all(pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get("id"), row.get("attempt")))
+        .collect(),
+        Raw::Sqlite(pool) => sqlx::query(
+            "UPDATE tasks SET state = 'running', attempt = attempt + 1, worker = ?1, \
+                 lease_token = lower(hex(randomblob(16))), \
+                 lease_expires_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + 600000, \
+                 started_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) \
+             WHERE id IN (SELECT id FROM tasks WHERE state = 'pending' AND lane = 'cloud' \
+                 AND available_at <= CAST(unixepoch('subsec') * 1000 AS INTEGER) \
+                 ORDER BY available_at, rowid LIMIT ?2) \
+             RETURNING *",
+        )
+        .bind(worker)
+        .bind(i64::from(batch))
+        .fetch_all(pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get("id"), row.get("attempt")))
+        .collect(),
+    }
+}
+
+async fn run_river(
+    raw: &Arc<Raw>,
+    claimers: usize,
+    total: u64,
+    batch: u32,
+) -> (Duration, Vec<(String, i64)>) {
+    let made = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(Mutex::new(Vec::with_capacity(total as usize)));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for i in 0..claimers {
+        let (raw, made, seen) = (raw.clone(), made.clone(), seen.clone());
+        workers.push(tokio::spawn(async move {
+            let worker = format!("w{i}");
+            while made.fetch_add(batch as usize, Ordering::SeqCst) < total as usize {
+                let claimed = river_claim(&raw, &worker, batch).await;
+                if claimed.is_empty() {
+                    break;
+                }
+                seen.lock().unwrap().extend(claimed);
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    let elapsed = started.elapsed();
+    let seen = std::mem::take(&mut *seen.lock().unwrap());
+    (elapsed, seen)
+}
+
+/// The commit floor: `n` one-row durable commits (autocommit inserts into a
+/// scratch table, one connection) on the store's own database and disk.
+async fn run_floor(raw: &Raw, n: u64) -> Duration {
+    let started = Instant::now();
+    for i in 0..n {
+        match raw {
+            Raw::Postgres(pool) => {
+                sqlx::query("INSERT INTO commit_floor (n) VALUES ($1)")
+                    .bind(i as i64)
+                    .execute(pool)
+                    .await
+                    .unwrap();
+            }
+            Raw::Sqlite(pool) => {
+                sqlx::query("INSERT INTO commit_floor (n) VALUES (?1)")
+                    .bind(i as i64)
+                    .execute(pool)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+    started.elapsed()
 }
 
 struct Backend {
@@ -150,7 +269,7 @@ fn claims(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     rt.block_on(async {
                         queue(&*backend.harness.store, iters).await;
-                        run_store(&backend.stores, claimers, iters).await.0
+                        run_store(&backend.stores, claimers, iters, 1).await.0
                     })
                 })
             });
@@ -165,16 +284,78 @@ fn claims(c: &mut Criterion) {
         }
         group.finish();
 
+        // Batches of 16 (what a worker with free slots asks for), beside
+        // River's claim statement and the disk's own commit rate.
+        rt.block_on(async {
+            let create = "CREATE TABLE IF NOT EXISTS commit_floor (n BIGINT NOT NULL)";
+            match &*backend.raw {
+                Raw::Postgres(pool) => sqlx::query(create).execute(pool).await.map(|_| ()),
+                Raw::Sqlite(pool) => sqlx::query(create).execute(pool).await.map(|_| ()),
+            }
+            .unwrap();
+        });
+        let mut group = c.benchmark_group(format!("claim_batch/{}", backend.name));
+        group
+            .throughput(Throughput::Elements(1))
+            .sample_size(20)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(4));
+        // Each variant starts on a vacuumed table: the claims before leave
+        // thousands of dead row versions, and whichever variant ran first
+        // paid for them (runs differed 2x by order alone).
+        let vacuum = || {
+            rt.block_on(async {
+                if let Raw::Postgres(pool) = &*backend.raw {
+                    sqlx::query("VACUUM ANALYZE tasks")
+                        .execute(pool)
+                        .await
+                        .unwrap();
+                }
+            })
+        };
+        vacuum();
+        group.bench_function(BenchmarkId::new("store_batch16", 8), |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    queue(&*backend.harness.store, iters).await;
+                    run_store(&backend.stores, 8, iters, 16).await.0
+                })
+            })
+        });
+        vacuum();
+        group.bench_function(BenchmarkId::new("river_batch16", 8), |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    queue(&*backend.harness.store, iters).await;
+                    run_river(&backend.raw, 8, iters, 16).await.0
+                })
+            })
+        });
+        vacuum();
+        group.bench_function(BenchmarkId::new("commit_floor", 1), |b| {
+            b.iter_custom(|iters| rt.block_on(run_floor(&backend.raw, iters)))
+        });
+        group.finish();
+
         // Correctness beside speed: 8 claimers over 400 fresh tasks.
         rt.block_on(async {
             queue(&*backend.harness.store, 400).await;
-            let (_, store) = run_store(&backend.stores, 8, 400).await;
+            let (_, store) = run_store(&backend.stores, 8, 400, 1).await;
             let unique: HashSet<_> = store.iter().collect();
             println!(
                 "{}: store claim, 8 claimers, 400 tasks: {} claims, {} duplicates",
                 backend.name,
                 store.len(),
                 store.len() - unique.len()
+            );
+            queue(&*backend.harness.store, 400).await;
+            let (_, batched) = run_store(&backend.stores, 8, 400, 16).await;
+            let unique: HashSet<_> = batched.iter().collect();
+            println!(
+                "{}: store claim, batches of 16, 8 claimers, 400 tasks: {} claims, {} duplicates",
+                backend.name,
+                batched.len(),
+                batched.len() - unique.len()
             );
             queue(&*backend.harness.store, 400).await;
             let (_, naive) = run_naive(&backend.raw, 8, 400).await;

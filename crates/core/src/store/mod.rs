@@ -282,7 +282,10 @@ pub trait Store: Send + Sync {
     async fn lanes(&self) -> Result<Vec<LaneState>, Error>;
 
     /// Sets a lane's capacity (`None` = unbounded) for every server. Tasks
-    /// already running keep running; claims respect the new capacity. The
+    /// already running keep running; claims that start after it returns
+    /// respect the new capacity (on PostgreSQL a claim of an unbounded lane
+    /// already under way may finish under the old one, as if it had come
+    /// just before). The
     /// `driver` lane is never capped: a capacity for it is `invalid_input`
     /// ([`check_lane_capacity`]; `None` is accepted and changes nothing).
     async fn set_lane_capacity(

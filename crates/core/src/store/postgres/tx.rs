@@ -259,3 +259,86 @@ pub(super) async fn claim_once(
     }
     Ok(Some(claims))
 }
+
+/// The claim when every requested lane is believed unbounded: one
+/// autocommit statement (River's shape, one round trip) that reads the
+/// requested lanes and, when none is capped, claims up to `limit` pending
+/// tasks of them, oldest first, with `SKIP LOCKED`, each with its own lease
+/// token. No lane row lock (see the module docs of `postgres` for why and
+/// what it means for a concurrent capacity change). `None` (nothing
+/// claimed) when a requested lane turned out capped: the caller takes the
+/// transactional path, which counts the running tasks under the lane's
+/// exclusive lock.
+pub(super) async fn claim_unbounded(
+    pool: &PgPool,
+    request: &ClaimRequest,
+    lanes: &[Lane],
+    ttl: i64,
+) -> Result<Option<Vec<Claim>>, TxError> {
+    // The lanes are written into the statement (names of a closed enum)
+    // and the owner-kind and work filters only when given: each shape is
+    // its own prepared statement with its own plan. One generic statement
+    // for every shape (`lane = ANY($1)`, `cardinality($5) = 0 OR …`) got a
+    // generic plan once the table held many running rows, and claimed at a
+    // fifth of the speed.
+    let lanes_sql = lanes
+        .iter()
+        .map(|l| format!("'{}'", l.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let kinds = owner_kind_names(request);
+    let mut filters = String::new();
+    let mut next = 4;
+    if !kinds.is_empty() {
+        filters.push_str(&format!(" AND owner_kind = ANY(${next}::text[])"));
+        next += 1;
+    }
+    if !request.work_ids.is_empty() {
+        filters.push_str(&format!(" AND work_id = ANY(${next}::text[])"));
+    }
+    let sql = format!(
+        "WITH lane_rows AS (SELECT capacity FROM lanes WHERE name IN ({lanes_sql})), \
+         picked AS (SELECT id FROM tasks \
+             WHERE NOT EXISTS (SELECT 1 FROM lane_rows WHERE capacity IS NOT NULL) \
+                 AND state = 'pending' AND lane IN ({lanes_sql}) AND available_at <= now() \
+                 {filters} \
+             ORDER BY available_at, queue_seq LIMIT $3 FOR UPDATE SKIP LOCKED), \
+         claimed AS (UPDATE tasks SET state = 'running', attempt = attempt + 1, worker = $1, \
+                 lease_token = gen_random_uuid()::text, \
+                 lease_expires_at = clock_timestamp() + {}, heartbeat_at = clock_timestamp(), \
+                 started_at = clock_timestamp(), finished_at = NULL \
+             WHERE id IN (SELECT id FROM picked) RETURNING *) \
+         SELECT capped.lanes AS capped_lanes, {TASK_COLUMNS}, lease_token \
+         FROM (SELECT count(*) AS lanes FROM lane_rows WHERE capacity IS NOT NULL) capped \
+         LEFT JOIN claimed ON true",
+        ms(2)
+    );
+    let mut query = sqlx::query(&sql)
+        .bind(&request.worker)
+        .bind(ttl)
+        .bind(i64::from(request.limit));
+    if !kinds.is_empty() {
+        query = query.bind(&kinds);
+    }
+    if !request.work_ids.is_empty() {
+        query = query.bind(&request.work_ids);
+    }
+    let rows = query.fetch_all(pool).await?;
+    let capped = match rows.first() {
+        Some(row) => row.int("capped_lanes")? > 0,
+        None => false,
+    };
+    if capped {
+        return Ok(None);
+    }
+    let mut claims = Vec::new();
+    for row in &rows {
+        if row.opt_text("id")?.is_some() {
+            claims.push(claim_from_row(row)?);
+        }
+    }
+    claims.sort_by(|a, b| {
+        (a.task.available_at, a.task.created_at).cmp(&(b.task.available_at, b.task.created_at))
+    });
+    Ok(Some(claims))
+}
