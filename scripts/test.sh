@@ -337,6 +337,20 @@ if [[ $pg_expected -eq 0 || $pg_passed -ne $pg_expected ]]; then
     echo "the PostgreSQL half of the store tests did not run in full" >&2
     exit 1
 fi
+# The event bus and the task worker: the PostgreSQL halves of their
+# suites (they skip without a database, as the nextest stage runs them),
+# and the bus's commit feed — LISTEN across two handles, a listener whose
+# connection is killed, a pooler that drops notifications.
+for t in coderig::bus coderig::task_worker; do
+    expected=$(test_binary "$t" postgres --list 2>/dev/null | grep -c ': test$' || true)
+    CODERIG_REQUIRE_POSTGRES=1 test_binary "$t" postgres 2>&1 | tee "$PG_BASE/more-tests.log"
+    passed=$(grep -cE '^test [a-z0-9_:]*postgres[a-z0-9_:]* \.\.\. ok$' "$PG_BASE/more-tests.log" || true)
+    echo "$t on PostgreSQL: $passed of $expected tests passed"
+    if [[ $expected -eq 0 || $passed -ne $expected ]]; then
+        echo "$t: its PostgreSQL half did not run in full" >&2
+        exit 1
+    fi
+done
 # The arena's two-server test: two runtimes on one PostgreSQL, the local
 # lane never doubled, no contestant run twice.
 CODERIG_REQUIRE_POSTGRES=1 test_binary coderig::arena_runner two_servers --nocapture 2>&1 | tee "$PG_BASE/arena-tests.log"

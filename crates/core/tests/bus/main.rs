@@ -6,7 +6,10 @@
 //! Timeouts below only keep a broken bus from hanging the suite; no
 //! assertion depends on timing.
 
+#[path = "../common/mod.rs"]
 mod common;
+// The commit feeds (SQLite's poll, PostgreSQL's LISTEN), in their own file.
+mod feed;
 
 use coderig::bus::{matches, BusEvent, BusOptions, EventBus, EventSubscription};
 use coderig::event::{
@@ -428,99 +431,4 @@ fn matches_filters_by_battle_and_run() {
     assert!(!matches(&run, Some("b"), None));
     assert!(!matches(&run, Some("b"), Some("r")));
     assert!(matches(&output("t"), Some("b"), None));
-}
-
-/// A bus's wait between reads when the test wants none: only a wake-up
-/// (a commit feed's, `notify()`'s) can deliver before [`GUARD`].
-const HOUR: Duration = Duration::from_secs(3600);
-
-/// A bus over `store` that never polls in a test's lifetime.
-fn unpolled(store: Arc<dyn Store>) -> Arc<EventBus> {
-    EventBus::start_with(
-        store,
-        BusOptions {
-            poll: HOUR,
-            backstop: HOUR,
-            ..BusOptions::default()
-        },
-    )
-}
-
-/// SQLite has no commit feed: its bus polls, and says why.
-#[tokio::test]
-async fn a_sqlite_bus_polls_and_says_so() {
-    let h = common::sqlite().await;
-    let bus = EventBus::start(h.store.clone());
-    match bus.commit_feed().await {
-        Some(CommitFeed::Polling { reason }) => assert!(reason.contains("sqlite"), "{reason}"),
-        other => panic!("{other:?}"),
-    }
-    bus.shutdown();
-    assert_eq!(bus.commit_feed().await, None, "a stopped bus has no feed");
-}
-
-/// PostgreSQL: another handle's commits reach this bus through `LISTEN` —
-/// its polls are an hour apart and nobody calls `notify()`, so only the
-/// database's notification can deliver them before the guard.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn another_handles_commits_wake_a_postgres_bus_through_listen() {
-    let Some(h) = common::postgres("bus").await else {
-        return;
-    };
-    let there = unpolled(h.another().await);
-    there.started().await.unwrap();
-    assert_eq!(there.commit_feed().await, Some(CommitFeed::Listening));
-    let mut remote = there.subscribe();
-    let start = newest(&*h.store).await;
-    h.store.create_work(battle("far")).await.unwrap();
-    for _ in 0..5 {
-        update(&*h.store, "far").await;
-    }
-    let last = newest(&*h.store).await;
-    assert_eq!(
-        seqs_until(&mut remote, last).await,
-        log(&*h.store, start, last).await
-    );
-    there.shutdown();
-    h.finish().await;
-}
-
-/// A listener whose connection the database kills comes back and looks at
-/// the log itself: what was committed while it was away still arrives,
-/// with polls an hour apart.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_postgres_bus_whose_listener_is_killed_reconnects_and_looks() {
-    let Some(h) = common::postgres("bus").await else {
-        return;
-    };
-    let Location::Postgres { schema, .. } = &h.location else {
-        unreachable!()
-    };
-    let there = unpolled(h.another().await);
-    there.started().await.unwrap();
-    assert_eq!(there.commit_feed().await, Some(CommitFeed::Listening));
-    let mut remote = there.subscribe();
-    let Raw::Postgres(admin) = h.raw().await else {
-        unreachable!()
-    };
-    let killed: i64 = sqlx::query_scalar(
-        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-         WHERE query LIKE 'LISTEN %' AND position($1 IN query) > 0",
-    )
-    .bind(format!("coderig:{schema}"))
-    .fetch_one(&admin)
-    .await
-    .unwrap();
-    assert_eq!(killed, 1, "one listener on this schema");
-    let start = newest(&*h.store).await;
-    h.store.create_work(battle("while-away")).await.unwrap();
-    update(&*h.store, "while-away").await;
-    let last = newest(&*h.store).await;
-    assert_eq!(
-        seqs_until(&mut remote, last).await,
-        log(&*h.store, start, last).await
-    );
-    there.shutdown();
-    admin.close().await;
-    h.finish().await;
 }
