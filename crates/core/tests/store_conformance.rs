@@ -105,6 +105,7 @@ conformance!(
     compact_deletes_old_final_works_with_everything_of_them,
     compact_keeps_the_newest_event,
     compact_refuses_a_retention_under_a_minute,
+    heartbeat_many_extends_each_lease_on_its_own,
 );
 
 pub(crate) const TTL: Duration = Duration::from_secs(30);

@@ -162,6 +162,31 @@ pub trait Store: Send + Sync {
     /// the task.
     async fn heartbeat(&self, fence: &Fence, ttl: std::time::Duration) -> Result<Millis, Error>;
 
+    /// [`Store::heartbeat`] for many leases in one write: one answer per
+    /// fence, in order — the new expiry, or the `conflict` / `not_found_id`
+    /// of a lost lease — each lease fenced on its own, so one lost lease
+    /// does not fail its neighbours. The outer error is the write's own
+    /// (`io`, `invalid_input` for a zero `ttl`), nothing extended. The
+    /// default makes one [`Store::heartbeat`] per fence (a wrapper's);
+    /// SQLite and PostgreSQL extend every lease in one statement.
+    async fn heartbeat_many(
+        &self,
+        fences: &[Fence],
+        ttl: std::time::Duration,
+    ) -> Result<Vec<Result<Millis, Error>>, Error> {
+        if ttl.is_zero() {
+            return Err(Error::invalid_input("a heartbeat's ttl must be positive"));
+        }
+        let mut answers = Vec::with_capacity(fences.len());
+        for fence in fences {
+            answers.push(match self.heartbeat(fence, ttl).await {
+                Err(e) if e.kind() == crate::ErrorKind::Io => return Err(e),
+                answer => answer,
+            });
+        }
+        Ok(answers)
+    }
+
     /// A holder's write that does not end the task: the owner's update and
     /// its event, fenced. Returns the event when one was given.
     async fn record(&self, fence: &Fence, update: Update) -> Result<Option<EventRecord>, Error>;

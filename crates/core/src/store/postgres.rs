@@ -452,6 +452,57 @@ impl Store for PostgresStore {
         })
     }
 
+    async fn heartbeat_many(
+        &self,
+        fences: &[Fence],
+        ttl: Duration,
+    ) -> Result<Vec<Result<Millis, Error>>, Error> {
+        if ttl.is_zero() {
+            return Err(Error::invalid_input("a heartbeat's ttl must be positive"));
+        }
+        if fences.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ttl = millis(ttl);
+        let ids: Vec<&str> = fences.iter().map(|f| f.task_id.as_str()).collect();
+        let tokens: Vec<&str> = fences.iter().map(|f| f.lease_token.as_str()).collect();
+        pg_tx!(self, WRITE, |tx| {
+            // Rows locked in id order: two batches over the same tasks
+            // cannot deadlock.
+            let renewed = sqlx::query(&format!(
+                "UPDATE tasks SET lease_expires_at = clock_timestamp() + {}, \
+                     heartbeat_at = clock_timestamp() \
+                 FROM (SELECT t.id FROM tasks t \
+                       JOIN unnest($1::text[], $2::text[]) AS f(id, token) \
+                         ON t.id = f.id AND t.lease_token = f.token \
+                       WHERE t.state = 'running' ORDER BY t.id FOR UPDATE OF t) AS held \
+                 WHERE tasks.id = held.id \
+                 RETURNING tasks.id, tasks.lease_token, \
+                     coderig_ms(tasks.lease_expires_at) AS lease_expires_at",
+                ms(3)
+            ))
+            .bind(&ids)
+            .bind(&tokens)
+            .bind(ttl)
+            .fetch_all(&mut *tx)
+            .await?;
+            let mut expiries = std::collections::HashMap::new();
+            for row in &renewed {
+                let key = (row.text("id")?, row.text("lease_token")?);
+                expiries.insert(key, row.int("lease_expires_at")?);
+            }
+            let mut answers = Vec::with_capacity(fences.len());
+            for fence in fences {
+                let key = (fence.task_id.clone(), fence.lease_token.clone());
+                answers.push(match expiries.get(&key) {
+                    Some(at) => Ok(*at),
+                    None => Err(lease_lost(tx, &fence.task_id).await?),
+                });
+            }
+            answers
+        })
+    }
+
     async fn record(&self, fence: &Fence, update: Update) -> Result<Option<EventRecord>, Error> {
         let update = &update;
         let lock = self.event_lock;

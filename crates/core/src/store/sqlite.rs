@@ -418,6 +418,54 @@ impl Store for SqliteStore {
         })
     }
 
+    async fn heartbeat_many(
+        &self,
+        fences: &[Fence],
+        ttl: Duration,
+    ) -> Result<Vec<Result<Millis, Error>>, Error> {
+        if ttl.is_zero() {
+            return Err(Error::invalid_input("a heartbeat's ttl must be positive"));
+        }
+        if fences.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ttl = millis(ttl);
+        let pairs = serde_json::Value::from(
+            fences
+                .iter()
+                .map(|f| serde_json::json!([f.task_id, f.lease_token]))
+                .collect::<Vec<_>>(),
+        )
+        .to_string();
+        let pairs = &pairs;
+        write_tx!(self, |tx| {
+            let renewed = sqlx::query(&format!(
+                "UPDATE tasks SET lease_expires_at = {NOW} + ?2, heartbeat_at = {NOW} \
+                 WHERE state = 'running' AND (id, lease_token) IN \
+                     (SELECT value ->> 0, value ->> 1 FROM json_each(?1)) \
+                 RETURNING id, lease_token, lease_expires_at"
+            ))
+            .bind(pairs)
+            .bind(ttl)
+            .fetch_all(&mut *tx)
+            .await?;
+            let mut expiries = std::collections::HashMap::new();
+            for row in &renewed {
+                let key = (row.text("id")?, row.text("lease_token")?);
+                expiries.insert(key, row.int("lease_expires_at")?);
+            }
+            let mut answers = Vec::with_capacity(fences.len());
+            for fence in fences {
+                let key = (fence.task_id.clone(), fence.lease_token.clone());
+                answers.push(match expiries.get(&key) {
+                    Some(at) => Ok(*at),
+                    None => Err(lease_lost(tx, &fence.task_id).await?),
+                });
+            }
+            answers
+        })
+    }
+
     async fn record(&self, fence: &Fence, update: Update) -> Result<Option<EventRecord>, Error> {
         let update = &update;
         write_tx!(self, |tx| {

@@ -84,6 +84,9 @@ use tokio_util::task::TaskTracker;
 
 pub use crate::store::{heartbeat_interval, DEFAULT_LEASE_TTL, HEARTBEAT_FLOOR};
 
+mod beats;
+use beats::Beats;
+
 /// How many expired leases one rescue pass puts back at most.
 pub const RESCUE_BATCH: u32 = 100;
 
@@ -432,6 +435,9 @@ fn random_hex(bytes: usize) -> String {
 
 struct Inner {
     store: Arc<dyn Store>,
+    /// Every held task's heartbeat, batched into one write when several
+    /// fall due together.
+    beats: Beats,
     bus: Arc<EventBus>,
     config: WorkerConfig,
     handlers: Vec<Arc<dyn TaskHandler>>,
@@ -482,6 +488,7 @@ impl TaskWorker {
             h.tasks().attach(wake.clone());
         }
         let inner = Arc::new(Inner {
+            beats: Beats::start(store.clone()),
             store,
             bus,
             config,
@@ -635,7 +642,7 @@ fn spawn_task(w: &Arc<Inner>, h: &Arc<dyn TaskHandler>, claim: Claim) {
             reason: held.reason.clone(),
         },
     );
-    let store = w.store.clone();
+    let beats = w.beats.clone();
     let handler = h.clone();
     let wake = w.wake.clone();
     h.tasks().tracker.spawn(async move {
@@ -645,7 +652,7 @@ fn spawn_task(w: &Arc<Inner>, h: &Arc<dyn TaskHandler>, claim: Claim) {
             done.cancel();
             result
         };
-        let (result, ()) = tokio::join!(work, heartbeat(store, &held, &done));
+        let (result, ()) = tokio::join!(work, heartbeat(beats, &held, &done));
         if let Err(e) = result {
             if held.stopped().is_none() {
                 eprintln!(
@@ -663,9 +670,9 @@ fn spawn_task(w: &Arc<Inner>, h: &Arc<dyn TaskHandler>, claim: Claim) {
 }
 
 /// The one heartbeat: every [`heartbeat_interval`] of the lease until the
-/// holder is done or stopped; a refused beat stops the holder with
-/// [`StopReason::LeaseLost`].
-async fn heartbeat(store: Arc<dyn Store>, held: &Held, done: &CancellationToken) {
+/// holder is done or stopped (sent through the worker's batched [`Beats`]);
+/// a refused beat stops the holder with [`StopReason::LeaseLost`].
+async fn heartbeat(beats: Beats, held: &Held, done: &CancellationToken) {
     let fence = held.fence();
     let every = heartbeat_interval(held.lease_ttl);
     loop {
@@ -674,7 +681,7 @@ async fn heartbeat(store: Arc<dyn Store>, held: &Held, done: &CancellationToken)
             () = held.cancel.cancelled() => return,
             () = tokio::time::sleep(every) => {}
         }
-        match store.heartbeat(&fence, held.lease_ttl).await {
+        match beats.beat(fence.clone(), held.lease_ttl).await {
             Ok(_) => {}
             Err(e)
                 if e.kind() == crate::ErrorKind::Conflict

@@ -620,3 +620,69 @@ pub async fn retries_persist_their_backoff_as_available_at(h: &Harness) {
     assert_eq!((fatal.state, fatal.failures), (TaskState::Failed, 2));
     assert!(fatal.finished_at.is_some());
 }
+
+// Many leases extended in one write, each fenced on its own: the held ones
+// get their new expiry (the same as one heartbeat would give), a forged
+// token and a finished task get `conflict`, an unknown task
+// `not_found_id`, in the order asked — and the refusals change nothing.
+pub async fn heartbeat_many_extends_each_lease_on_its_own(h: &Harness) {
+    let store = &*h.store;
+    store
+        .create_work(battle("b", 3, Lane::Cloud))
+        .await
+        .unwrap();
+    let claims = store.claim(&claim_request("w").limit(3)).await.unwrap();
+    assert_eq!(claims.len(), 3);
+    let done = claims[2].fence();
+    store
+        .complete(&done, Completion::completed(json!(1)))
+        .await
+        .unwrap();
+    let forged = Fence {
+        task_id: claims[1].task.id.clone(),
+        lease_token: "not-the-token".into(),
+    };
+    let unknown = Fence {
+        task_id: "nope".into(),
+        lease_token: claims[0].lease_token.clone(),
+    };
+    let fences = [claims[0].fence(), forged, done, unknown, claims[1].fence()];
+    let answers = store
+        .heartbeat_many(&fences, Duration::from_secs(600))
+        .await
+        .unwrap();
+    let kinds: Vec<Option<ErrorKind>> = answers
+        .iter()
+        .map(|a| a.as_ref().err().map(|e| e.kind()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            None,
+            Some(ErrorKind::Conflict),
+            Some(ErrorKind::Conflict),
+            Some(ErrorKind::NotFoundId),
+            None
+        ]
+    );
+    for (i, claim) in [(0, &claims[0]), (4, &claims[1])] {
+        let expiry = *answers[i].as_ref().unwrap();
+        assert!(expiry > claim.lease_expires_at, "extended past the claim's");
+        let task = store.task(&claim.task.id).await.unwrap();
+        assert_eq!(task.lease_expires_at, Some(expiry));
+        assert_eq!(task.state, TaskState::Running);
+    }
+    assert_eq!(
+        store.task(&claims[2].task.id).await.unwrap().state,
+        TaskState::Completed
+    );
+    assert!(store.heartbeat_many(&[], TTL).await.unwrap().is_empty());
+    assert_eq!(
+        store
+            .heartbeat_many(&fences, Duration::ZERO)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidInput
+    );
+}
