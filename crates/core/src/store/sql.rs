@@ -277,6 +277,29 @@ pub(crate) fn owner_kind_names(request: &ClaimRequest) -> Vec<String> {
     names
 }
 
+/// The new expiry of each fence of a batched heartbeat, in the fences'
+/// order, from the rows the renewing statement returned (`id`,
+/// `lease_token`, `lease_expires_at`); `None` for a lease that was not
+/// renewed (lost: the caller reads why, in its dialect).
+pub(crate) fn renewed_in_order(
+    fences: &[Fence],
+    renewed: &[impl RowExt],
+) -> Result<Vec<Option<Millis>>, Error> {
+    let mut expiries = std::collections::HashMap::new();
+    for row in renewed {
+        let key = (row.text("id")?, row.text("lease_token")?);
+        expiries.insert(key, row.int("lease_expires_at")?);
+    }
+    Ok(fences
+        .iter()
+        .map(|f| {
+            expiries
+                .get(&(f.task_id.clone(), f.lease_token.clone()))
+                .copied()
+        })
+        .collect())
+}
+
 /// Every row through `f`.
 pub(crate) fn rows<R, T>(rows: &[R], f: impl Fn(&R) -> Result<T, Error>) -> Result<Vec<T>, Error> {
     rows.iter().map(f).collect()

@@ -449,16 +449,10 @@ impl Store for SqliteStore {
             .bind(ttl)
             .fetch_all(&mut *tx)
             .await?;
-            let mut expiries = std::collections::HashMap::new();
-            for row in &renewed {
-                let key = (row.text("id")?, row.text("lease_token")?);
-                expiries.insert(key, row.int("lease_expires_at")?);
-            }
             let mut answers = Vec::with_capacity(fences.len());
-            for fence in fences {
-                let key = (fence.task_id.clone(), fence.lease_token.clone());
-                answers.push(match expiries.get(&key) {
-                    Some(at) => Ok(*at),
+            for (fence, renewed) in fences.iter().zip(renewed_in_order(fences, &renewed)?) {
+                answers.push(match renewed {
+                    Some(at) => Ok(at),
                     None => Err(lease_lost(tx, &fence.task_id).await?),
                 });
             }
