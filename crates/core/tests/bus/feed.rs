@@ -27,6 +27,19 @@ fn unpolled(store: Arc<dyn Store>) -> Arc<EventBus> {
     )
 }
 
+/// `h`'s own handle creates battle `id` and updates it: `sub`, on a bus of
+/// another handle, receives exactly those events, in order.
+async fn another_handles_commits_reach(h: &Harness, sub: &mut EventSubscription, id: &str) {
+    let start = newest(&*h.store).await;
+    h.store.create_work(battle(id)).await.unwrap();
+    update(&*h.store, id).await;
+    let last = newest(&*h.store).await;
+    assert_eq!(
+        seqs_until(sub, last).await,
+        log(&*h.store, start, last).await
+    );
+}
+
 /// SQLite has no commit feed: its bus polls, and says why.
 #[tokio::test]
 async fn a_sqlite_bus_polls_and_says_so() {
@@ -52,16 +65,7 @@ async fn another_handles_commits_wake_a_postgres_bus_through_listen() {
     there.started().await.unwrap();
     assert_eq!(there.commit_feed().await, Some(CommitFeed::Listening));
     let mut remote = there.subscribe();
-    let start = newest(&*h.store).await;
-    h.store.create_work(battle("far")).await.unwrap();
-    for _ in 0..5 {
-        update(&*h.store, "far").await;
-    }
-    let last = newest(&*h.store).await;
-    assert_eq!(
-        seqs_until(&mut remote, last).await,
-        log(&*h.store, start, last).await
-    );
+    another_handles_commits_reach(&h, &mut remote, "far").await;
     there.shutdown();
     h.finish().await;
 }
@@ -93,14 +97,7 @@ async fn a_postgres_bus_whose_listener_is_killed_reconnects_and_looks() {
     .await
     .unwrap();
     assert_eq!(killed, 1, "one listener on this schema");
-    let start = newest(&*h.store).await;
-    h.store.create_work(battle("while-away")).await.unwrap();
-    update(&*h.store, "while-away").await;
-    let last = newest(&*h.store).await;
-    assert_eq!(
-        seqs_until(&mut remote, last).await,
-        log(&*h.store, start, last).await
-    );
+    another_handles_commits_reach(&h, &mut remote, "while-away").await;
     there.shutdown();
     admin.close().await;
     h.finish().await;
@@ -206,14 +203,7 @@ async fn behind_a_pooler_that_drops_notifications_a_postgres_bus_says_so_and_pol
         other => panic!("the probe cannot have been answered: {other:?}"),
     }
     let mut remote = there.subscribe();
-    let start = newest(&*h.store).await;
-    h.store.create_work(battle("pooled")).await.unwrap();
-    update(&*h.store, "pooled").await;
-    let last = newest(&*h.store).await;
-    assert_eq!(
-        seqs_until(&mut remote, last).await,
-        log(&*h.store, start, last).await
-    );
+    another_handles_commits_reach(&h, &mut remote, "pooled").await;
     there.shutdown();
     h.finish().await;
 }
