@@ -47,72 +47,6 @@ async fn queue(store: &dyn Store, n: u64) {
         .unwrap();
 }
 
-/// `claimers` workers claim until `total` claims are made; returns the
-/// elapsed time and every (task, attempt) claimed.
-async fn run_store(
-    stores: &[Arc<dyn Store>],
-    claimers: usize,
-    total: u64,
-    batch: u32,
-) -> (Duration, Vec<(String, u32)>) {
-    let made = Arc::new(AtomicUsize::new(0));
-    let seen = Arc::new(Mutex::new(Vec::with_capacity(total as usize)));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for i in 0..claimers {
-        let store = stores[i % stores.len()].clone();
-        let (made, seen) = (made.clone(), seen.clone());
-        workers.push(tokio::spawn(async move {
-            let mut request = ClaimRequest::new(format!("w{i}"))
-                .lease_ttl(Duration::from_secs(600))
-                .limit(batch);
-            if batch > 1 {
-                // The batched claim of the issue: the cloud lane alone.
-                request = request.lanes(&[Lane::Cloud]);
-            }
-            while made.fetch_add(batch as usize, Ordering::SeqCst) < total as usize {
-                let claimed = store.claim(&request).await.unwrap();
-                if claimed.is_empty() {
-                    break;
-                }
-                let mut seen = seen.lock().unwrap();
-                seen.extend(claimed.into_iter().map(|c| (c.task.id, c.task.attempt)));
-            }
-        }));
-    }
-    for worker in workers {
-        worker.await.unwrap();
-    }
-    let elapsed = started.elapsed();
-    let seen = std::mem::take(&mut *seen.lock().unwrap());
-    (elapsed, seen)
-}
-
-async fn run_naive(raw: &Arc<Raw>, claimers: usize, total: u64) -> (Duration, Vec<(String, i64)>) {
-    let made = Arc::new(AtomicUsize::new(0));
-    let seen = Arc::new(Mutex::new(Vec::with_capacity(total as usize)));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for i in 0..claimers {
-        let (raw, made, seen) = (raw.clone(), made.clone(), seen.clone());
-        workers.push(tokio::spawn(async move {
-            let worker = format!("w{i}");
-            while made.fetch_add(1, Ordering::SeqCst) < total as usize {
-                match naive_claim(&raw, &worker).await {
-                    Some(claim) => seen.lock().unwrap().push(claim),
-                    None => break,
-                }
-            }
-        }));
-    }
-    for worker in workers {
-        worker.await.unwrap();
-    }
-    let elapsed = started.elapsed();
-    let seen = std::mem::take(&mut *seen.lock().unwrap());
-    (elapsed, seen)
-}
-
 /// River's claim, written into the bench: one autocommit statement that
 /// picks up to `batch` pending cloud tasks with `FOR UPDATE SKIP LOCKED`
 /// (PostgreSQL; SQLite's single writer needs no lock clause), marks them
@@ -159,22 +93,28 @@ async fn river_claim(raw: &Raw, worker: &str, batch: u32) -> Vec<(String, i64)> 
     }
 }
 
-async fn run_river(
-    raw: &Arc<Raw>,
+/// `claimers` tasks, each calling `claim(i)` (claimer `i`'s claim of up to
+/// `batch` tasks), until `total` tasks are claimed or a claim comes back
+/// empty; the elapsed time and every (task, attempt) claimed.
+async fn run_claimers<F, Fut>(
     claimers: usize,
     total: u64,
     batch: u32,
-) -> (Duration, Vec<(String, i64)>) {
+    claim: F,
+) -> (Duration, Vec<(String, i64)>)
+where
+    F: Fn(usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Vec<(String, i64)>> + Send,
+{
     let made = Arc::new(AtomicUsize::new(0));
     let seen = Arc::new(Mutex::new(Vec::with_capacity(total as usize)));
     let started = Instant::now();
     let mut workers = Vec::new();
     for i in 0..claimers {
-        let (raw, made, seen) = (raw.clone(), made.clone(), seen.clone());
+        let (made, seen, claim) = (made.clone(), seen.clone(), claim.clone());
         workers.push(tokio::spawn(async move {
-            let worker = format!("w{i}");
             while made.fetch_add(batch as usize, Ordering::SeqCst) < total as usize {
-                let claimed = river_claim(&raw, &worker, batch).await;
+                let claimed = claim(i).await;
                 if claimed.is_empty() {
                     break;
                 }
@@ -188,6 +128,64 @@ async fn run_river(
     let elapsed = started.elapsed();
     let seen = std::mem::take(&mut *seen.lock().unwrap());
     (elapsed, seen)
+}
+
+/// `Store::claim` of up to `batch` tasks by each claimer (the batched claim
+/// of the issue takes the cloud lane alone), claimers spread over `stores`.
+async fn run_store(
+    stores: &[Arc<dyn Store>],
+    claimers: usize,
+    total: u64,
+    batch: u32,
+) -> (Duration, Vec<(String, i64)>) {
+    let stores = stores.to_vec();
+    run_claimers(claimers, total, batch, move |i| {
+        let store = stores[i % stores.len()].clone();
+        async move {
+            let mut request = ClaimRequest::new(format!("w{i}"))
+                .lease_ttl(Duration::from_secs(600))
+                .limit(batch);
+            if batch > 1 {
+                request = request.lanes(&[Lane::Cloud]);
+            }
+            let claimed = store.claim(&request).await.unwrap();
+            claimed
+                .into_iter()
+                .map(|c| (c.task.id, i64::from(c.task.attempt)))
+                .collect()
+        }
+    })
+    .await
+}
+
+/// The naive claim (one task a call) by each claimer.
+async fn run_naive(raw: &Arc<Raw>, claimers: usize, total: u64) -> (Duration, Vec<(String, i64)>) {
+    let raw = raw.clone();
+    run_claimers(claimers, total, 1, move |i| {
+        let raw = raw.clone();
+        async move {
+            naive_claim(&raw, &format!("w{i}"))
+                .await
+                .into_iter()
+                .collect()
+        }
+    })
+    .await
+}
+
+/// River's claim statement, up to `batch` tasks a call, by each claimer.
+async fn run_river(
+    raw: &Arc<Raw>,
+    claimers: usize,
+    total: u64,
+    batch: u32,
+) -> (Duration, Vec<(String, i64)>) {
+    let raw = raw.clone();
+    run_claimers(claimers, total, batch, move |i| {
+        let raw = raw.clone();
+        async move { river_claim(&raw, &format!("w{i}"), batch).await }
+    })
+    .await
 }
 
 /// The commit floor: `n` one-row durable commits (autocommit inserts into a
