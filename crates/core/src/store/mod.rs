@@ -76,6 +76,9 @@ pub use changes::{check_changes, check_finish};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod body;
+
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
@@ -568,6 +571,34 @@ pub fn check_new_work(work: &NewWork) -> Result<(), Error> {
                 task.id, task.owner.kind, task.owner.id, work.kind
             )));
         }
+    }
+    Ok(())
+}
+
+/// Checks an enqueue as every backend does before it touches the database
+/// (`invalid_input`): the task specs, and an event only with a task (the
+/// event belongs to the first task's work).
+pub fn check_enqueue(tasks: &[TaskSpec], event: Option<&NewEvent>) -> Result<(), Error> {
+    check_tasks(tasks)?;
+    if tasks.is_empty() && event.is_some() {
+        return Err(Error::invalid_input(
+            "an enqueue with an event needs at least one task (the event's work)",
+        ));
+    }
+    Ok(())
+}
+
+/// [`check_new_owner`] and the event's own check, as `Store::add_owner`
+/// does before it touches the database.
+pub fn check_add_owner(
+    work_id: &str,
+    owner: &NewOwner,
+    tasks: &[TaskSpec],
+    event: Option<&NewEvent>,
+) -> Result<(), Error> {
+    check_new_owner(work_id, owner, tasks)?;
+    if let Some(event) = event {
+        event.check()?;
     }
     Ok(())
 }

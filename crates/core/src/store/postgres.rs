@@ -27,12 +27,16 @@
 //! - A deadlock or serialization failure is retried (the transaction
 //!   changed nothing).
 
+use super::body::{self, sql_store, Statements};
+use super::listing::{checked_filter, page};
 use super::records::*;
 use super::sql::*;
-use super::{check_claim, check_new_work, check_task_spec, check_tasks, settle, Store};
+use super::{
+    check_add_owner, check_changes, check_claim, check_enqueue, check_finish, check_new_work,
+    check_retain, check_tasks,
+};
 use crate::error::Error;
 use crate::task::Lane;
-use crate::task::TaskState;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
 use std::str::FromStr;
@@ -100,13 +104,14 @@ impl Default for PostgresOptions {
 pub struct PostgresStore {
     pool: PgPool,
     epoch: String,
-    event_lock: i32,
     /// The `LISTEN` channel of the store's schema (see [`listen`]).
     channel: String,
     /// Announces commits that appended events (`None`: notify off).
     notifier: Option<Arc<listen::Notifier>>,
     /// Per lane (in `Lane::ALL` order): was it capped at the last claim?
     capped: Arc<[AtomicBool]>,
+    /// The shared body's statements, with this schema's event lock.
+    sql: Arc<Statements>,
 }
 
 /// True for errors after which the whole transaction may simply run again:
@@ -192,11 +197,23 @@ macro_rules! pg_read {
     }};
 }
 
+/// `pg_tx!` in a write transaction.
+macro_rules! pg_write {
+    ($store:expr, |$tx:ident| $body:expr) => {
+        pg_tx!($store, WRITE, |$tx| $body)
+    };
+}
+
+/// `pg_tx!` in one read-only snapshot.
+macro_rules! pg_snapshot {
+    ($store:expr, |$tx:ident| $body:expr) => {
+        pg_tx!($store, READ, |$tx| $body)
+    };
+}
+
 // After the macro: the modules use it.
-mod arena;
-mod changes;
 mod listen;
-mod retention;
+mod statements;
 mod tx;
 use tx::*;
 
@@ -282,10 +299,11 @@ impl PostgresStore {
         let notifier = options
             .notify
             .then(|| listen::Notifier::start(pool.clone(), listen::channel(&schema)));
+        let event_lock = crate::xxhash32(schema.as_bytes(), 0) as i32;
         Ok(PostgresStore {
             pool,
             epoch,
-            event_lock: crate::xxhash32(schema.as_bytes(), 0) as i32,
+            sql: Arc::new(statements::statements(event_lock)),
             notifier,
             channel: listen::channel(&schema),
             // Local starts capped (its default is 1), cloud unbounded.
@@ -309,80 +327,13 @@ impl PostgresStore {
     }
 }
 
-#[async_trait::async_trait]
-impl Store for PostgresStore {
+sql_store!(PostgresStore, write: pg_write, snapshot: pg_snapshot, read: pg_read, sql: |store| &store.sql, {
     fn backend(&self) -> &'static str {
         BACKEND
     }
 
     fn epoch(&self) -> &str {
         &self.epoch
-    }
-
-    async fn create_work(&self, work: NewWork) -> Result<EventRecord, Error> {
-        check_new_work(&work)?;
-        let work = &work;
-        let lock = self.event_lock;
-        pg_tx!(self, WRITE, |tx| {
-            sqlx::query(
-                "INSERT INTO works (id, kind, status, data) VALUES ($1, $2, $3, $4::jsonb)",
-            )
-            .bind(&work.id)
-            .bind(work.kind.as_str())
-            .bind(&work.status)
-            .bind(json_text(&work.data))
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| on_duplicate(e, work.kind.as_str(), &work.id))?;
-            for (ordinal, owner) in work.owners.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO owners (id, work_id, kind, status, data, ordinal) \
-                     VALUES ($1, $2, $3, $4, $5::jsonb, $6)",
-                )
-                .bind(&owner.id)
-                .bind(&work.id)
-                .bind(owner.kind.as_str())
-                .bind(&owner.status)
-                .bind(json_text(&owner.data))
-                .bind(ordinal as i64)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| on_duplicate(e, owner.kind.as_str(), &owner.id))?;
-            }
-            for spec in &work.tasks {
-                insert_task(tx, spec).await?;
-            }
-            insert_event(tx, lock, &work.id, None, None, &work.event).await?
-        })
-    }
-
-    async fn enqueue(
-        &self,
-        tasks: Vec<TaskSpec>,
-        event: Option<NewEvent>,
-    ) -> Result<Vec<Task>, Error> {
-        check_tasks(&tasks)?;
-        if tasks.is_empty() {
-            return match event {
-                None => Ok(Vec::new()),
-                Some(_) => Err(Error::invalid_input(
-                    "an enqueue with an event needs at least one task (the event's work)",
-                )),
-            };
-        }
-        let (tasks, event) = (&tasks, &event);
-        let lock = self.event_lock;
-        pg_tx!(self, WRITE, |tx| {
-            let mut created = Vec::with_capacity(tasks.len());
-            for spec in tasks {
-                created.push(insert_task(tx, spec).await?);
-            }
-            if let Some(event) = event {
-                let first: &Task = &created[0];
-                insert_event(tx, lock, &first.work_id, Some(&first.owner.id), None, event).await?;
-            }
-            created
-        })
     }
 
     async fn claim(&self, request: &ClaimRequest) -> Result<Vec<Claim>, Error> {
@@ -427,419 +378,6 @@ impl Store for PostgresStore {
         }
     }
 
-    async fn heartbeat(&self, fence: &Fence, ttl: Duration) -> Result<Millis, Error> {
-        if ttl.is_zero() {
-            return Err(Error::invalid_input("a heartbeat's ttl must be positive"));
-        }
-        let ttl = millis(ttl);
-        pg_tx!(self, WRITE, |tx| {
-            let row = sqlx::query(&format!(
-                "UPDATE tasks SET lease_expires_at = clock_timestamp() + {}, \
-                     heartbeat_at = clock_timestamp() \
-                 WHERE id = $1 AND lease_token = $2 AND state = 'running' \
-                 RETURNING coderig_ms(lease_expires_at) AS lease_expires_at",
-                ms(3)
-            ))
-            .bind(&fence.task_id)
-            .bind(&fence.lease_token)
-            .bind(ttl)
-            .fetch_optional(&mut *tx)
-            .await?;
-            match row {
-                Some(row) => row.int("lease_expires_at")?,
-                None => return Err(lease_lost(tx, &fence.task_id).await?.into()),
-            }
-        })
-    }
-
-    async fn heartbeat_many(
-        &self,
-        fences: &[Fence],
-        ttl: Duration,
-    ) -> Result<Vec<Result<Millis, Error>>, Error> {
-        if ttl.is_zero() {
-            return Err(Error::invalid_input("a heartbeat's ttl must be positive"));
-        }
-        if fences.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ttl = millis(ttl);
-        let ids: Vec<&str> = fences.iter().map(|f| f.task_id.as_str()).collect();
-        let tokens: Vec<&str> = fences.iter().map(|f| f.lease_token.as_str()).collect();
-        pg_tx!(self, WRITE, |tx| {
-            // Rows locked in id order: two batches over the same tasks
-            // cannot deadlock.
-            let renewed = sqlx::query(&format!(
-                "UPDATE tasks SET lease_expires_at = clock_timestamp() + {}, \
-                     heartbeat_at = clock_timestamp() \
-                 FROM (SELECT t.id FROM tasks t \
-                       JOIN unnest($1::text[], $2::text[]) AS f(id, token) \
-                         ON t.id = f.id AND t.lease_token = f.token \
-                       WHERE t.state = 'running' ORDER BY t.id FOR UPDATE OF t) AS held \
-                 WHERE tasks.id = held.id \
-                 RETURNING tasks.id, tasks.lease_token, \
-                     coderig_ms(tasks.lease_expires_at) AS lease_expires_at",
-                ms(3)
-            ))
-            .bind(&ids)
-            .bind(&tokens)
-            .bind(ttl)
-            .fetch_all(&mut *tx)
-            .await?;
-            let mut answers = Vec::with_capacity(fences.len());
-            for (fence, renewed) in fences.iter().zip(renewed_in_order(fences, &renewed)?) {
-                answers.push(match renewed {
-                    Some(at) => Ok(at),
-                    None => Err(lease_lost(tx, &fence.task_id).await?),
-                });
-            }
-            answers
-        })
-    }
-
-    async fn record(&self, fence: &Fence, update: Update) -> Result<Option<EventRecord>, Error> {
-        let update = &update;
-        let lock = self.event_lock;
-        pg_tx!(self, WRITE, |tx| {
-            let task = fenced_task(tx, fence).await?;
-            apply_update(
-                tx,
-                lock,
-                &task,
-                update.owner.as_ref(),
-                update.event.as_ref(),
-            )
-            .await?
-        })
-    }
-
-    async fn record_changes(
-        &self,
-        fence: &Fence,
-        changes: Changes,
-    ) -> Result<Vec<EventRecord>, Error> {
-        changes::record_changes(self, fence, &changes).await
-    }
-
-    async fn finish_work(&self, work_id: &str, finish: Finish) -> Result<Finished, Error> {
-        changes::finish_work(self, work_id, &finish).await
-    }
-
-    async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {
-        check_tasks(&completion.enqueue)?;
-        let completion = &completion;
-        let lock = self.event_lock;
-        pg_tx!(self, WRITE, |tx| {
-            let task = fenced_task(tx, fence).await?;
-            let settled = settle(&task, &completion.outcome);
-            let finished = settled.state != TaskState::Pending;
-            let row = sqlx::query(&format!(
-                "UPDATE tasks SET state = $2, failures = $3, \
-                     available_at = CASE WHEN $4::bigint IS NULL THEN available_at \
-                         ELSE clock_timestamp() + {} END, \
-                     lease_token = NULL, lease_expires_at = NULL, heartbeat_at = NULL, \
-                     result = $5::jsonb, error = $6, \
-                     finished_at = CASE WHEN $7 THEN clock_timestamp() ELSE NULL END \
-                 WHERE id = $1 RETURNING {TASK_COLUMNS}",
-                ms(4)
-            ))
-            .bind(&task.id)
-            .bind(settled.state.as_str())
-            .bind(i64::from(settled.failures))
-            .bind(settled.retry_in_ms.map(to_i64))
-            .bind(settled.result.as_ref().map(json_text))
-            .bind(settled.error.as_deref())
-            .bind(finished)
-            .fetch_one(&mut *tx)
-            .await?;
-            let after = task_from_row(&row)?;
-            for spec in &completion.enqueue {
-                insert_task(tx, spec).await?;
-            }
-            apply_update(
-                tx,
-                lock,
-                &after,
-                completion.owner.as_ref(),
-                completion.event.as_ref(),
-            )
-            .await?;
-            after
-        })
-    }
-
-    async fn cancel(&self, task_id: &str, reason: &str, update: Update) -> Result<Task, Error> {
-        let update = &update;
-        let lock = self.event_lock;
-        pg_tx!(self, WRITE, |tx| {
-            let row = sqlx::query(&format!(
-                "UPDATE tasks SET state = 'cancelled', lease_token = NULL, \
-                     lease_expires_at = NULL, heartbeat_at = NULL, error = $2, \
-                     finished_at = clock_timestamp() \
-                 WHERE id = $1 AND state IN ('pending', 'running', 'blocked') \
-                 RETURNING {TASK_COLUMNS}"
-            ))
-            .bind(task_id)
-            .bind(reason)
-            .fetch_optional(&mut *tx)
-            .await?;
-            let task = match row {
-                Some(row) => task_from_row(&row)?,
-                None => {
-                    let state = sqlx::query("SELECT state FROM tasks WHERE id = $1")
-                        .bind(task_id)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                    return Err(match state {
-                        None => Error::not_found_id("task", task_id),
-                        Some(row) => Error::conflict(format!(
-                            "task {task_id:?} is already {}; there is nothing to cancel",
-                            row.text("state")?
-                        ))
-                        .with_detail("task_id", task_id)
-                        .with_detail("state", row.text("state")?),
-                    }
-                    .into());
-                }
-            };
-            apply_update(
-                tx,
-                lock,
-                &task,
-                update.owner.as_ref(),
-                update.event.as_ref(),
-            )
-            .await?;
-            task
-        })
-    }
-
-    async fn rescue_expired(&self, limit: u32) -> Result<Vec<Rescued>, Error> {
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        pg_tx!(self, WRITE, |tx| {
-            // The outer predicate is re-checked on the newest row version
-            // after the lock: a task completed meanwhile is left alone.
-            let rescued = sqlx::query(&format!(
-                "UPDATE tasks SET \
-                     state = CASE WHEN rescues < max_rescues THEN 'pending' ELSE 'failed' END, \
-                     rescues = rescues + 1, available_at = clock_timestamp(), \
-                     lease_token = NULL, lease_expires_at = NULL, heartbeat_at = NULL, \
-                     error = 'lease expired', \
-                     finished_at = CASE WHEN rescues < max_rescues THEN NULL \
-                         ELSE clock_timestamp() END \
-                 WHERE id IN (SELECT id FROM tasks \
-                         WHERE state = 'running' AND lease_expires_at < now() \
-                         ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
-                     AND state = 'running' AND lease_expires_at < now() \
-                 RETURNING {TASK_COLUMNS}"
-            ))
-            .bind(i64::from(limit))
-            .fetch_all(&mut *tx)
-            .await?;
-            rows(&rescued, |row| {
-                let task = task_from_row(row)?;
-                Ok(Rescued {
-                    worker: task.worker.clone(),
-                    task,
-                })
-            })?
-        })
-    }
-
-    async fn transition(&self, transition: Transition) -> Result<Option<EventRecord>, Error> {
-        let t = &transition;
-        let (table, what, id) = match &t.target {
-            Target::Work(id) => ("works", "battle or run", id.as_str()),
-            Target::Owner(id) => ("owners", "contestant or step", id.as_str()),
-        };
-        let lock = self.event_lock;
-        pg_tx!(self, WRITE, |tx| {
-            let select = if table == "works" {
-                "SELECT status, id AS work_id FROM works WHERE id = $1 FOR UPDATE"
-            } else {
-                "SELECT status, work_id FROM owners WHERE id = $1 FOR UPDATE"
-            };
-            let Some(row) = sqlx::query(select)
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?
-            else {
-                return Err(Error::not_found_id(what, id).into());
-            };
-            let status = row.text("status")?;
-            let work_id = row.text("work_id")?;
-            if !t.from.is_empty() && !t.from.contains(&status) {
-                return Err(Error::conflict(format!(
-                    "{what} {id:?} is {status}; the change to {} needs one of: {}",
-                    t.to,
-                    t.from.join(", ")
-                ))
-                .with_detail("id", id)
-                .with_detail("status", status.as_str())
-                .into());
-            }
-            sqlx::query(&format!(
-                "UPDATE {table} SET status = $2, data = coalesce($3::jsonb, data), \
-                 updated_at = clock_timestamp() WHERE id = $1"
-            ))
-            .bind(id)
-            .bind(&t.to)
-            .bind(t.data.as_ref().map(json_text))
-            .execute(&mut *tx)
-            .await?;
-            match &t.event {
-                None => None,
-                Some(event) => {
-                    let owner = (table == "owners").then_some(id);
-                    Some(insert_event(tx, lock, &work_id, owner, None, event).await?)
-                }
-            }
-        })
-    }
-
-    async fn task(&self, id: &str) -> Result<Task, Error> {
-        pg_tx!(self, READ, |tx| {
-            let row = sqlx::query(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = $1"))
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            match row {
-                Some(row) => task_from_row(&row)?,
-                None => return Err(Error::not_found_id("task", id).into()),
-            }
-        })
-    }
-
-    async fn work(&self, id: &str) -> Result<WorkSnapshot, Error> {
-        pg_tx!(self, READ, |tx| {
-            let row = sqlx::query(
-                "SELECT id, kind, status, data::text AS data, coderig_ms(created_at) AS created_at, \
-                     coderig_ms(updated_at) AS updated_at FROM works WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?;
-            let Some(row) = row else {
-                return Err(Error::not_found_id("battle or run", id).into());
-            };
-            let work = work_from_row(&row)?;
-            let owners = sqlx::query(
-                "SELECT id, work_id, kind, status, data::text AS data, \
-                     coderig_ms(updated_at) AS updated_at \
-                 FROM owners WHERE work_id = $1 ORDER BY ordinal",
-            )
-            .bind(id)
-            .fetch_all(&mut *tx)
-            .await?;
-            let tasks = sqlx::query(&format!(
-                "SELECT {TASK_COLUMNS} FROM tasks WHERE work_id = $1 ORDER BY queue_seq"
-            ))
-            .bind(id)
-            .fetch_all(&mut *tx)
-            .await?;
-            WorkSnapshot {
-                work,
-                owners: rows(&owners, owner_from_row)?,
-                tasks: rows(&tasks, task_from_row)?,
-            }
-        })
-    }
-
-    async fn add_owner(
-        &self,
-        work_id: &str,
-        owner: NewOwner,
-        tasks: Vec<TaskSpec>,
-        event: Option<NewEvent>,
-    ) -> Result<Option<EventRecord>, Error> {
-        arena::add_owner(self, work_id, &owner, &tasks, event.as_ref()).await
-    }
-
-    async fn owner(&self, id: &str) -> Result<Owner, Error> {
-        arena::owner(self, id).await
-    }
-
-    async fn list_works(&self, filter: &WorkFilter) -> Result<WorkPage, Error> {
-        arena::list_works(self, filter).await
-    }
-
-    async fn events_after(&self, after: i64, limit: u32) -> Result<Vec<EventRecord>, Error> {
-        pg_read!(self, |tx| {
-            let events = sqlx::query(&format!(
-                "SELECT {EVENT_COLUMNS} FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"
-            ))
-            .bind(after)
-            .bind(i64::from(limit))
-            .fetch_all(&mut *tx)
-            .await?;
-            rows(&events, event_from_row)?
-        })
-    }
-
-    async fn work_events(
-        &self,
-        work_id: &str,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<EventRecord>, Error> {
-        pg_read!(self, |tx| {
-            let events = sqlx::query(&format!(
-                "SELECT {EVENT_COLUMNS} FROM events WHERE work_id = $1 AND seq > $2 \
-                 ORDER BY seq LIMIT $3"
-            ))
-            .bind(work_id)
-            .bind(after)
-            .bind(i64::from(limit))
-            .fetch_all(&mut *tx)
-            .await?;
-            rows(&events, event_from_row)?
-        })
-    }
-
-    async fn event_window(&self) -> Result<crate::event::StoreWindow, Error> {
-        let (oldest, newest) = pg_read!(self, |tx| {
-            let row = sqlx::query(
-                "SELECT coalesce(min(seq), 0)::int8 AS oldest, coalesce(max(seq), 0)::int8 AS newest \
-                 FROM events",
-            )
-            .fetch_one(&mut *tx)
-            .await?;
-            (row.int("oldest")?, row.int("newest")?)
-        })?;
-        Ok(window(&self.epoch, oldest, newest))
-    }
-
-    async fn lanes(&self) -> Result<Vec<LaneState>, Error> {
-        let found = pg_tx!(self, READ, |tx| {
-            let lanes = sqlx::query(
-                "SELECT name, capacity, (SELECT count(*) FROM tasks t \
-                     WHERE t.lane = l.name AND t.state = 'running') AS running \
-                 FROM lanes l",
-            )
-            .fetch_all(&mut *tx)
-            .await?;
-            rows(&lanes, lane_from_row)?
-        })?;
-        Ok(in_lane_order(found))
-    }
-
-    async fn set_lane_capacity(&self, lane: Lane, capacity: Option<u32>) -> Result<(), Error> {
-        super::check_lane_capacity(lane, capacity)?;
-        pg_tx!(self, WRITE, |tx| {
-            sqlx::query("UPDATE lanes SET capacity = $2 WHERE name = $1")
-                .bind(lane.as_str())
-                .bind(capacity.map(i64::from))
-                .execute(&mut *tx)
-                .await?;
-        })
-    }
-
-    async fn compact(&self, retain: Duration) -> Result<super::Compacted, Error> {
-        retention::compact(self, retain).await
-    }
-
     async fn watch_commits(
         &self,
         wake: Arc<tokio::sync::Notify>,
@@ -847,4 +385,4 @@ impl Store for PostgresStore {
     ) -> super::CommitFeed {
         listen::watch(self.pool.clone(), self.channel.clone(), wake, stop).await
     }
-}
+});
