@@ -106,6 +106,7 @@ conformance!(
     compact_keeps_the_newest_event,
     compact_refuses_a_retention_under_a_minute,
     heartbeat_many_extends_each_lease_on_its_own,
+    clock_ms_is_the_clock_of_leases_and_stored_times,
 );
 
 pub(crate) const TTL: Duration = Duration::from_secs(30);

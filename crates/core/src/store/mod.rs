@@ -7,6 +7,14 @@
 //! `DATABASE_URL`, for several servers sharing work). The records are pure
 //! types and always compile ([`records`]).
 //!
+//! Both are one body of logic (`store::body`: every transaction's reads,
+//! fences, compare-and-sets, writes and events, written once) over a seam
+//! one statement wide — a connection that runs a named statement, and one
+//! file of SQL text per dialect (`sqlite/statements.rs`,
+//! `postgres/statements.rs`). A write of n rows (a new run's steps, a
+//! driver's batch of step changes, their events) is one statement over a
+//! JSON array, not n.
+//!
 //! # The model
 //!
 //! A **work** (a battle or a run) owns **owners** (a battle its
@@ -340,6 +348,19 @@ pub trait Store: Send + Sync {
     /// run's artifacts) are not touched. `retain` must be at least a minute
     /// (`invalid_input`: a smaller one is nearly always a unit mistake).
     async fn compact(&self, retain: std::time::Duration) -> Result<Compacted, Error>;
+
+    /// The database clock, in ms since the Unix epoch: the clock every
+    /// stored time, lease and `available_at` is read from. A process that
+    /// persists timers of its own (a flow step's deadline or backoff) reads
+    /// them against this clock, not its wall clock, so every server sharing
+    /// the store agrees when one falls due whatever their clocks' skew.
+    /// Default: the local wall clock (a store with no database).
+    async fn clock_ms(&self) -> Result<Millis, Error> {
+        Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as Millis)
+            .unwrap_or(0))
+    }
 
     /// Starts telling `wake` of commits that appended events — by any
     /// handle on the same database, other processes included — until

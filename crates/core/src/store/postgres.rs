@@ -40,7 +40,7 @@ use crate::task::Lane;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -112,6 +112,8 @@ pub struct PostgresStore {
     capped: Arc<[AtomicBool]>,
     /// The shared body's statements, with this schema's event lock.
     sql: Arc<Statements>,
+    /// Write transactions (and one-statement claims) committed.
+    commits: Arc<AtomicU64>,
 }
 
 /// True for errors after which the whole transaction may simply run again:
@@ -158,6 +160,9 @@ macro_rules! pg_tx {
                     let $tx: &mut PgConnection = &mut transaction;
                     let value = $body;
                     transaction.commit().await?;
+                    if $begin == WRITE {
+                        store.commits.fetch_add(1, Ordering::Relaxed);
+                    }
                     Ok((
                         value,
                         crate::store::postgres::tx::APPENDED.with(std::cell::Cell::get),
@@ -304,6 +309,7 @@ impl PostgresStore {
             pool,
             epoch,
             sql: Arc::new(statements::statements(event_lock)),
+            commits: Arc::new(AtomicU64::new(0)),
             notifier,
             channel: listen::channel(&schema),
             // Local starts capped (its default is 1), cloud unbounded.
@@ -319,6 +325,13 @@ impl PostgresStore {
         if let Some(notifier) = &self.notifier {
             notifier.mark();
         }
+    }
+
+    /// How many write transactions (and one-statement claims) this handle
+    /// has committed: each one durable commit of the server (for
+    /// benchmarks and metrics: work per commit).
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
     }
 
     /// Closes every connection; the store must not be used afterwards.
@@ -350,7 +363,10 @@ sql_store!(PostgresStore, write: pg_write, snapshot: pg_snapshot, read: pg_read,
             let mut tries = 0u32;
             loop {
                 match claim_unbounded(&self.pool, request, &lanes, ttl).await {
-                    Ok(Some(claims)) => return Ok(claims),
+                    Ok(Some(claims)) => {
+                        self.commits.fetch_add(1, Ordering::Relaxed);
+                        return Ok(claims);
+                    }
                     // A lane is capped now: the transactional path learns
                     // which and counts under its lock.
                     Ok(None) => break,

@@ -30,6 +30,8 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const BACKEND: &str = "sqlite";
@@ -81,6 +83,8 @@ pub struct SqliteStore {
     epoch: String,
     path: PathBuf,
     busy_deadline: Duration,
+    /// Write transactions committed by this handle.
+    commits: Arc<AtomicU64>,
 }
 
 /// True for `SQLITE_BUSY` and `SQLITE_LOCKED` with any extended code, and
@@ -111,6 +115,7 @@ macro_rules! write_tx {
                 let $tx: &mut SqliteConnection = &mut transaction;
                 let value = $body;
                 transaction.commit().await?;
+                store.commits.fetch_add(1, Ordering::Relaxed);
                 Ok(value)
             }
             .await;
@@ -228,6 +233,7 @@ impl SqliteStore {
             epoch: String::new(),
             path: path.to_path_buf(),
             busy_deadline: options.busy_deadline,
+            commits: Arc::new(AtomicU64::new(0)),
         };
         let epoch = read_tx!(&store, |conn| {
             let row = sqlx::query("SELECT value FROM meta WHERE key = 'instance_id'")
@@ -236,6 +242,13 @@ impl SqliteStore {
             row.text("value")?
         })?;
         Ok(SqliteStore { epoch, ..store })
+    }
+
+    /// How many write transactions this handle has committed: each one
+    /// durable commit of the file (for benchmarks and metrics: work per
+    /// commit).
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
     }
 
     /// The database file.

@@ -24,10 +24,18 @@ pub enum Location {
 pub struct Harness {
     pub store: Arc<dyn Store>,
     pub location: Location,
+    /// The write transactions `store` has committed so far.
+    commits: Arc<dyn Fn() -> u64 + Send + Sync>,
     _dir: Option<tempfile::TempDir>,
 }
 
 impl Harness {
+    /// The write transactions the harness's store handle has committed
+    /// (its durable commits).
+    pub fn commits(&self) -> u64 {
+        (self.commits)()
+    }
+
     /// Another handle on the same store, with its own connections (another
     /// server, as far as the store can tell).
     pub async fn another(&self) -> Arc<dyn Store> {
@@ -61,18 +69,23 @@ pub async fn open_at(location: &Location) -> Arc<dyn Store> {
         Location::Sqlite(path) => {
             Arc::new(SqliteStore::open_file(path).await.expect("open sqlite"))
         }
-        Location::Postgres { url, schema } => Arc::new(
-            PostgresStore::connect_with(
-                url,
-                PostgresOptions {
-                    schema: Some(schema.clone()),
-                    ..PostgresOptions::default()
-                },
-            )
-            .await
-            .expect("connect postgres"),
-        ),
+        Location::Postgres { .. } => Arc::new(open_postgres(location).await),
     }
+}
+
+async fn open_postgres(location: &Location) -> PostgresStore {
+    let Location::Postgres { url, schema } = location else {
+        panic!("not a PostgreSQL location: {location:?}");
+    };
+    PostgresStore::connect_with(
+        url,
+        PostgresOptions {
+            schema: Some(schema.clone()),
+            ..PostgresOptions::default()
+        },
+    )
+    .await
+    .expect("connect postgres")
 }
 
 /// A store in a new SQLite file.
@@ -80,9 +93,11 @@ pub async fn sqlite() -> Harness {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = SqliteStore::open(dir.path()).await.expect("open sqlite");
     let location = Location::Sqlite(store.path().to_path_buf());
+    let counted = store.clone();
     Harness {
         store: Arc::new(store),
         location,
+        commits: Arc::new(move || counted.commits()),
         _dir: Some(dir),
     }
 }
@@ -127,9 +142,12 @@ pub async fn postgres(suite: &str) -> Option<Harness> {
         nanos
     );
     let location = Location::Postgres { url, schema };
+    let store = open_postgres(&location).await;
+    let counted = store.clone();
     Some(Harness {
-        store: open_at(&location).await,
+        store: Arc::new(store),
         location,
+        commits: Arc::new(move || counted.commits()),
         _dir: None,
     })
 }

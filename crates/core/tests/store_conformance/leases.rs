@@ -17,6 +17,31 @@ use std::time::Duration;
 
 // (2) A claim sets a fresh token, the worker and the expiry, computed by
 // the database.
+/// `clock_ms` is the clock leases and stored times are read from: a lease
+/// claimed between two readings of it starts between them, and it never
+/// goes back.
+pub async fn clock_ms_is_the_clock_of_leases_and_stored_times(h: &Harness) {
+    let store = &*h.store;
+    store
+        .create_work(battle("b", 1, Lane::Cloud))
+        .await
+        .unwrap();
+    let before = store.clock_ms().await.unwrap();
+    let claims = store.claim(&claim_request("w1")).await.unwrap();
+    let after = store.clock_ms().await.unwrap();
+    let started = claims[0].task.started_at.unwrap();
+    assert!(
+        before <= started && started <= after,
+        "claimed at {started}, between clock readings {before} and {after}"
+    );
+    let mut last = after;
+    for _ in 0..20 {
+        let now = store.clock_ms().await.unwrap();
+        assert!(now >= last, "the clock went back from {last} to {now}");
+        last = now;
+    }
+}
+
 pub async fn claims_lease_from_the_database_clock(h: &Harness) {
     let store = &*h.store;
     store

@@ -8,7 +8,7 @@
 //! work, then the owners in id order, so a fenced write and a finish of
 //! one work cannot deadlock.
 
-use super::writes::{append, fenced_task, update_owners};
+use super::writes::{append, fenced_task, lease_lost, update_owners};
 use super::{args, Conn, Statements};
 use crate::error::Error;
 use crate::store::changes::{named_owners, plan, OwnerRow, Plan, Scope};
@@ -18,29 +18,113 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 /// A fenced batch of changes: the task's lease checked (and its row
-/// locked) first.
+/// locked) first, with the work's row in the same statement.
+///
+/// When no owner change compares a status (`from` empty, the flow
+/// driver's steps) and each writes something, the owners are not read
+/// first: the write names them with their work, and the rows it changed
+/// must be every one named — otherwise the precise refusal is read and
+/// planned as usual, and the transaction rolls back. Three statements in
+/// all (task and work, owners, events) whatever the batch's size.
 pub(crate) async fn record_changes<C: Conn>(
     tx: &mut C,
     sql: &Statements,
     fence: &Fence,
     changes: &Changes,
 ) -> Result<Vec<EventRecord>, TxError> {
-    let task = fenced_task(tx, sql, fence).await?;
-    let work = match &changes.work {
-        None => None,
-        Some(_) => work_row(tx, sql, &task.work_id).await?,
+    let (task, work) = match &changes.work {
+        None => (fenced_task(tx, sql, fence).await?, None),
+        Some(_) => fenced_work(tx, sql, fence).await?,
     };
-    let owners = owner_rows(tx, sql, changes).await?;
     let work = work.as_ref().map(|(kind, status)| (*kind, status.as_str()));
-    let plan = plan(
-        &task.work_id,
-        Scope::Fenced(&task.id),
-        work,
-        &owners,
-        changes,
-    )?;
-    write_plan(tx, sql, &plan).await?;
-    append(tx, sql, &task.work_id, Some(&task.id), &changes.events).await
+    let scope = Scope::Fenced(&task.id);
+    let work_id = task.work_id.as_str();
+    match assumed_owners(work_id, changes) {
+        Some(assumed) => {
+            let plan = plan(work_id, scope, work, &assumed, changes)?;
+            let written = write_plan(tx, sql, work_id, &plan).await?;
+            if written != assumed.len() as u64 {
+                // An owner that does not exist or is another work's: the
+                // planner says which, from the rows as stored.
+                let owners = owner_rows(tx, sql, changes).await?;
+                plan_refusal(work_id, scope, work, &owners, changes)?;
+            }
+        }
+        None => {
+            let owners = owner_rows(tx, sql, changes).await?;
+            let plan = plan(work_id, scope, work, &owners, changes)?;
+            write_plan(tx, sql, work_id, &plan).await?;
+        }
+    }
+    append(tx, sql, work_id, Some(&task.id), &changes.events).await
+}
+
+/// The owners of `changes` as the planner may assume them without reading
+/// — each of work `work_id`, whatever its status — when nothing depends on
+/// their stored status: every owner change has an empty `from` and writes
+/// something, and every event names one of them (or none). `None`
+/// otherwise.
+fn assumed_owners(work_id: &str, changes: &Changes) -> Option<HashMap<String, OwnerRow>> {
+    let blind = changes
+        .owners
+        .iter()
+        .all(|c| c.from.is_empty() && (c.status.is_some() || c.data.is_some()));
+    if !blind {
+        return None;
+    }
+    let assumed: HashMap<String, OwnerRow> = changes
+        .owners
+        .iter()
+        .map(|c| {
+            let row = OwnerRow {
+                work_id: work_id.to_owned(),
+                kind: OwnerKind::Step,
+                status: String::new(),
+            };
+            (c.id.clone(), row)
+        })
+        .collect();
+    let events_named = changes
+        .events
+        .iter()
+        .filter_map(|e| e.owner_id.as_deref())
+        .all(|id| assumed.contains_key(id));
+    events_named.then_some(assumed)
+}
+
+/// The planner's refusal for changes whose unread write missed an owner;
+/// an `internal` error if, against the rows as stored, it has none.
+fn plan_refusal(
+    work_id: &str,
+    scope: Scope<'_>,
+    work: Option<(WorkKind, &str)>,
+    owners: &HashMap<String, OwnerRow>,
+    changes: &Changes,
+) -> Result<(), TxError> {
+    plan(work_id, scope, work, owners, changes)?;
+    Err(Error::internal(format!(
+        "store: a write to the owners of {work_id:?} changed fewer rows than it named"
+    ))
+    .into())
+}
+
+/// The task under `fence` with its work's kind and status, or the error
+/// of a lost lease.
+async fn fenced_work<C: Conn>(
+    tx: &mut C,
+    sql: &Statements,
+    fence: &Fence,
+) -> Result<(Task, Option<(WorkKind, String)>), TxError> {
+    let row = tx
+        .fetch_optional(&sql.fenced_work, args![&fence.task_id, &fence.lease_token])
+        .await?;
+    match row {
+        Some(row) => {
+            let work = (row.name::<WorkKind>("work_kind")?, row.text("work_status")?);
+            Ok((task_from_row(&row)?, Some(work)))
+        }
+        None => Err(lease_lost(tx, sql, &fence.task_id).await?.into()),
+    }
 }
 
 /// A work's final changes, cancelling its live tasks first when asked.
@@ -71,7 +155,7 @@ pub(crate) async fn finish_work<C: Conn>(
     let owners = owner_rows(tx, sql, changes).await?;
     let work = work.as_ref().map(|(kind, status)| (*kind, status.as_str()));
     let plan = plan(work_id, Scope::Finish, work, &owners, changes)?;
-    write_plan(tx, sql, &plan).await?;
+    write_plan(tx, sql, work_id, &plan).await?;
     let events = append(tx, sql, work_id, None, &changes.events).await?;
     Ok(Finished { events, cancelled })
 }
@@ -122,7 +206,13 @@ async fn owner_rows<C: Conn>(
 /// The row writes of a plan: the work, then every owner in one statement
 /// (a second write of one owner folded into its first: the last status
 /// and the last data win, as one after the other would leave them).
-async fn write_plan<C: Conn>(tx: &mut C, sql: &Statements, plan: &Plan<'_>) -> Result<(), TxError> {
+/// Returns the owner rows changed.
+async fn write_plan<C: Conn>(
+    tx: &mut C,
+    sql: &Statements,
+    work_id: &str,
+    plan: &Plan<'_>,
+) -> Result<u64, TxError> {
     if let Some(w) = &plan.work {
         tx.execute(&sql.update_work, args![w.id, w.status, w.data.clone()])
             .await?;
@@ -146,5 +236,5 @@ async fn write_plan<C: Conn>(tx: &mut C, sql: &Statements, plan: &Plan<'_>) -> R
             }
         }
     }
-    update_owners(tx, sql, &writes).await
+    update_owners(tx, sql, work_id, &writes).await
 }

@@ -126,17 +126,9 @@ pub(crate) trait Conn: Send {
         args: Vec<Arg<'q>>,
     ) -> Result<Option<Self::Row>, TxError>;
 
-    /// Called once before a transaction appends its first event: runs
-    /// [`Statements::lock_events`] when the dialect has one (PostgreSQL's
-    /// advisory lock, which makes seq order commit order). A dialect may
-    /// also note that the transaction appended (PostgreSQL: its commit is
-    /// announced to listeners).
-    async fn before_append(&mut self, sql: &Statements) -> Result<(), TxError> {
-        if let Some(lock) = &sql.lock_events {
-            self.execute(lock, Vec::new()).await?;
-        }
-        Ok(())
-    }
+    /// Called before a transaction appends events: a dialect may note
+    /// that it did (PostgreSQL: its commit is announced to listeners).
+    fn before_append(&mut self) {}
 }
 
 /// The named SQL statements of one dialect. Parameters are `$1`, `$2`, …
@@ -145,12 +137,11 @@ pub(crate) trait Conn: Send {
 /// return the columns `store::sql`'s `*_from_row` read.
 #[derive(Debug, Clone)]
 pub(crate) struct Statements {
-    /// No parameters: taken before the first event of a transaction and
-    /// held to commit; `None` where the write lock already orders commits
-    /// (SQLite).
-    pub lock_events: Option<String>,
     /// `work_id, task_id?, [[kind, owner_id?, payload text], …]` → the
-    /// events, one row each, seqs in the array's order.
+    /// events, one row each, seqs in the array's order. Seqs become visible
+    /// in order: the statement takes whatever lock orders commits before
+    /// it takes a seq (PostgreSQL: the schema's advisory lock, held to
+    /// commit; SQLite's write lock is held from `BEGIN IMMEDIATE`).
     pub insert_events: String,
     /// `id, kind, status, data text`.
     pub insert_work: String,
@@ -166,6 +157,10 @@ pub(crate) struct Statements {
     /// `task id, lease token` → the task while that lease holds it
     /// (PostgreSQL: locked to commit).
     pub fenced_task: String,
+    /// `task id, lease token` → the task while that lease holds it, with
+    /// its work's `work_kind, work_status` (PostgreSQL: the task, then the
+    /// work, locked): a fenced write's two reads in one round trip.
+    pub fenced_work: String,
     /// `task id` → `state, attempt, worker`.
     pub task_state: String,
     /// `work id` → `kind, status` (PostgreSQL: locked).
@@ -175,7 +170,8 @@ pub(crate) struct Statements {
     pub owner_rows: String,
     /// `id, status?, data text?`: each `NULL` keeps the stored value.
     pub update_work: String,
-    /// `[[id, status?, data text?], …]`, at most one entry per id.
+    /// `work id, [[id, status?, data text?], …]` (at most one entry per
+    /// id): each owner of that work named; the rows changed are counted.
     pub update_owners: String,
     /// `work id, reason` → every task of the work still pending, running or
     /// blocked, now `cancelled` (PostgreSQL: locked in id order).
@@ -228,6 +224,8 @@ pub(crate) struct Statements {
     pub lanes: String,
     /// `lane, capacity?`.
     pub set_lane_capacity: String,
+    /// No parameters → `now`: the database clock in ms.
+    pub clock: String,
 
     // ----- retention -----
     /// `retain ms` → `id` of each work to delete.
@@ -241,6 +239,17 @@ pub(crate) struct Statements {
     pub compact_owners: String,
     /// `[work id, …]`: the works.
     pub compact_works: String,
+}
+
+/// The statements both dialects spell alike.
+pub(crate) mod portable {
+    /// [`super::Statements::task_state`].
+    pub const TASK_STATE: &str = "SELECT state, attempt, worker FROM tasks WHERE id = $1";
+    /// [`super::Statements::lanes`].
+    pub const LANES: &str = "SELECT name, capacity, (SELECT count(*) FROM tasks t \
+         WHERE t.lane = l.name AND t.state = 'running') AS running FROM lanes l";
+    /// [`super::Statements::set_lane_capacity`].
+    pub const SET_LANE_CAPACITY: &str = "UPDATE lanes SET capacity = $2 WHERE name = $1";
 }
 
 /// Checks a statement that must return a row did (a constraint the schema
@@ -295,10 +304,9 @@ where
 
 /// Implements [`Conn`] for a sqlx connection type (`$conn`, rows `$row`):
 /// the same three calls in every dialect, so written once. A dialect that
-/// does more before its first event passes `before_append: |conn, sql|
-/// { … }`.
+/// notes appends passes `before_append: { … }`.
 macro_rules! sqlx_conn {
-    ($conn:ty, $row:ty $(, before_append: |$c:ident, $s:ident| $hook:block)?) => {
+    ($conn:ty, $row:ty $(, before_append: $hook:block)?) => {
         #[async_trait::async_trait]
         impl crate::store::body::Conn for $conn {
             type Row = $row;
@@ -331,13 +339,7 @@ macro_rules! sqlx_conn {
             }
 
             $(
-                async fn before_append(
-                    &mut self,
-                    sql: &crate::store::body::Statements,
-                ) -> Result<(), crate::store::sql::TxError> {
-                    let ($c, $s) = (self, sql);
-                    $hook
-                }
+                fn before_append(&mut self) $hook
             )?
         }
     };

@@ -133,3 +133,9 @@ pub(crate) async fn set_lane_capacity<C: Conn>(
     .await?;
     Ok(())
 }
+
+/// `Store::clock_ms`: the database clock.
+pub(crate) async fn clock<C: Conn>(tx: &mut C, sql: &Statements) -> Result<Millis, TxError> {
+    let row = tx.fetch_optional(&sql.clock, Vec::new()).await?;
+    Ok(super::one(row, "the clock")?.int("now")?)
+}

@@ -168,6 +168,10 @@ macro_rules! sql_store {
                 $write!(self, |tx| body::set_lane_capacity(tx, self.statements(), lane, capacity).await?)
             }
 
+            async fn clock_ms(&self) -> Result<Millis, Error> {
+                $read!(self, |tx| body::clock(tx, self.statements()).await?)
+            }
+
             async fn compact(&self, retain: Duration) -> Result<super::Compacted, Error> {
                 check_retain(retain)?;
                 let retain_ms = i64::try_from(retain.as_millis()).unwrap_or(i64::MAX);

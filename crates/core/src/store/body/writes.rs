@@ -32,7 +32,7 @@ pub(crate) async fn append<C: Conn>(
             json_text(&e.event.payload)
         ]));
     }
-    tx.before_append(sql).await?;
+    tx.before_append();
     let found = tx
         .fetch_all(
             &sql.insert_events,
@@ -145,23 +145,27 @@ pub(crate) async fn fenced_task<C: Conn>(
     }
 }
 
-/// Owner writes, one statement: `(id, status, data text)` each, at most
-/// one per id.
+/// Owner writes of work `work_id`, one statement: `(id, status, data
+/// text)` each, at most one per id. Returns how many rows it changed (an
+/// id that does not exist, or is another work's, changes none).
 pub(crate) async fn update_owners<C: Conn>(
     tx: &mut C,
     sql: &Statements,
+    work_id: &str,
     writes: &[(&str, Option<&str>, Option<String>)],
-) -> Result<(), TxError> {
+) -> Result<u64, TxError> {
     if writes.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     let rows: Vec<Value> = writes
         .iter()
         .map(|(id, status, data)| json!([id, status, data]))
         .collect();
-    tx.execute(&sql.update_owners, args![Value::from(rows).to_string()])
-        .await?;
-    Ok(())
+    tx.execute(
+        &sql.update_owners,
+        args![work_id, Value::from(rows).to_string()],
+    )
+    .await
 }
 
 /// The owner update and event of a task's write.
@@ -178,7 +182,7 @@ pub(crate) async fn apply_update<C: Conn>(
             o.status.as_deref(),
             o.data.as_ref().map(json_text),
         );
-        update_owners(tx, sql, &[write]).await?;
+        update_owners(tx, sql, &task.work_id, &[write]).await?;
     }
     match event {
         None => Ok(None),
@@ -397,7 +401,7 @@ pub(crate) async fn transition<C: Conn>(
     }
     let data = t.data.as_ref().map(json_text);
     if owner {
-        update_owners(tx, sql, &[(id, Some(t.to.as_str()), data)]).await?;
+        update_owners(tx, sql, &work_id, &[(id, Some(t.to.as_str()), data)]).await?;
     } else {
         tx.execute(&sql.update_work, args![id, t.to.as_str(), data])
             .await?;

@@ -6,30 +6,26 @@
 //! the schema's advisory lock, so seq order is commit order.
 
 use super::{ms, EVENT_COLUMNS, EVENT_LOCK_CLASS, TASK_COLUMNS};
-use crate::store::body::{sqlx_conn, Statements};
+use crate::store::body::{portable, sqlx_conn, Statements};
 use sqlx::postgres::{PgConnection, PgRow};
 
-sqlx_conn!(PgConnection, PgRow, before_append: |conn, sql| {
-    if let Some(lock) = &sql.lock_events {
-        crate::store::body::Conn::execute(conn, lock, Vec::new()).await?;
-    }
+sqlx_conn!(PgConnection, PgRow, before_append: {
     // The commit carries events: `pg_tx!` announces it to listeners.
     let _ = super::tx::APPENDED.try_with(|appended| appended.set(true));
-    Ok(())
 });
 
 /// The statements of a store whose event log is locked with `event_lock`
 /// (a key of its schema).
 pub(super) fn statements(event_lock: i32) -> Statements {
     Statements {
-        lock_events: Some(format!(
-            "SELECT pg_advisory_xact_lock({EVENT_LOCK_CLASS}, {event_lock})"
-        )),
+        // The advisory lock joins every row, so it is taken before the sort
+        // hands the insert its first row (its first seq), and held to commit.
         insert_events: format!(
-            "INSERT INTO events (kind, work_id, owner_id, task_id, payload, created_at) \
+            "WITH held AS (SELECT pg_advisory_xact_lock({EVENT_LOCK_CLASS}, {event_lock})) \
+             INSERT INTO events (kind, work_id, owner_id, task_id, payload, created_at) \
              SELECT e.value ->> 0, $1, e.value ->> 1, $2, (e.value ->> 2)::jsonb, \
                  clock_timestamp() \
-             FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(value, n) \
+             FROM held, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(value, n) \
              ORDER BY e.n \
              RETURNING {EVENT_COLUMNS}"
         ),
@@ -58,7 +54,16 @@ pub(super) fn statements(event_lock: i32) -> Statements {
             "SELECT {TASK_COLUMNS} FROM tasks \
              WHERE id = $1 AND lease_token = $2 AND state = 'running' FOR UPDATE"
         ),
-        task_state: "SELECT state, attempt, worker FROM tasks WHERE id = $1".into(),
+        // The task's row is locked in the CTE, the work's by the outer
+        // lock, on the joined row: task first, then work (the order of
+        // every fenced write and finish).
+        fenced_work: format!(
+            "WITH t AS (SELECT {TASK_COLUMNS} FROM tasks \
+                 WHERE id = $1 AND lease_token = $2 AND state = 'running' FOR UPDATE) \
+             SELECT t.*, w.kind AS work_kind, w.status AS work_status \
+             FROM t JOIN works w ON w.id = t.work_id FOR UPDATE OF w"
+        ),
+        task_state: portable::TASK_STATE.into(),
         work_row: "SELECT kind, status FROM works WHERE id = $1 FOR UPDATE".into(),
         owner_rows: "SELECT id, work_id, kind, status FROM owners \
              WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)) \
@@ -70,8 +75,8 @@ pub(super) fn statements(event_lock: i32) -> Statements {
         update_owners: "UPDATE owners SET status = coalesce(w.value ->> 1, owners.status), \
                  data = coalesce((w.value ->> 2)::jsonb, owners.data), \
                  updated_at = clock_timestamp() \
-             FROM jsonb_array_elements($1::jsonb) AS w(value) \
-             WHERE owners.id = w.value ->> 0"
+             FROM jsonb_array_elements($2::jsonb) AS w(value) \
+             WHERE owners.id = w.value ->> 0 AND owners.work_id = $1"
             .into(),
         cancel_work_tasks: format!(
             "UPDATE tasks SET state = 'cancelled', lease_token = NULL, \
@@ -176,11 +181,9 @@ pub(super) fn statements(event_lock: i32) -> Statements {
         seq_range: "SELECT coalesce(min(seq), 0)::int8 AS oldest, \
                  coalesce(max(seq), 0)::int8 AS newest FROM events"
             .into(),
-        lanes: "SELECT name, capacity, (SELECT count(*) FROM tasks t \
-                 WHERE t.lane = l.name AND t.state = 'running') AS running \
-             FROM lanes l"
-            .into(),
-        set_lane_capacity: "UPDATE lanes SET capacity = $2 WHERE name = $1".into(),
+        lanes: portable::LANES.into(),
+        set_lane_capacity: portable::SET_LANE_CAPACITY.into(),
+        clock: "SELECT coderig_ms(clock_timestamp()) AS now".into(),
 
         compact_victims: "SELECT id FROM works w \
              WHERE w.status IN ('completed', 'failed', 'cancelled') \

@@ -4,7 +4,7 @@
 //! holds the database's write lock from the first statement to commit.
 
 use super::{EVENT_COLUMNS, NOW, TASK_COLUMNS};
-use crate::store::body::{sqlx_conn, Statements};
+use crate::store::body::{portable, sqlx_conn, Statements};
 use sqlx::sqlite::{SqliteConnection, SqliteRow};
 use std::sync::LazyLock;
 
@@ -12,7 +12,6 @@ sqlx_conn!(SqliteConnection, SqliteRow);
 
 /// The statements, built once.
 pub(super) static SQL: LazyLock<Statements> = LazyLock::new(|| Statements {
-    lock_events: None,
     insert_events: format!(
         "INSERT INTO events (kind, work_id, owner_id, task_id, payload, created_at) \
          SELECT value ->> 0, $1, value ->> 1, $2, value ->> 2, {NOW} \
@@ -44,7 +43,13 @@ pub(super) static SQL: LazyLock<Statements> = LazyLock::new(|| Statements {
     fenced_task: format!(
         "SELECT {TASK_COLUMNS} FROM tasks WHERE id = $1 AND lease_token = $2 AND state = 'running'"
     ),
-    task_state: "SELECT state, attempt, worker FROM tasks WHERE id = $1".into(),
+    fenced_work: format!(
+        "WITH t AS (SELECT {TASK_COLUMNS} FROM tasks \
+             WHERE id = $1 AND lease_token = $2 AND state = 'running') \
+         SELECT t.*, w.kind AS work_kind, w.status AS work_status \
+         FROM t JOIN works w ON w.id = t.work_id"
+    ),
+    task_state: portable::TASK_STATE.into(),
     work_row: "SELECT kind, status FROM works WHERE id = $1".into(),
     owner_rows: "SELECT id, work_id, kind, status FROM owners \
          WHERE id IN (SELECT value FROM json_each($1))"
@@ -53,10 +58,13 @@ pub(super) static SQL: LazyLock<Statements> = LazyLock::new(|| Statements {
         "UPDATE works SET status = coalesce($2, status), data = coalesce($3, data), \
          updated_at = {NOW} WHERE id = $1"
     ),
+    // `+work_id` keeps the planner off the work's index: each named owner
+    // is found by its id, not every owner of the work scanned per write.
     update_owners: format!(
         "UPDATE owners SET status = coalesce(w.value ->> 1, owners.status), \
              data = coalesce(w.value ->> 2, owners.data), updated_at = {NOW} \
-         FROM json_each($1) AS w WHERE owners.id = w.value ->> 0"
+         FROM json_each($2) AS w \
+         WHERE owners.id = w.value ->> 0 AND +owners.work_id = $1"
     ),
     cancel_work_tasks: format!(
         "UPDATE tasks SET state = 'cancelled', lease_token = NULL, \
@@ -132,11 +140,9 @@ pub(super) static SQL: LazyLock<Statements> = LazyLock::new(|| Statements {
     seq_range: "SELECT coalesce(min(seq), 0) AS oldest, coalesce(max(seq), 0) AS newest \
          FROM events"
         .into(),
-    lanes: "SELECT name, capacity, (SELECT count(*) FROM tasks t \
-             WHERE t.lane = l.name AND t.state = 'running') AS running \
-         FROM lanes l"
-        .into(),
-    set_lane_capacity: "UPDATE lanes SET capacity = $2 WHERE name = $1".into(),
+    lanes: portable::LANES.into(),
+    set_lane_capacity: portable::SET_LANE_CAPACITY.into(),
+    clock: format!("SELECT {NOW} AS now"),
 
     compact_victims: format!(
         "SELECT id FROM works w \
