@@ -15,6 +15,8 @@
 //! the end: an escape refused and recorded, paths refused at start, and a
 //! kernel without Landlock (`enforce` refuses, `auto` says so).
 
+#[path = "../common/pass_through.rs"]
+mod pass_through;
 #[path = "../procs/mod.rs"]
 mod procs;
 use coderig::agent::Registry;
@@ -679,4 +681,5 @@ steps:
 }
 
 // The rest of this test binary, by subject.
+mod clock;
 mod sandbox;

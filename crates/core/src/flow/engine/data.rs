@@ -6,7 +6,7 @@
 use crate::error::Error;
 use crate::flow::{AttemptOutcome, SkipReason, StepStatus};
 use crate::sandbox::SandboxReport;
-use crate::store::Millis;
+use crate::store::{Millis, Store};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -180,12 +180,54 @@ pub fn encode<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// The local wall clock in ms since the epoch (timers: deadlines, backoff).
+/// The local wall clock in ms since the epoch: for seeds, never timers.
 pub fn now_ms() -> Millis {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as Millis)
         .unwrap_or(0)
+}
+
+/// The store's clock ([`Store::clock_ms`]) as a driver reads it for its
+/// timers (deadlines, backoff, started/finished times): sampled from the
+/// database, then carried forward by the local monotonic clock, so a
+/// deadline one server persisted falls due at the same moment for the
+/// server that takes the run over after a crash, whatever the skew of
+/// their wall clocks (leases already live on this clock), and a wall clock
+/// stepped meanwhile changes nothing. Resampled every
+/// [`DbClock::RESAMPLE`] to follow the database's own drift.
+#[derive(Debug, Clone, Copy)]
+pub struct DbClock {
+    /// The database clock at `sampled`.
+    at: Millis,
+    sampled: std::time::Instant,
+}
+
+impl DbClock {
+    /// How old a sample may get before the driver reads the database again.
+    pub const RESAMPLE: std::time::Duration = std::time::Duration::from_secs(60);
+
+    /// Reads the store's clock once (half the round trip counted as the
+    /// read's moment).
+    pub async fn sample(store: &dyn Store) -> Result<DbClock, Error> {
+        let before = std::time::Instant::now();
+        let at = store.clock_ms().await?;
+        let trip = before.elapsed();
+        Ok(DbClock {
+            at,
+            sampled: before + trip / 2,
+        })
+    }
+
+    /// The database clock now, in ms.
+    pub fn now(&self) -> Millis {
+        self.at + self.sampled.elapsed().as_millis() as Millis
+    }
+
+    /// True when the sample is older than [`DbClock::RESAMPLE`].
+    pub fn stale(&self) -> bool {
+        self.sampled.elapsed() > Self::RESAMPLE
+    }
 }
 
 /// The owner id of step `step_id` of run `run_id` (step ids have no `:`).

@@ -14,7 +14,7 @@
 //! checks that the run is still live, so a driver that has not yet seen the
 //! finish rewrites no step of it.
 
-use super::data::{decode, encode, now_ms, step_of_owner, RunData, StepData, LIVE_RUN};
+use super::data::{decode, encode, step_of_owner, RunData, StepData, LIVE_RUN};
 use super::Inner;
 use crate::error::Error;
 use crate::event::{Event, RunStatus, RunUpdated, StepUpdated};
@@ -121,7 +121,8 @@ pub(crate) async fn finish_run(
             ))
             .with_detail("status", snapshot.work.status.clone()));
         }
-        let finish = run_finish(&snapshot, status, error.clone(), now_ms())?;
+        let now = inner.store.clock_ms().await?;
+        let finish = run_finish(&snapshot, status, error.clone(), now)?;
         match inner.store.finish_work(run_id, finish).await {
             Ok(finished) => {
                 inner.bus.notify();

@@ -674,7 +674,7 @@ impl Engine {
             ))
             .with_detail("status", owner.status.clone()));
         }
-        let now = now_ms();
+        let now = self.inner.store.clock_ms().await?;
         let record = ApprovalRecord {
             approved,
             by: decision.by.clone(),

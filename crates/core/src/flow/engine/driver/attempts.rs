@@ -7,7 +7,7 @@ use crate::flow::AttemptOutcome;
 
 impl Driver {
     pub(super) fn on_timers(&mut self) -> Result<(), Error> {
-        let now = now_ms();
+        let now = self.clock.now();
         while let Some(&(at, i, timer)) = self.timers.first() {
             if at > now {
                 break;
@@ -78,7 +78,7 @@ impl Driver {
             error
         };
         self.write_artifacts(i, output.as_ref(), stderr.as_deref());
-        let now = now_ms();
+        let now = self.clock.now();
         {
             let row = &mut self.rows[i];
             row.data.output = output.clone();
@@ -166,7 +166,7 @@ impl Driver {
             StepStatus::Failed
         };
         row.data.error = Some(error);
-        row.data.finished_at = Some(now_ms());
+        row.data.finished_at = Some(self.clock.now());
         row.data.attempt = row.data.attempt.max(1);
         row.data.deadline_at = None;
         row.data.available_at = None;
@@ -259,7 +259,7 @@ impl Driver {
         } else {
             let row = &mut self.rows[l];
             row.status = StepStatus::Done;
-            row.data.finished_at = Some(now_ms());
+            row.data.finished_at = Some(self.clock.now());
             row.data.output = Some(json!(completed));
             self.results.insert(loop_id.clone(), json!(completed));
             self.touch(l);

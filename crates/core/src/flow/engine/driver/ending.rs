@@ -44,7 +44,7 @@ impl Driver {
         if !never_ran.is_empty() {
             // A run ends with every step final: the ones no rule will ever
             // start are cancelled in the transaction that fails the run.
-            let now = now_ms();
+            let now = self.clock.now();
             for i in 0..self.rows.len() {
                 let row = &mut self.rows[i];
                 if row.status == StepStatus::Pending {
@@ -104,7 +104,7 @@ impl Driver {
         let mut data = self.data.clone();
         data.report = report;
         data.error = error.clone();
-        data.finished_at = Some(now_ms());
+        data.finished_at = Some(self.clock.now());
         self.stage()?;
         self.changes.work = Some(WorkChange {
             from: LIVE_RUN.iter().map(|s| s.to_string()).collect(),
@@ -165,7 +165,7 @@ impl Driver {
             }
         }
         for attempt in 0..3 {
-            let now = now_ms();
+            let now = self.clock.now();
             let mut changes = Changes::default();
             for i in 0..self.rows.len() {
                 // An attempt whose process died with its driver: recorded

@@ -18,7 +18,7 @@
 use super::artifacts;
 use super::context::{context, step_entry};
 use super::data::{
-    decode, encode, now_ms, step_of_owner, step_owner_id, AttemptRecord, RunData, StepData,
+    decode, encode, step_of_owner, step_owner_id, AttemptRecord, DbClock, RunData, StepData,
     SwitchRecord, LIVE_RUN,
 };
 use super::exec::{self, AgentCall, CommandCall, ExecResult};
@@ -122,6 +122,8 @@ struct Driver {
     ctx_cache: Option<Value>,
     /// Steps whose row is `waiting` (approvals).
     waiting: BTreeSet<usize>,
+    /// The store's clock: every timer and time the driver persists.
+    clock: DbClock,
 }
 
 fn step_event(run_id: &str, step_id: &str, row: &Row) -> Result<NewEvent, Error> {
@@ -230,6 +232,7 @@ impl Driver {
             to_spawn: Vec::new(),
             ctx_cache: None,
             waiting: BTreeSet::new(),
+            clock: DbClock::sample(&*inner.store).await?,
         };
         if !LIVE_RUN.contains(&d.status.as_str()) {
             if d.status == RunStatus::Cancelled {
@@ -262,10 +265,11 @@ impl Driver {
                 return Ok(());
             }
             let next_timer = d.timers.first().copied();
+            let now = d.clock.now();
             let sleep = async {
                 match next_timer {
                     Some((at, _, _)) => {
-                        let wait = (at - now_ms()).max(0) as u64;
+                        let wait = (at - now).max(0) as u64;
                         tokio::time::sleep(Duration::from_millis(wait)).await
                     }
                     None => std::future::pending().await,

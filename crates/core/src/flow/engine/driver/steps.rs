@@ -21,7 +21,7 @@ impl Driver {
             }
             row.status = StepStatus::Skipped;
             row.data.skip_reason = Some(reason);
-            row.data.finished_at = Some(now_ms());
+            row.data.finished_at = Some(self.clock.now());
             row.data.deadline_at = None;
             row.data.available_at = None;
             self.results.remove(&id);
@@ -132,7 +132,7 @@ impl Driver {
                     let ready = self.sched.skip(&step.id).map_err(flow_error)?;
                     self.rows[i].status = StepStatus::Skipped;
                     self.rows[i].data.skip_reason = Some(SkipReason::ConditionFalse);
-                    self.rows[i].data.finished_at = Some(now_ms());
+                    self.rows[i].data.finished_at = Some(self.clock.now());
                     self.touch(i);
                     return self.after_event(ready, i);
                 }
@@ -155,7 +155,7 @@ impl Driver {
                             .get(&step.id)
                             .map(|r| r.excluded.iter().cloned().collect())
                             .unwrap_or_default();
-                        let now = now_ms();
+                        let now = self.clock.now();
                         let row = &mut self.rows[i];
                         row.status = StepStatus::Done;
                         row.data.attempt = row.data.attempt.max(1);
@@ -174,7 +174,7 @@ impl Driver {
                 }
             }
             StepAction::DoWhile(_) => {
-                let now = now_ms();
+                let now = self.clock.now();
                 let row = &mut self.rows[i];
                 if row.status != StepStatus::Running {
                     row.status = StepStatus::Running;
@@ -195,7 +195,7 @@ impl Driver {
                 if row.status != StepStatus::Waiting {
                     row.status = StepStatus::Waiting;
                     row.data.attempt = row.data.attempt.max(1);
-                    row.data.started_at = Some(now_ms());
+                    row.data.started_at = Some(self.clock.now());
                     row.data.message = message;
                     self.touch(i);
                 }
@@ -203,7 +203,7 @@ impl Driver {
             }
             StepAction::Agent(_) | StepAction::Command(_) | StepAction::Code => {
                 match self.rows[i].data.available_at {
-                    Some(at) if at > now_ms() => {
+                    Some(at) if at > self.clock.now() => {
                         self.timers.insert((at, i, Timer::Start));
                         Ok(())
                     }
@@ -231,7 +231,7 @@ impl Driver {
 
     pub(super) fn interrupted(&mut self, i: usize) {
         let row = &mut self.rows[i];
-        let now = now_ms();
+        let now = self.clock.now();
         row.data.attempts.push(AttemptRecord {
             attempt: row.data.attempt,
             iteration: row.data.iteration,
@@ -249,7 +249,7 @@ impl Driver {
     /// Marks a new attempt running; it is spawned once that is written.
     pub(super) fn start_attempt(&mut self, i: usize) -> Result<(), Error> {
         let timeout = self.compiled.spec().steps[i].timeout;
-        let now = now_ms();
+        let now = self.clock.now();
         let row = &mut self.rows[i];
         row.status = StepStatus::Running;
         row.data.attempt += 1;

@@ -50,6 +50,9 @@ impl Driver {
     }
 
     pub(super) async fn flush(&mut self) -> Result<(), Error> {
+        if self.clock.stale() {
+            self.clock = DbClock::sample(&*self.inner.store).await?;
+        }
         self.stage()?;
         let desired = self.desired_status();
         if desired != self.status && LIVE_RUN.contains(&self.status.as_str()) {
