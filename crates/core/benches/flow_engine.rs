@@ -19,6 +19,10 @@
 //!   median and p95 over 5 runs of each, printed after criterion's report.
 //!
 //! Contenders, on the same store database:
+//! - `commit_floor`: 10,000 one-row autocommit inserts on the naive
+//!   loop's connection — the disk's durable commits per second, beside
+//!   which the engine's steps per durable commit (printed after criterion's
+//!   report, from the store's own count) say what batching buys.
 //! - `engine`: `Engine::start_run` + `Engine::wait` — the run, its 10,000
 //!   step rows and driver task created in one transaction, the driver
 //!   claimed under a lease, every step's start and ending written fenced
@@ -262,13 +266,12 @@ impl NaiveDb {
                 common::Raw::Sqlite(_) => unreachable!(),
             },
         };
-        match &db {
-            NaiveDb::Sqlite(pool) => {
-                sqlx::query(NAIVE_TABLE).execute(pool).await.unwrap();
+        for table in [NAIVE_TABLE, FLOOR_TABLE] {
+            match &db {
+                NaiveDb::Sqlite(pool) => sqlx::query(table).execute(pool).await.map(|_| ()),
+                NaiveDb::Postgres(pool) => sqlx::query(table).execute(pool).await.map(|_| ()),
             }
-            NaiveDb::Postgres(pool) => {
-                sqlx::query(NAIVE_TABLE).execute(pool).await.unwrap();
-            }
+            .unwrap();
         }
         db
     }
@@ -316,6 +319,37 @@ impl NaiveDb {
 }
 
 static NAIVE_RUN: AtomicU64 = AtomicU64::new(0);
+
+const FLOOR_TABLE: &str = "CREATE TABLE IF NOT EXISTS commit_floor (n BIGINT NOT NULL)";
+
+impl NaiveDb {
+    /// The commit floor: `n` one-row autocommit inserts on the naive
+    /// loop's connection (the store's durability settings) — the disk's
+    /// own durable commits per second, which no durable loop that commits
+    /// once per step can beat.
+    async fn commit_floor(&self, n: usize) -> Duration {
+        let started = Instant::now();
+        for i in 0..n as i64 {
+            match self {
+                NaiveDb::Sqlite(pool) => {
+                    sqlx::query("INSERT INTO commit_floor (n) VALUES (?1)")
+                        .bind(i)
+                        .execute(pool)
+                        .await
+                        .unwrap();
+                }
+                NaiveDb::Postgres(pool) => {
+                    sqlx::query("INSERT INTO commit_floor (n) VALUES ($1)")
+                        .bind(i)
+                        .execute(pool)
+                        .await
+                        .unwrap();
+                }
+            }
+        }
+        started.elapsed()
+    }
+}
 
 /// One run through the naive loop: compile, then `ready_steps` over the
 /// whole flow, each ready step called and its row written, until nothing
@@ -392,19 +426,26 @@ fn bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(1))
         .measurement_time(Duration::from_secs(1))
         .throughput(Throughput::Elements(big.len() as u64));
+    // Per backend: the engine's runs and the durable commits they made.
+    let mut per_commit = Vec::new();
     for (backend, harness) in &harnesses {
         let under_test = rt.block_on(start_engine(harness));
+        let (runs, commits) = (AtomicU64::new(0), AtomicU64::new(0));
         group.bench_function(BenchmarkId::new("engine", backend), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     let mut run = NewRun::spec(big_spec.clone(), json!({}));
                     run.code = big_code.clone();
+                    let before = harness.commits();
                     total += rt.block_on(engine_round(&under_test.engine, run, big.len()));
+                    commits.fetch_add(harness.commits() - before, Ordering::Relaxed);
+                    runs.fetch_add(1, Ordering::Relaxed);
                 }
                 total
             })
         });
+        per_commit.push((backend, runs.into_inner(), commits.into_inner()));
         // The naive loop has the database to itself.
         rt.block_on(under_test.engine.shutdown(Duration::from_secs(10)));
         let db = rt.block_on(NaiveDb::open(harness));
@@ -417,8 +458,26 @@ fn bench(c: &mut Criterion) {
                 total
             })
         });
+        group.bench_function(BenchmarkId::new("commit_floor", backend), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    total += rt.block_on(db.commit_floor(big.len()));
+                }
+                total
+            })
+        });
     }
     group.finish();
+    println!("\ndurable commits of the engine's 10,000-step runs (the naive loop: one per step):");
+    for (backend, runs, commits) in per_commit {
+        let per_run = commits as f64 / runs.max(1) as f64;
+        println!(
+            "  engine/{backend:<9} {per_run:>8.0} commits per run = {:.1} steps per durable commit \
+             ({runs} runs)",
+            big.len() as f64 / per_run.max(1.0)
+        );
+    }
 
     // Completion → dependents' dispatch (criterion times one quantity per
     // routine; these are distributions, summarized here).

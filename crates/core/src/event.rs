@@ -73,6 +73,8 @@ pub enum EventType {
     StepUpdated,
     /// Output of an agent while it works (live only, never stored).
     AgentOutput,
+    /// A worker's lease on a task expired and the store took the task back.
+    TaskRescued,
 }
 named_enum!(EventType, "event type", {
     BattleStarted => "battle_started",
@@ -81,6 +83,7 @@ named_enum!(EventType, "event type", {
     RunUpdated => "run_updated",
     StepUpdated => "step_updated",
     AgentOutput => "agent_output",
+    TaskRescued => "task_rescued",
 });
 
 impl EventType {
@@ -304,6 +307,39 @@ pub struct StepUpdated {
     pub sandbox: Option<String>,
 }
 
+/// `task_rescued`: the lease of the worker holding a task expired (the
+/// worker died, hung or lost the database) and a rescue took the task back
+/// in the same transaction as this event — queued again for any worker,
+/// or failed (`lease expired`) once its rescues are spent. The contestant,
+/// judge, examination or step keeps its own status until a worker (or the
+/// arena's or engine's reconcile) moves it; this says why nothing moved
+/// for a while and that something will.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskRescued {
+    /// The battle, when the task is a battle's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub battle_id: Option<String>,
+    /// The run, when the task is a run's (its driver or a step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// What the task works for: `contestant`, `judge`, `cross_exam` or
+    /// `step`.
+    pub owner_kind: String,
+    /// Its id (the contestant's, the step's, …).
+    pub owner_id: String,
+    /// The task.
+    pub task_id: String,
+    /// The worker whose lease expired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// How many times the task has been rescued, this time included.
+    pub rescues: u32,
+    /// True when the task is queued again; false when it failed, its
+    /// rescues spent.
+    pub requeued: bool,
+}
+
 /// Whose agent an `agent_output` comes from: a battle's contestant or a
 /// run's step (exactly one pair of ids).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -356,6 +392,8 @@ pub enum Event {
     StepUpdated(StepUpdated),
     /// `agent_output` (live only).
     AgentOutput(AgentOutput),
+    /// `task_rescued`.
+    TaskRescued(TaskRescued),
 }
 
 impl Event {
@@ -368,6 +406,7 @@ impl Event {
             Event::RunUpdated(_) => EventType::RunUpdated,
             Event::StepUpdated(_) => EventType::StepUpdated,
             Event::AgentOutput(_) => EventType::AgentOutput,
+            Event::TaskRescued(_) => EventType::TaskRescued,
         }
     }
 
@@ -384,6 +423,7 @@ impl Event {
             Event::BattleStarted(e) => Some(&e.battle_id),
             Event::ContestantUpdated(e) => Some(&e.battle_id),
             Event::BattleUpdated(e) => Some(&e.battle_id),
+            Event::TaskRescued(e) => e.battle_id.as_deref(),
             Event::AgentOutput(AgentOutput {
                 source: OutputSource::Contestant { battle_id, .. },
                 ..
@@ -397,6 +437,7 @@ impl Event {
         match self {
             Event::RunUpdated(e) => Some(&e.run_id),
             Event::StepUpdated(e) => Some(&e.run_id),
+            Event::TaskRescued(e) => e.run_id.as_deref(),
             Event::AgentOutput(AgentOutput {
                 source: OutputSource::Step { run_id, .. },
                 ..
@@ -421,7 +462,8 @@ event_from!(
     BattleUpdated,
     RunUpdated,
     StepUpdated,
-    AgentOutput
+    AgentOutput,
+    TaskRescued
 );
 
 /// A stored event: its seq in the store, the store's epoch when it is sent

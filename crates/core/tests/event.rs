@@ -6,7 +6,7 @@ use coderig::event::{
     decide_replay, merge_replay, AgentOutput, BattleStarted, BattleStatus, BattleUpdated,
     ContestantInfo, ContestantUpdated, Event, EventType, OutputKind, OutputSource, ReplayDecision,
     RunStatus, RunUpdated, SseId, SseIdErrorReason, StepUpdated, StoreWindow, StoredEvent,
-    WinnerSource,
+    TaskRescued, WinnerSource,
 };
 use coderig::flow::{SkipReason, StepStatus};
 use serde_json::json;
@@ -108,6 +108,22 @@ fn one_of_each() -> Vec<(Event, serde_json::Value)> {
             .into(),
             json!({"type": "agent_output", "run_id": "r1", "step_id": "plan", "kind": "text", "text": "Plan:"}),
         ),
+        (
+            TaskRescued {
+                battle_id: None,
+                run_id: Some("r1".into()),
+                owner_kind: "step".into(),
+                owner_id: "r1:driver".into(),
+                task_id: "r1:drive".into(),
+                worker: Some("host-1".into()),
+                rescues: 1,
+                requeued: true,
+            }
+            .into(),
+            json!({"type": "task_rescued", "run_id": "r1", "owner_kind": "step",
+                   "owner_id": "r1:driver", "task_id": "r1:drive", "worker": "host-1",
+                   "rescues": 1, "requeued": true}),
+        ),
     ]
 }
 
@@ -137,7 +153,8 @@ fn every_event_type_has_its_json_form() {
             "battle_updated",
             "run_updated",
             "step_updated",
-            "agent_output"
+            "agent_output",
+            "task_rescued"
         ]
     );
     for (event, _) in &events {
@@ -206,12 +223,22 @@ fn filters_by_battle_and_run() {
             None,
             None,
             Some("b1"),
+            None,
             None
         ]
     );
     assert_eq!(
         runs,
-        [None, None, None, Some("r1"), Some("r1"), None, Some("r1")]
+        [
+            None,
+            None,
+            None,
+            Some("r1"),
+            Some("r1"),
+            None,
+            Some("r1"),
+            Some("r1")
+        ]
     );
 }
 

@@ -236,7 +236,7 @@ describe('a coding battle', () => {
     const events = dts.match(/export type BattleEvent =([\s\S]*?)\n\n/)
     assert.ok(events, 'type BattleEvent in index.d.ts')
     assert.deepEqual([...events[1].matchAll(/\{ type: '(\w+)'/g)].map((m) => m[1]), [
-      'battle_started', 'contestant_updated', 'battle_updated', 'agent_output',
+      'battle_started', 'contestant_updated', 'battle_updated', 'agent_output', 'task_rescued',
     ])
   })
 

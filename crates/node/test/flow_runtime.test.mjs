@@ -238,8 +238,8 @@ describe('a run of agent, command and code steps', () => {
     }
     const union = dts.match(/export type RunEvent =([\s\S]*?)\n\n/)
     assert.ok(union, 'type RunEvent in index.d.ts')
-    assert.deepEqual([...union[1].matchAll(/\{ type: '(\w+)'/g)].map((m) => m[1]), ['run_updated', 'step_updated', 'agent_output'])
-    for (const e of events) assert.ok(['run_updated', 'step_updated', 'agent_output'].includes(e.type))
+    assert.deepEqual([...union[1].matchAll(/\{ type: '(\w+)'/g)].map((m) => m[1]), ['run_updated', 'step_updated', 'agent_output', 'task_rescued'])
+    for (const e of events) assert.ok(['run_updated', 'step_updated', 'agent_output', 'task_rescued'].includes(e.type))
     assert.match(dts, /runFlow\(spec: RunSpec \| string/)
     // The statuses: the core's step statuses and skip reasons, the run
     // statuses of coderig::event::RunStatus.

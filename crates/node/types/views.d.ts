@@ -231,6 +231,33 @@ export type BattleEvent =
       kind: 'text' | 'reasoning' | 'tool_call' | 'tool_result';
       /** The text (a delta: concatenate in order). */
       text: string }
+  | { type: 'task_rescued';
+      /** The battle, when the task is a battle's. */
+      battle_id?: string;
+      /** Its id (the contestant's, the step's, …). */
+      owner_id: string;
+      /**
+       * What the task works for: `contestant`, `judge`, `cross_exam` or
+       * `step`.
+       */
+      owner_kind: string;
+      /**
+       * True when the task is queued again; false when it failed, its
+       * rescues spent.
+       */
+      requeued: boolean;
+      /** How many times the task has been rescued, this time included. */
+      rescues: number;
+      /** The run, when the task is a run's (its driver or a step). */
+      run_id?: string;
+      /** The task. */
+      task_id: string;
+      /** The worker whose lease expired. */
+      worker?: string;
+      /** The store's instance id, when known. */
+      epoch?: string;
+      /** The event's place in the store's log (increasing; there may be gaps). */
+      seq: number }
 
 /** One page of battles, newest first. */
 export interface BattlePage {
@@ -571,6 +598,33 @@ export type RunEvent =
       kind: 'text' | 'reasoning' | 'tool_call' | 'tool_result';
       /** The text (a delta: concatenate in order). */
       text: string }
+  | { type: 'task_rescued';
+      /** The battle, when the task is a battle's. */
+      battle_id?: string;
+      /** Its id (the contestant's, the step's, …). */
+      owner_id: string;
+      /**
+       * What the task works for: `contestant`, `judge`, `cross_exam` or
+       * `step`.
+       */
+      owner_kind: string;
+      /**
+       * True when the task is queued again; false when it failed, its
+       * rescues spent.
+       */
+      requeued: boolean;
+      /** How many times the task has been rescued, this time included. */
+      rescues: number;
+      /** The run, when the task is a run's (its driver or a step). */
+      run_id?: string;
+      /** The task. */
+      task_id: string;
+      /** The worker whose lease expired. */
+      worker?: string;
+      /** The store's instance id, when known. */
+      epoch?: string;
+      /** The event's place in the store's log (increasing; there may be gaps). */
+      seq: number }
 
 /** One page of runs, newest first. */
 export interface RunPage {
@@ -743,6 +797,40 @@ export interface SwitchRecord {
   chosen: string | null
   /** The steps it skipped as `branch_not_taken`. */
   excluded: Array<string>
+}
+
+/**
+ * `task_rescued`: the lease of the worker holding a task expired (the
+ * worker died, hung or lost the database) and a rescue took the task back
+ * in the same transaction as this event — queued again for any worker,
+ * or failed (`lease expired`) once its rescues are spent. The contestant,
+ * judge, examination or step keeps its own status until a worker (or the
+ * arena's or engine's reconcile) moves it; this says why nothing moved
+ * for a while and that something will.
+ */
+export interface TaskRescued {
+  /** The battle, when the task is a battle's. */
+  battle_id?: string
+  /** Its id (the contestant's, the step's, …). */
+  owner_id: string
+  /**
+   * What the task works for: `contestant`, `judge`, `cross_exam` or
+   * `step`.
+   */
+  owner_kind: string
+  /**
+   * True when the task is queued again; false when it failed, its
+   * rescues spent.
+   */
+  requeued: boolean
+  /** How many times the task has been rescued, this time included. */
+  rescues: number
+  /** The run, when the task is a run's (its driver or a step). */
+  run_id?: string
+  /** The task. */
+  task_id: string
+  /** The worker whose lease expired. */
+  worker?: string
 }
 
 /** How a turn ended when it ended well. */

@@ -15,6 +15,7 @@ use crate::schema::{raw_schemas, ErrorBody, ServerError, SseGap, Unauthorized};
 use crate::{routes, Config};
 use coderig::event::{
     AgentOutput, BattleStarted, BattleUpdated, ContestantUpdated, RunUpdated, StepUpdated,
+    TaskRescued,
 };
 use coderig::flow::FlowSpec;
 use serde_json::{json, Value};
@@ -77,6 +78,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         RunUpdated,
         StepUpdated,
         AgentOutput,
+        TaskRescued,
         SseGap
     ))
 )]

@@ -461,7 +461,7 @@ error_type!(
 fn event_data(event_type: coderig::event::EventType) -> Value {
     use coderig::event::{
         AgentOutput, BattleStarted, BattleUpdated, ContestantUpdated, EventType, RunUpdated,
-        StepUpdated,
+        StepUpdated, TaskRescued,
     };
     let name = match event_type {
         EventType::BattleStarted => BattleStarted::name(),
@@ -470,6 +470,7 @@ fn event_data(event_type: coderig::event::EventType) -> Value {
         EventType::RunUpdated => RunUpdated::name(),
         EventType::StepUpdated => StepUpdated::name(),
         EventType::AgentOutput => AgentOutput::name(),
+        EventType::TaskRescued => TaskRescued::name(),
     };
     let mut added = json!({"type": "object", "required": ["type"], "properties": {
         "type": {"type": "string", "enum": [event_type.as_str()]}}});

@@ -10,7 +10,7 @@ mod common;
 use coderig::agent::Registry;
 use coderig::event::{
     AgentOutput, BattleStarted, BattleStatus, BattleUpdated, Event, OutputKind, OutputSource,
-    RunStatus, RunUpdated,
+    RunStatus, RunUpdated, TaskRescued,
 };
 use coderig::rig::RigConfig;
 use coderig::store::*;
@@ -654,9 +654,26 @@ async fn every_message_of_the_stream_is_declared_in_the_document() {
     )
     .await;
 
+    append(
+        &state,
+        "r",
+        "failed",
+        Event::TaskRescued(TaskRescued {
+            battle_id: None,
+            run_id: Some("r".into()),
+            owner_kind: "step".into(),
+            owner_id: "s".into(),
+            task_id: "r-t".into(),
+            worker: Some("gone".into()),
+            rescues: 1,
+            requeued: true,
+        }),
+    )
+    .await;
+
     let mut client = SseClient::open(&format!("{url}/api/events?after={epoch}:0"), &[]).await;
     let mut seen = Vec::new();
-    for _ in 0..6 {
+    for _ in 0..7 {
         let frame = client.event().await;
         common::schema::assert_conforms(&doc, "SseMessage", &message(&frame));
         seen.push(frame.event.unwrap());

@@ -30,7 +30,7 @@ use crate::agent::{AgentEvent, AgentInfo, TurnOutcome};
 use crate::arena::runner::{Applied, BattlePage, BattleView, Leaderboard};
 use crate::event::{
     AgentOutput, BattleStarted, BattleUpdated, ContestantUpdated, EventType, OutputKind,
-    OutputSource, RunUpdated, StepUpdated,
+    OutputSource, RunUpdated, StepUpdated, TaskRescued,
 };
 use crate::flow::engine::{RunPage, RunView};
 use serde_json::{json, Map, Value};
@@ -147,18 +147,20 @@ fn not_null(schema: &mut Value) {
 type Payload = fn() -> (Value, Vec<(String, RefOr<Schema>)>);
 
 /// The event types of a battle's stream, each with its payload.
-const BATTLE_EVENTS: [(EventType, Payload); 4] = [
+const BATTLE_EVENTS: [(EventType, Payload); 5] = [
     (EventType::BattleStarted, referred::<BattleStarted>),
     (EventType::ContestantUpdated, referred::<ContestantUpdated>),
     (EventType::BattleUpdated, referred::<BattleUpdated>),
     (EventType::AgentOutput, || output_of(0)),
+    (EventType::TaskRescued, referred::<TaskRescued>),
 ];
 
 /// The event types of a run's stream, each with its payload.
-const RUN_EVENTS: [(EventType, Payload); 3] = [
+const RUN_EVENTS: [(EventType, Payload); 4] = [
     (EventType::RunUpdated, referred::<RunUpdated>),
     (EventType::StepUpdated, referred::<StepUpdated>),
     (EventType::AgentOutput, || output_of(1)),
+    (EventType::TaskRescued, referred::<TaskRescued>),
 ];
 
 /// A reference to `T`'s schema, with it and the schemas it refers to.

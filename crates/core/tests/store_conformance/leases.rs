@@ -482,6 +482,28 @@ pub async fn expired_lease_is_rescued_and_the_zombie_is_rejected(h: &Harness) {
         rescuer.rescue_expired(10).await.unwrap().is_empty(),
         "a rescue happens once"
     );
+    // The rescue wrote its event, once, in its transaction.
+    let rescues = rescue_events(store).await;
+    assert_eq!(rescues.len(), 1, "{rescues:?}");
+    let (record, event) = &rescues[0];
+    assert_eq!(
+        (record.work_id.as_str(), record.owner_id.as_deref()),
+        ("b", Some(task.owner.id.as_str()))
+    );
+    assert_eq!(record.task_id.as_deref(), Some(task.id.as_str()));
+    assert_eq!(
+        event,
+        &coderig::event::TaskRescued {
+            battle_id: Some("b".into()),
+            run_id: None,
+            owner_kind: "contestant".into(),
+            owner_id: task.owner.id.clone(),
+            task_id: task.id.clone(),
+            worker: Some("zombie".into()),
+            rescues: 1,
+            requeued: true,
+        }
+    );
 
     let fence = zombie.fence();
     let late = store
@@ -545,6 +567,26 @@ pub async fn rescues_run_out(h: &Harness) {
     assert_eq!((task.rescues, task.attempt), (2, 2));
     assert!(task.finished_at.is_some());
     assert!(store.claim(&short).await.unwrap().is_empty());
+    let said: Vec<(u32, bool)> = rescue_events(store)
+        .await
+        .iter()
+        .map(|(_, e)| (e.rescues, e.requeued))
+        .collect();
+    assert_eq!(said, [(1, true), (2, false)], "requeued, then failed");
+}
+
+/// The `task_rescued` events of the log, each with its record.
+async fn rescue_events(store: &dyn Store) -> Vec<(EventRecord, coderig::event::TaskRescued)> {
+    let mut found = Vec::new();
+    for record in store.events_after(0, 10_000).await.unwrap() {
+        if record.kind != EventType::TaskRescued {
+            continue;
+        }
+        let event: coderig::event::TaskRescued =
+            serde_json::from_value(record.payload.clone()).unwrap();
+        found.push((record, event));
+    }
+    found
 }
 
 // (4) A holder completing while a rescuer looks at its expired lease: one

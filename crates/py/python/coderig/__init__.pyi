@@ -111,7 +111,7 @@ _NativeStopReason = Literal[
 ]
 # The runtime's events (a battle's and a run's): their `type`, and what an agent_output
 # event's text is.
-_EventType = Literal["battle_started", "contestant_updated", "battle_updated", "run_updated", "step_updated", "agent_output"]
+_EventType = Literal["battle_started", "contestant_updated", "battle_updated", "run_updated", "step_updated", "agent_output", "task_rescued"]
 _OutputKind = Literal["text", "reasoning", "tool_call", "tool_result"]
 _ErrorKind = Literal[
     "not_found", "ambiguous", "guard", "no_op", "hashline_mismatch", "invalid_input",
@@ -638,7 +638,23 @@ class _ContestantOutputEvent(TypedDict):
     kind: _OutputKind
     text: str
 
-_BattleEvent = Union[_BattleStartedEvent, _ContestantUpdatedEvent, _BattleUpdatedEvent, _ContestantOutputEvent]
+class _TaskRescuedEvent(TypedDict):
+    """A worker's lease on a task expired and the store took the task back: queued
+    again (requeued) or failed, its rescues spent. The owner keeps its status until
+    a worker or a reconcile moves it."""
+    type: Literal["task_rescued"]
+    seq: int
+    epoch: NotRequired[str]
+    battle_id: NotRequired[str]
+    run_id: NotRequired[str]
+    owner_kind: str
+    owner_id: str
+    task_id: str
+    worker: NotRequired[str]
+    rescues: int
+    requeued: bool
+
+_BattleEvent = Union[_BattleStartedEvent, _ContestantUpdatedEvent, _BattleUpdatedEvent, _ContestantOutputEvent, _TaskRescuedEvent]
 """One event of a battle, as the core serializes it (the core's BattleEvent schema,
 DESIGN "events"): stored ones with their seq, live agent_output without."""
 
@@ -800,7 +816,7 @@ class _StepOutputEvent(TypedDict):
     kind: _OutputKind
     text: str
 
-_RunEvent = Union[_RunUpdatedEvent, _StepUpdatedEvent, _StepOutputEvent]
+_RunEvent = Union[_RunUpdatedEvent, _StepUpdatedEvent, _StepOutputEvent, _TaskRescuedEvent]
 """One event of a run, as the core serializes it (the core's RunEvent schema): stored
 ones with their seq, live agent_output without."""
 

@@ -23,10 +23,11 @@ pub(super) fn routes() -> Vec<Route> {
 #[serde(deny_unknown_fields)]
 pub(crate) struct EventsQuery {
     /// Only the events of this battle (`battle_started`,
-    /// `contestant_updated`, `battle_updated`, its `agent_output`).
+    /// `contestant_updated`, `battle_updated`, its `agent_output` and
+    /// `task_rescued`).
     battle_id: Option<String>,
     /// Only the events of this run (`run_updated`, `step_updated`, its
-    /// `agent_output`).
+    /// `agent_output` and `task_rescued`).
     run_id: Option<String>,
     /// Resume after this event id, `<epoch>:<seq>` (the `id` of the last
     /// event received; a bare `<seq>` is taken in this store's epoch). The

@@ -22,9 +22,9 @@ use std::collections::HashMap;
 ///
 /// When no owner change compares a status (`from` empty, the flow
 /// driver's steps) and each writes something, the owners are not read
-/// first: the write names them with their work, and the rows it changed
-/// must be every one named — otherwise the precise refusal is read and
-/// planned as usual, and the transaction rolls back. Three statements in
+/// first: the rows the write changed must be every one named, each of
+/// this work — otherwise the precise refusal is read and planned as
+/// usual, and the transaction rolls back. Three statements in
 /// all (task and work, owners, events) whatever the batch's size.
 pub(crate) async fn record_changes<C: Conn>(
     tx: &mut C,
@@ -42,8 +42,9 @@ pub(crate) async fn record_changes<C: Conn>(
     match assumed_owners(work_id, changes) {
         Some(assumed) => {
             let plan = plan(work_id, scope, work, &assumed, changes)?;
-            let written = write_plan(tx, sql, work_id, &plan).await?;
-            if written != assumed.len() as u64 {
+            let changed = write_plan(tx, sql, &plan).await?;
+            let all_ours = changed.iter().all(|w| w == work_id);
+            if !all_ours || changed.len() != assumed.len() {
                 // An owner that does not exist or is another work's: the
                 // planner says which, from the rows as stored.
                 let owners = owner_rows(tx, sql, changes).await?;
@@ -53,7 +54,7 @@ pub(crate) async fn record_changes<C: Conn>(
         None => {
             let owners = owner_rows(tx, sql, changes).await?;
             let plan = plan(work_id, scope, work, &owners, changes)?;
-            write_plan(tx, sql, work_id, &plan).await?;
+            write_plan(tx, sql, &plan).await?;
         }
     }
     append(tx, sql, work_id, Some(&task.id), &changes.events).await
@@ -155,7 +156,7 @@ pub(crate) async fn finish_work<C: Conn>(
     let owners = owner_rows(tx, sql, changes).await?;
     let work = work.as_ref().map(|(kind, status)| (*kind, status.as_str()));
     let plan = plan(work_id, Scope::Finish, work, &owners, changes)?;
-    write_plan(tx, sql, work_id, &plan).await?;
+    write_plan(tx, sql, &plan).await?;
     let events = append(tx, sql, work_id, None, &changes.events).await?;
     Ok(Finished { events, cancelled })
 }
@@ -206,13 +207,12 @@ async fn owner_rows<C: Conn>(
 /// The row writes of a plan: the work, then every owner in one statement
 /// (a second write of one owner folded into its first: the last status
 /// and the last data win, as one after the other would leave them).
-/// Returns the owner rows changed.
+/// Returns the work of each owner row changed.
 async fn write_plan<C: Conn>(
     tx: &mut C,
     sql: &Statements,
-    work_id: &str,
     plan: &Plan<'_>,
-) -> Result<u64, TxError> {
+) -> Result<Vec<String>, TxError> {
     if let Some(w) = &plan.work {
         tx.execute(&sql.update_work, args![w.id, w.status, w.data.clone()])
             .await?;
@@ -236,5 +236,5 @@ async fn write_plan<C: Conn>(
             }
         }
     }
-    update_owners(tx, sql, work_id, &writes).await
+    update_owners(tx, sql, &writes).await
 }

@@ -170,8 +170,11 @@ pub(crate) struct Statements {
     pub owner_rows: String,
     /// `id, status?, data text?`: each `NULL` keeps the stored value.
     pub update_work: String,
-    /// `work id, [[id, status?, data text?], …]` (at most one entry per
-    /// id): each owner of that work named; the rows changed are counted.
+    /// `[[id, status?, data text?], …]` (at most one entry per id) →
+    /// `work_id` of each owner changed. Found by id alone (a work filter
+    /// here steers planners onto the work's index: every owner of a
+    /// 10,000-step run scanned per write); the caller checks the works and
+    /// rolls back a write that reached another's.
     pub update_owners: String,
     /// `work id, reason` → every task of the work still pending, running or
     /// blocked, now `cancelled` (PostgreSQL: locked in id order).

@@ -145,27 +145,26 @@ pub(crate) async fn fenced_task<C: Conn>(
     }
 }
 
-/// Owner writes of work `work_id`, one statement: `(id, status, data
-/// text)` each, at most one per id. Returns how many rows it changed (an
-/// id that does not exist, or is another work's, changes none).
+/// Owner writes, one statement: `(id, status, data text)` each, at most
+/// one per id. Returns the work of each owner it changed (an id that does
+/// not exist changes none): a caller that did not read the owners first
+/// checks them and rolls back.
 pub(crate) async fn update_owners<C: Conn>(
     tx: &mut C,
     sql: &Statements,
-    work_id: &str,
     writes: &[(&str, Option<&str>, Option<String>)],
-) -> Result<u64, TxError> {
+) -> Result<Vec<String>, TxError> {
     if writes.is_empty() {
-        return Ok(0);
+        return Ok(Vec::new());
     }
     let rows: Vec<Value> = writes
         .iter()
         .map(|(id, status, data)| json!([id, status, data]))
         .collect();
-    tx.execute(
-        &sql.update_owners,
-        args![work_id, Value::from(rows).to_string()],
-    )
-    .await
+    let changed = tx
+        .fetch_all(&sql.update_owners, args![Value::from(rows).to_string()])
+        .await?;
+    Ok(rows_of(&changed, |row| row.text("work_id"))?)
 }
 
 /// The owner update and event of a task's write.
@@ -182,7 +181,7 @@ pub(crate) async fn apply_update<C: Conn>(
             o.status.as_deref(),
             o.data.as_ref().map(json_text),
         );
-        update_owners(tx, sql, &task.work_id, &[write]).await?;
+        update_owners(tx, sql, &[write]).await?;
     }
     match event {
         None => Ok(None),
@@ -401,7 +400,7 @@ pub(crate) async fn transition<C: Conn>(
     }
     let data = t.data.as_ref().map(json_text);
     if owner {
-        update_owners(tx, sql, &work_id, &[(id, Some(t.to.as_str()), data)]).await?;
+        update_owners(tx, sql, &[(id, Some(t.to.as_str()), data)]).await?;
     } else {
         tx.execute(&sql.update_work, args![id, t.to.as_str(), data])
             .await?;

@@ -75,8 +75,9 @@ pub(super) fn statements(event_lock: i32) -> Statements {
         update_owners: "UPDATE owners SET status = coalesce(w.value ->> 1, owners.status), \
                  data = coalesce((w.value ->> 2)::jsonb, owners.data), \
                  updated_at = clock_timestamp() \
-             FROM jsonb_array_elements($2::jsonb) AS w(value) \
-             WHERE owners.id = w.value ->> 0 AND owners.work_id = $1"
+             FROM jsonb_array_elements($1::jsonb) AS w(value) \
+             WHERE owners.id = w.value ->> 0 \
+             RETURNING owners.work_id"
             .into(),
         cancel_work_tasks: format!(
             "UPDATE tasks SET state = 'cancelled', lease_token = NULL, \

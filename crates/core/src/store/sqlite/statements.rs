@@ -58,13 +58,11 @@ pub(super) static SQL: LazyLock<Statements> = LazyLock::new(|| Statements {
         "UPDATE works SET status = coalesce($2, status), data = coalesce($3, data), \
          updated_at = {NOW} WHERE id = $1"
     ),
-    // `+work_id` keeps the planner off the work's index: each named owner
-    // is found by its id, not every owner of the work scanned per write.
     update_owners: format!(
         "UPDATE owners SET status = coalesce(w.value ->> 1, owners.status), \
              data = coalesce(w.value ->> 2, owners.data), updated_at = {NOW} \
-         FROM json_each($2) AS w \
-         WHERE owners.id = w.value ->> 0 AND +owners.work_id = $1"
+         FROM json_each($1) AS w WHERE owners.id = w.value ->> 0 \
+         RETURNING owners.work_id"
     ),
     cancel_work_tasks: format!(
         "UPDATE tasks SET state = 'cancelled', lease_token = NULL, \
