@@ -58,7 +58,7 @@ STUB_OF = {
 
 # The payloads of the stored events: each stands in its event union's variant (with
 # type, seq and epoch), checked there.
-IN_EVENTS = {"BattleStarted", "ContestantUpdated", "BattleUpdated", "RunUpdated", "StepUpdated"}
+IN_EVENTS = {"BattleStarted", "ContestantUpdated", "BattleUpdated", "RunUpdated", "StepUpdated", "TaskRescued"}
 
 
 def _name(ref: str) -> str:
