@@ -21,6 +21,9 @@
 //! contestants per iteration; the first contestant is measured. PostgreSQL
 //! runs when `DATABASE_URL` is set. Results: `benches/RESULTS-arena.md`.
 //!
+//! After the report, each store's commit floor (1,000 one-row durable
+//! commits): the latencies above are a few commits each.
+//!
 //! `cargo bench -p coderig --features sqlite,postgres,git --bench arena_dispatch`
 
 #[path = "../tests/common/mod.rs"]
@@ -316,6 +319,12 @@ fn bench(c: &mut Criterion) {
             pick(0.9),
             samples.len()
         );
+    }
+    // One durable commit on each store: the unit every figure above is in
+    // (a dispatch is a handful of commits, the naive poller's wait none).
+    println!("\ncommit floor (one-row autocommit inserts on the same database and disk):");
+    for (backend, h) in &harnesses {
+        rt.block_on(async { common::report_commit_floor(backend, &h.raw().await, 1_000).await });
     }
     for (_, h) in harnesses {
         rt.block_on(h.finish());

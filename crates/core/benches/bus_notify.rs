@@ -228,6 +228,12 @@ fn bench(c: &mut Criterion) {
         bus.shutdown();
     }
     writers.finish();
+    // The writers' commits beside the disk's: one writer's one-row
+    // autocommit inserts, one after another.
+    println!("\ncommit floor (one-row autocommit inserts on the same database):");
+    rt.block_on(async {
+        common::report_commit_floor("postgres", &harness.raw().await, 1_000).await
+    });
     rt.block_on(harness.finish());
 }
 

@@ -19,8 +19,8 @@
 //!   median and p95 over 5 runs of each, printed after criterion's report.
 //!
 //! Contenders, on the same store database:
-//! - `commit_floor`: 10,000 one-row autocommit inserts on the naive
-//!   loop's connection — the disk's durable commits per second, beside
+//! - `commit_floor`: 10,000 one-row autocommit inserts on the store's
+//!   database — the disk's durable commits per second, beside
 //!   which the engine's steps per durable commit (printed after criterion's
 //!   report, from the store's own count) say what batching buys.
 //! - `engine`: `Engine::start_run` + `Engine::wait` — the run, its 10,000
@@ -266,13 +266,11 @@ impl NaiveDb {
                 common::Raw::Sqlite(_) => unreachable!(),
             },
         };
-        for table in [NAIVE_TABLE, FLOOR_TABLE] {
-            match &db {
-                NaiveDb::Sqlite(pool) => sqlx::query(table).execute(pool).await.map(|_| ()),
-                NaiveDb::Postgres(pool) => sqlx::query(table).execute(pool).await.map(|_| ()),
-            }
-            .unwrap();
+        match &db {
+            NaiveDb::Sqlite(pool) => sqlx::query(NAIVE_TABLE).execute(pool).await.map(|_| ()),
+            NaiveDb::Postgres(pool) => sqlx::query(NAIVE_TABLE).execute(pool).await.map(|_| ()),
         }
+        .unwrap();
         db
     }
 
@@ -319,37 +317,6 @@ impl NaiveDb {
 }
 
 static NAIVE_RUN: AtomicU64 = AtomicU64::new(0);
-
-const FLOOR_TABLE: &str = "CREATE TABLE IF NOT EXISTS commit_floor (n BIGINT NOT NULL)";
-
-impl NaiveDb {
-    /// The commit floor: `n` one-row autocommit inserts on the naive
-    /// loop's connection (the store's durability settings) — the disk's
-    /// own durable commits per second, which no durable loop that commits
-    /// once per step can beat.
-    async fn commit_floor(&self, n: usize) -> Duration {
-        let started = Instant::now();
-        for i in 0..n as i64 {
-            match self {
-                NaiveDb::Sqlite(pool) => {
-                    sqlx::query("INSERT INTO commit_floor (n) VALUES (?1)")
-                        .bind(i)
-                        .execute(pool)
-                        .await
-                        .unwrap();
-                }
-                NaiveDb::Postgres(pool) => {
-                    sqlx::query("INSERT INTO commit_floor (n) VALUES ($1)")
-                        .bind(i)
-                        .execute(pool)
-                        .await
-                        .unwrap();
-                }
-            }
-        }
-        started.elapsed()
-    }
-}
 
 /// One run through the naive loop: compile, then `ready_steps` over the
 /// whole flow, each ready step called and its row written, until nothing
@@ -449,6 +416,7 @@ fn bench(c: &mut Criterion) {
         // The naive loop has the database to itself.
         rt.block_on(under_test.engine.shutdown(Duration::from_secs(10)));
         let db = rt.block_on(NaiveDb::open(harness));
+        let raw = rt.block_on(harness.raw());
         group.bench_function(BenchmarkId::new("naive", backend), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
@@ -462,7 +430,7 @@ fn bench(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    total += rt.block_on(db.commit_floor(big.len()));
+                    total += rt.block_on(common::commit_floor(&raw, big.len() as u64));
                 }
                 total
             })

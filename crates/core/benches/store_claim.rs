@@ -188,31 +188,6 @@ async fn run_river(
     .await
 }
 
-/// The commit floor: `n` one-row durable commits (autocommit inserts into a
-/// scratch table, one connection) on the store's own database and disk.
-async fn run_floor(raw: &Raw, n: u64) -> Duration {
-    let started = Instant::now();
-    for i in 0..n {
-        match raw {
-            Raw::Postgres(pool) => {
-                sqlx::query("INSERT INTO commit_floor (n) VALUES ($1)")
-                    .bind(i as i64)
-                    .execute(pool)
-                    .await
-                    .unwrap();
-            }
-            Raw::Sqlite(pool) => {
-                sqlx::query("INSERT INTO commit_floor (n) VALUES (?1)")
-                    .bind(i as i64)
-                    .execute(pool)
-                    .await
-                    .unwrap();
-            }
-        }
-    }
-    started.elapsed()
-}
-
 struct Backend {
     name: &'static str,
     harness: Harness,
@@ -284,14 +259,6 @@ fn claims(c: &mut Criterion) {
 
         // Batches of 16 (what a worker with free slots asks for), beside
         // River's claim statement and the disk's own commit rate.
-        rt.block_on(async {
-            let create = "CREATE TABLE IF NOT EXISTS commit_floor (n BIGINT NOT NULL)";
-            match &*backend.raw {
-                Raw::Postgres(pool) => sqlx::query(create).execute(pool).await.map(|_| ()),
-                Raw::Sqlite(pool) => sqlx::query(create).execute(pool).await.map(|_| ()),
-            }
-            .unwrap();
-        });
         let mut group = c.benchmark_group(format!("claim_batch/{}", backend.name));
         group
             .throughput(Throughput::Elements(1))
@@ -331,7 +298,7 @@ fn claims(c: &mut Criterion) {
         });
         vacuum();
         group.bench_function(BenchmarkId::new("commit_floor", 1), |b| {
-            b.iter_custom(|iters| rt.block_on(run_floor(&backend.raw, iters)))
+            b.iter_custom(|iters| rt.block_on(commit_floor(&backend.raw, iters)))
         });
         group.finish();
 

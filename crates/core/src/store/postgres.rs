@@ -99,7 +99,7 @@ impl Default for PostgresOptions {
     }
 }
 
-/// The PostgreSQL [`Store`]. Cheap to clone (the pool is shared).
+/// The PostgreSQL [`Store`](super::Store). Cheap to clone (the pool is shared).
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,

@@ -75,7 +75,7 @@ impl Default for SqliteOptions {
     }
 }
 
-/// The SQLite [`Store`]. Cheap to clone (the pools are shared).
+/// The SQLite [`Store`](super::Store). Cheap to clone (the pools are shared).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     writer: SqlitePool,

@@ -185,6 +185,46 @@ pub async fn raw(location: &Location) -> Raw {
     }
 }
 
+/// The commit floor: `n` one-row durable commits (autocommit inserts into
+/// a scratch table, created when missing, one after another) on the
+/// store's own database and disk, with its durability settings — what every
+/// store benchmark states its result beside.
+pub async fn commit_floor(raw: &Raw, n: u64) -> std::time::Duration {
+    let create = "CREATE TABLE IF NOT EXISTS commit_floor (n BIGINT NOT NULL)";
+    match raw {
+        Raw::Postgres(pool) => sqlx::query(create).execute(pool).await.map(|_| ()),
+        Raw::Sqlite(pool) => sqlx::query(create).execute(pool).await.map(|_| ()),
+    }
+    .expect("the commit floor's table");
+    let started = std::time::Instant::now();
+    for i in 0..n as i64 {
+        match raw {
+            Raw::Postgres(pool) => sqlx::query("INSERT INTO commit_floor (n) VALUES ($1)")
+                .bind(i)
+                .execute(pool)
+                .await
+                .map(|_| ()),
+            Raw::Sqlite(pool) => sqlx::query("INSERT INTO commit_floor (n) VALUES (?1)")
+                .bind(i)
+                .execute(pool)
+                .await
+                .map(|_| ()),
+        }
+        .expect("a commit of the floor");
+    }
+    started.elapsed()
+}
+
+/// The commit floor of `n` commits as one line of a bench's report.
+pub async fn report_commit_floor(name: &str, raw: &Raw, n: u64) {
+    let took = commit_floor(raw, n).await;
+    let per = took / n.max(1) as u32;
+    println!(
+        "  commit floor/{name:<9} {per:>10.3?} per durable commit = {:.0} commits/s ({n} one-row commits)",
+        n as f64 / took.as_secs_f64()
+    );
+}
+
 /// The naive claim, first half: read the oldest pending cloud task (no lock).
 /// Returns its id and the attempt the claimer believes it takes.
 pub async fn naive_pick(raw: &Raw) -> Option<(String, i64)> {
