@@ -22,6 +22,8 @@ mod leases;
 mod migration;
 #[path = "store_conformance/retention.rs"]
 mod retention;
+#[path = "store_conformance/sqlite_writer.rs"]
+mod sqlite_writer;
 use arena::*;
 use changes::*;
 use events::*;

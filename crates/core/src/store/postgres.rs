@@ -202,11 +202,15 @@ macro_rules! pg_read {
     }};
 }
 
-/// `pg_tx!` in a write transaction.
+/// `pg_tx!` in a write transaction; `[a, b]` are seen by the body as
+/// references, `$sql` is the store's statements (see `sql_store!`).
 macro_rules! pg_write {
-    ($store:expr, |$tx:ident| $body:expr) => {
+    ($store:expr, [$($cap:ident),* $(,)?] |$tx:ident, $sql:ident| $body:expr) => {{
+        #[allow(unused_parens)]
+        let ($($cap,)*) = ($(&$cap,)*);
+        let $sql = $store.statements();
         pg_tx!($store, WRITE, |$tx| $body)
-    };
+    }};
 }
 
 /// `pg_tx!` in one read-only snapshot.

@@ -2,11 +2,14 @@
 //!
 //! - WAL journal, `synchronous = FULL` (a committed transaction survives a
 //!   power cut, not only a killed process), foreign keys on.
-//! - One writer connection; every write transaction is `BEGIN IMMEDIATE`,
-//!   so it takes the database's write lock before it reads anything and
-//!   never has to upgrade a read snapshot (the source of `SQLITE_BUSY`
-//!   that a busy timeout cannot cure). Reads go to a pool of read-only
-//!   connections, which WAL lets run beside the writer.
+//! - One writer thread owns the write connection (`sqlite::writer`): the
+//!   writes queued while a batch commits share the next `BEGIN IMMEDIATE`
+//!   and its one fsync, each in a savepoint of its own, so a refused write
+//!   does not fail its neighbours and a lone write never waits. `BEGIN
+//!   IMMEDIATE` takes the database's write lock before anything is read,
+//!   so a transaction never has to upgrade a read snapshot (the source of
+//!   `SQLITE_BUSY` that a busy timeout cannot cure). Reads go to a pool of
+//!   read-only connections, which WAL lets run beside the writer.
 //! - A busy database never surfaces: each statement waits `busy_timeout`,
 //!   and a transaction that still meets `SQLITE_BUSY`/`SQLITE_LOCKED`
 //!   (another process holds the lock) is retried whole with a growing pause,
@@ -29,6 +32,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
+use sqlx::Connection as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -62,6 +66,10 @@ pub struct SqliteOptions {
     /// `false` gives `NORMAL`: still safe from a killed process (WAL), may
     /// lose the last commits on a power cut.
     pub synchronous_full: bool,
+    /// At most this many writes share one transaction and its commit
+    /// (default 256; at least 1). 1 gives every write a commit of its own
+    /// — for benchmarks against group commit, not for use.
+    pub max_batch: usize,
 }
 
 impl Default for SqliteOptions {
@@ -71,6 +79,7 @@ impl Default for SqliteOptions {
             busy_timeout: Duration::from_secs(5),
             busy_deadline: Duration::from_secs(600),
             synchronous_full: true,
+            max_batch: 256,
         }
     }
 }
@@ -78,7 +87,7 @@ impl Default for SqliteOptions {
 /// The SQLite [`Store`](super::Store). Cheap to clone (the pools are shared).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
-    writer: SqlitePool,
+    writer: Writer,
     readers: SqlitePool,
     epoch: String,
     path: PathBuf,
@@ -88,7 +97,7 @@ pub struct SqliteStore {
 }
 
 /// True for `SQLITE_BUSY` and `SQLITE_LOCKED` with any extended code, and
-/// for a writer that could not be had in time.
+/// for a reader that could not be had in time.
 fn is_busy(e: &TxError) -> bool {
     match e {
         TxError::Sql(sqlx::Error::Database(db)) => db
@@ -100,33 +109,29 @@ fn is_busy(e: &TxError) -> bool {
     }
 }
 
-/// Runs `$body` (an expression using `$tx: &mut SqliteConnection`) in a
-/// `BEGIN IMMEDIATE` transaction on the writer, retrying the whole
-/// transaction while the database is busy. `return Err(..)` in the body
-/// rolls back.
+/// Queues `$body` (an expression using `$tx: &mut SqliteConnection` and
+/// `$sql: &Statements`) on the store's [`Writer`]: it runs in the next
+/// batch's `BEGIN IMMEDIATE`, in a savepoint of its own, retried with the
+/// batch while another process holds the file. The captured variables
+/// `[a, b]` are moved into the write (it may outlive its caller's future)
+/// and seen by the body as references. `return Err(..)` or `?` in the body
+/// rolls back this write alone.
 macro_rules! write_tx {
-    ($store:expr, |$tx:ident| $body:expr) => {{
-        let store = $store;
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(1);
-        loop {
-            let attempt: Result<_, TxError> = async {
-                let mut transaction = store.writer.begin_with("BEGIN IMMEDIATE").await?;
-                let $tx: &mut SqliteConnection = &mut transaction;
-                let value = $body;
-                transaction.commit().await?;
-                store.commits.fetch_add(1, Ordering::Relaxed);
-                Ok(value)
-            }
-            .await;
-            match attempt {
-                Err(e) if is_busy(&e) && started.elapsed() < store.busy_deadline => {
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_millis(100));
-                }
-                other => break other.map_err(|e| e.into_error(BACKEND)),
-            }
-        }
+    ($store:expr, [$($cap:ident),* $(,)?] |$tx:ident, $sql:ident| $body:expr) => {{
+        let captured = Arc::new(($($cap,)*));
+        $store
+            .writer
+            .write(move |conn: &mut SqliteConnection| -> writer::Body<'_, _> {
+                let captured = Arc::clone(&captured);
+                Box::pin(async move {
+                    #[allow(unused_variables)]
+                    let ($($cap,)*) = &*captured;
+                    let $tx: &mut SqliteConnection = conn;
+                    let $sql: &'static body::Statements = &SQL;
+                    Ok($body)
+                })
+            })
+            .await
     }};
 }
 
@@ -159,7 +164,9 @@ macro_rules! read_tx {
 
 // After the macros: the modules use them.
 mod statements;
+mod writer;
 use statements::SQL;
+use writer::{Writer, WriterConfig};
 
 impl SqliteStore {
     /// Opens (creating it and the directory when missing) the store in
@@ -194,20 +201,12 @@ impl SqliteStore {
             })
             .foreign_keys(true)
             .busy_timeout(options.busy_timeout);
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .acquire_timeout(options.busy_deadline)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(connect.clone())
-            .await
-            .map_err(io)?;
+        let mut writer = SqliteConnection::connect_with(&connect).await.map_err(io)?;
         // Two processes opening a new file at once may race to migrate; the
         // loser sees the winner's tables and succeeds on the next run.
         let mut tries = 0;
         loop {
-            match MIGRATOR.run(&writer).await {
+            match MIGRATOR.run(&mut writer).await {
                 Ok(()) => break,
                 Err(_) if tries < 5 => {
                     tries += 1;
@@ -227,13 +226,24 @@ impl SqliteStore {
             .connect_with(connect.read_only(true).create_if_missing(false))
             .await
             .map_err(io)?;
+        let commits = Arc::new(AtomicU64::new(0));
+        let writer = Writer::start(
+            writer,
+            WriterConfig {
+                busy_deadline: options.busy_deadline,
+                commits: Arc::clone(&commits),
+                is_busy,
+                backend: BACKEND,
+                max_batch: options.max_batch.max(1),
+            },
+        )?;
         let store = SqliteStore {
             writer,
             readers,
             epoch: String::new(),
             path: path.to_path_buf(),
             busy_deadline: options.busy_deadline,
-            commits: Arc::new(AtomicU64::new(0)),
+            commits,
         };
         let epoch = read_tx!(&store, |conn| {
             let row = sqlx::query("SELECT value FROM meta WHERE key = 'instance_id'")
@@ -256,8 +266,8 @@ impl SqliteStore {
         &self.path
     }
 
-    /// Closes every connection (waiting for running statements); the store
-    /// must not be used afterwards.
+    /// Closes every connection (the writes already queued are finished
+    /// first); later calls on any clone answer `io` (closed).
     pub async fn close(&self) {
         self.readers.close().await;
         self.writer.close().await;
@@ -280,8 +290,8 @@ sql_store!(SqliteStore, write: write_tx, snapshot: read_tx, read: read_tx, sql: 
         let kinds = owner_kind_names(request);
         let kinds = serde_json::Value::from(kinds).to_string();
         let works = serde_json::Value::from(request.work_ids.clone()).to_string();
-        let (lanes, kinds, works) = (&lanes, &kinds, &works);
-        write_tx!(self, |tx| {
+        let request = request.clone();
+        write_tx!(self, [lanes, kinds, works, request, ttl] |tx, _sql| {
             let mut claims = Vec::new();
             for lane in lanes {
                 let left = i64::from(request.limit) - claims.len() as i64;
@@ -326,7 +336,7 @@ sql_store!(SqliteStore, write: write_tx, snapshot: read_tx, read: read_tx, sql: 
                 ))
                 .bind(lane.as_str())
                 .bind(&request.worker)
-                .bind(ttl)
+                .bind(*ttl)
                 .bind(n)
                 .bind(kinds)
                 .bind(works)

@@ -5,9 +5,13 @@
 
 /// Implements [`Store`](crate::store::Store) for `$store`.
 ///
-/// - `write: m`, `snapshot: m`, `read: m`: the backend's macros that run
-///   `m!(store, |tx| body)` in a write transaction (retried as the backend
-///   retries), in one read snapshot, and as a single read statement;
+/// - `write: m`: the backend's macro that runs `m!(store, [a, b] |tx, sql|
+///   body)` in a write transaction (retried as the backend retries), the
+///   captured `a`, `b` owned by the write and seen by `body` as
+///   references (SQLite's writer runs a write after its caller may have
+///   stopped waiting), `sql` the backend's statements;
+/// - `snapshot: m`, `read: m`: its macros that run `m!(store, |tx| body)`
+///   in one read snapshot and as a single read statement;
 /// - `sql: |store| expr`: the backend's [`Statements`](super::Statements);
 /// - `{ … }`: the backend's own methods.
 macro_rules! sql_store {
@@ -25,8 +29,7 @@ macro_rules! sql_store {
 
             async fn create_work(&self, work: NewWork) -> Result<EventRecord, Error> {
                 check_new_work(&work)?;
-                let work = &work;
-                $write!(self, |tx| body::create_work(tx, self.statements(), work).await?)
+                $write!(self, [work] |tx, sql| body::create_work(tx, sql, work).await?)
             }
 
             async fn enqueue(
@@ -38,16 +41,15 @@ macro_rules! sql_store {
                 if tasks.is_empty() {
                     return Ok(Vec::new());
                 }
-                let (tasks, event) = (&tasks, event.as_ref());
-                $write!(self, |tx| body::enqueue(tx, self.statements(), tasks, event).await?)
+                $write!(self, [tasks, event] |tx, sql| body::enqueue(tx, sql, tasks, event.as_ref()).await?)
             }
 
             async fn heartbeat(&self, fence: &Fence, ttl: Duration) -> Result<Millis, Error> {
                 if ttl.is_zero() {
                     return Err(Error::invalid_input("a heartbeat's ttl must be positive"));
                 }
-                let ttl = millis(ttl);
-                $write!(self, |tx| body::heartbeat(tx, self.statements(), fence, ttl).await?)
+                let (fence, ttl) = (fence.clone(), millis(ttl));
+                $write!(self, [fence, ttl] |tx, sql| body::heartbeat(tx, sql, fence, *ttl).await?)
             }
 
             async fn heartbeat_many(
@@ -61,13 +63,13 @@ macro_rules! sql_store {
                 if fences.is_empty() {
                     return Ok(Vec::new());
                 }
-                let ttl = millis(ttl);
-                $write!(self, |tx| body::heartbeat_many(tx, self.statements(), fences, ttl).await?)
+                let (fences, ttl) = (fences.to_vec(), millis(ttl));
+                $write!(self, [fences, ttl] |tx, sql| body::heartbeat_many(tx, sql, fences, *ttl).await?)
             }
 
             async fn record(&self, fence: &Fence, update: Update) -> Result<Option<EventRecord>, Error> {
-                let update = &update;
-                $write!(self, |tx| body::record(tx, self.statements(), fence, update).await?)
+                let fence = fence.clone();
+                $write!(self, [fence, update] |tx, sql| body::record(tx, sql, fence, update).await?)
             }
 
             async fn record_changes(
@@ -76,37 +78,36 @@ macro_rules! sql_store {
                 changes: Changes,
             ) -> Result<Vec<EventRecord>, Error> {
                 check_changes(&changes)?;
-                let changes = &changes;
-                $write!(self, |tx| body::record_changes(tx, self.statements(), fence, changes).await?)
+                let fence = fence.clone();
+                $write!(self, [fence, changes] |tx, sql| body::record_changes(tx, sql, fence, changes).await?)
             }
 
             async fn finish_work(&self, work_id: &str, finish: Finish) -> Result<Finished, Error> {
                 check_finish(work_id, &finish)?;
-                let finish = &finish;
-                $write!(self, |tx| body::finish_work(tx, self.statements(), work_id, finish).await?)
+                let work_id = work_id.to_owned();
+                $write!(self, [work_id, finish] |tx, sql| body::finish_work(tx, sql, work_id, finish).await?)
             }
 
             async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {
                 check_tasks(&completion.enqueue)?;
-                let completion = &completion;
-                $write!(self, |tx| body::complete(tx, self.statements(), fence, completion).await?)
+                let fence = fence.clone();
+                $write!(self, [fence, completion] |tx, sql| body::complete(tx, sql, fence, completion).await?)
             }
 
             async fn cancel(&self, task_id: &str, reason: &str, update: Update) -> Result<Task, Error> {
-                let update = &update;
-                $write!(self, |tx| body::cancel(tx, self.statements(), task_id, reason, update).await?)
+                let (task_id, reason) = (task_id.to_owned(), reason.to_owned());
+                $write!(self, [task_id, reason, update] |tx, sql| body::cancel(tx, sql, task_id, reason, update).await?)
             }
 
             async fn rescue_expired(&self, limit: u32) -> Result<Vec<Rescued>, Error> {
                 if limit == 0 {
                     return Ok(Vec::new());
                 }
-                $write!(self, |tx| body::rescue_expired(tx, self.statements(), limit).await?)
+                $write!(self, [limit] |tx, sql| body::rescue_expired(tx, sql, *limit).await?)
             }
 
             async fn transition(&self, transition: Transition) -> Result<Option<EventRecord>, Error> {
-                let t = &transition;
-                $write!(self, |tx| body::transition(tx, self.statements(), t).await?)
+                $write!(self, [transition] |tx, sql| body::transition(tx, sql, transition).await?)
             }
 
             async fn task(&self, id: &str) -> Result<Task, Error> {
@@ -126,8 +127,8 @@ macro_rules! sql_store {
                 event: Option<NewEvent>,
             ) -> Result<Option<EventRecord>, Error> {
                 check_add_owner(work_id, &owner, &tasks, event.as_ref())?;
-                let (owner, tasks, event) = (&owner, &tasks, event.as_ref());
-                $write!(self, |tx| body::add_owner(tx, self.statements(), work_id, owner, tasks, event).await?)
+                let work_id = work_id.to_owned();
+                $write!(self, [work_id, owner, tasks, event] |tx, sql| body::add_owner(tx, sql, work_id, owner, tasks, event.as_ref()).await?)
             }
 
             async fn owner(&self, id: &str) -> Result<Owner, Error> {
@@ -165,7 +166,7 @@ macro_rules! sql_store {
 
             async fn set_lane_capacity(&self, lane: Lane, capacity: Option<u32>) -> Result<(), Error> {
                 super::check_lane_capacity(lane, capacity)?;
-                $write!(self, |tx| body::set_lane_capacity(tx, self.statements(), lane, capacity).await?)
+                $write!(self, [lane, capacity] |tx, sql| body::set_lane_capacity(tx, sql, *lane, *capacity).await?)
             }
 
             async fn clock_ms(&self) -> Result<Millis, Error> {
@@ -175,7 +176,7 @@ macro_rules! sql_store {
             async fn compact(&self, retain: Duration) -> Result<super::Compacted, Error> {
                 check_retain(retain)?;
                 let retain_ms = i64::try_from(retain.as_millis()).unwrap_or(i64::MAX);
-                $write!(self, |tx| body::compact(tx, self.statements(), retain_ms).await?)
+                $write!(self, [retain_ms] |tx, sql| body::compact(tx, sql, *retain_ms).await?)
             }
         }
 
