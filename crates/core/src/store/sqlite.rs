@@ -165,7 +165,7 @@ macro_rules! read_tx {
 // After the macros: the modules use them.
 mod statements;
 mod writer;
-use statements::SQL;
+use statements::{CLAIM_LANE, SQL};
 use writer::{Writer, WriterConfig};
 
 impl SqliteStore {
@@ -298,46 +298,11 @@ sql_store!(SqliteStore, write: write_tx, snapshot: read_tx, read: read_tx, sql: 
                 if left <= 0 {
                     break;
                 }
-                let capacity = sqlx::query("SELECT capacity FROM lanes WHERE name = ?1")
-                    .bind(lane.as_str())
-                    .fetch_one(&mut *tx)
-                    .await?
-                    .opt_int("capacity")?;
-                let n = match capacity {
-                    None => left,
-                    Some(capacity) => {
-                        let running = sqlx::query(
-                            "SELECT count(*) AS running FROM tasks \
-                             WHERE lane = ?1 AND state = 'running'",
-                        )
-                        .bind(lane.as_str())
-                        .fetch_one(&mut *tx)
-                        .await?
-                        .int("running")?;
-                        left.min(capacity - running)
-                    }
-                };
-                if n <= 0 {
-                    continue;
-                }
-                let picked = sqlx::query(&format!(
-                    "UPDATE tasks SET state = 'running', attempt = attempt + 1, worker = ?2, \
-                         lease_token = lower(hex(randomblob(16))), \
-                         lease_expires_at = {NOW} + ?3, heartbeat_at = {NOW}, \
-                         started_at = {NOW}, finished_at = NULL \
-                     WHERE id IN (SELECT id FROM tasks \
-                         WHERE state = 'pending' AND lane = ?1 AND available_at <= {NOW} \
-                             AND (json_array_length(?5) = 0 \
-                                 OR owner_kind IN (SELECT value FROM json_each(?5))) \
-                             AND (json_array_length(?6) = 0 \
-                                 OR work_id IN (SELECT value FROM json_each(?6))) \
-                         ORDER BY available_at, rowid LIMIT ?4) \
-                     RETURNING {TASK_COLUMNS}, lease_token"
-                ))
+                let picked = sqlx::query(&CLAIM_LANE)
                 .bind(lane.as_str())
                 .bind(&request.worker)
                 .bind(*ttl)
-                .bind(n)
+                .bind(left)
                 .bind(kinds)
                 .bind(works)
                 .fetch_all(&mut *tx)

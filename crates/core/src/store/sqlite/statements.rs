@@ -10,6 +10,35 @@ use std::sync::LazyLock;
 
 sqlx_conn!(SqliteConnection, SqliteRow);
 
+/// SQLite's claim of one lane (the backend's own, not the body's): `lane,
+/// worker, ttl ms, limit, [owner kind, …], [work id, …]` (empty lists:
+/// any) → up to `limit` of the lane's due pending tasks, oldest first, no
+/// more than the lane's capacity leaves room for, now running under fresh
+/// leases (`lease_token` beside the task's columns). The room is counted
+/// in the same statement, under the write lock: the capped lane stays
+/// exact; an unbounded lane's running tasks are not counted at all. (A
+/// negative LIMIT means none in SQLite: clamped to 0.)
+pub(super) static CLAIM_LANE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE tasks SET state = 'running', attempt = attempt + 1, worker = ?2, \
+             lease_token = lower(hex(randomblob(16))), \
+             lease_expires_at = {NOW} + ?3, heartbeat_at = {NOW}, \
+             started_at = {NOW}, finished_at = NULL \
+         WHERE id IN (SELECT id FROM tasks \
+             WHERE state = 'pending' AND lane = ?1 AND available_at <= {NOW} \
+                 AND (json_array_length(?5) = 0 \
+                     OR owner_kind IN (SELECT value FROM json_each(?5))) \
+                 AND (json_array_length(?6) = 0 \
+                     OR work_id IN (SELECT value FROM json_each(?6))) \
+             ORDER BY available_at, rowid \
+             LIMIT coalesce((SELECT CASE WHEN capacity IS NULL THEN ?4 \
+                 ELSE max(0, min(?4, capacity - (SELECT count(*) FROM tasks \
+                     WHERE lane = ?1 AND state = 'running'))) END \
+                 FROM lanes WHERE name = ?1), ?4)) \
+         RETURNING {TASK_COLUMNS}, lease_token"
+    )
+});
+
 /// The statements, built once.
 pub(super) static SQL: LazyLock<Statements> = LazyLock::new(|| Statements {
     insert_events: format!(
