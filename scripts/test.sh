@@ -94,6 +94,24 @@ fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.16,<2" "pytest>=7"
 "$VENV/bin/python" -m pytest --version
 
+# Debian's chromium and the pinned playwright-core (tests/dashboard) for the
+# dashboard's browser tests: installed beside the build, which they do not
+# need; awaited at their stage. A missing browser there is a failure.
+BROWSER_LOG=$(mktemp)
+(
+    set -e
+    if ! [[ -x /usr/lib/chromium/chromium || -x /usr/bin/chromium ]]; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get -o DPkg::Lock::Timeout=600 update -qq
+        apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium
+    fi
+    cd tests/dashboard
+    if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+        npm ci --no-audit --no-fund
+    fi
+) >"$BROWSER_LOG" 2>&1 &
+BROWSER_PID=$!
+
 stage "Agent CLIs (pinned: tests/agents/package-lock.json, into a cache dir)"
 # The real claude, codex, opencode and qwen binaries the agent tests drive
 # against the project's scripted model server. Installed once per lockfile
@@ -547,6 +565,18 @@ await_background node
 
 stage "node --test"
 (cd crates/node && npm test)
+
+stage "Dashboard in a real browser (Debian chromium, playwright-core)"
+if ! wait "$BROWSER_PID"; then
+    cat "$BROWSER_LOG" >&2
+    echo "installing chromium or playwright-core failed (above)" >&2
+    exit 1
+fi
+/usr/lib/chromium/chromium --version 2>/dev/null || /usr/bin/chromium --version
+# Launch a battle and a flow from the forms and watch them live, a diff, a
+# winner by hand, an approval, HTML output shown as text, the token prompt;
+# screenshots of every page into target/dashboard-screenshots.
+(cd tests/dashboard && CODERIG_BIN="$BIN_DIR/coderig" CODERIG_SCREENSHOTS="$TARGET_DIR/dashboard-screenshots" npm test)
 
 stage "Faces agree (one run through HTTP+SSE, the CLI, Python and Node)"
 # The same flow run in every face, each on its own real store: the same

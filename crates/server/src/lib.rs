@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 mod auth;
+mod dashboard;
 mod error;
 mod json;
 pub mod openapi;
@@ -225,16 +226,23 @@ pub fn app(config: &Config, state: AppState) -> axum::Router {
         .fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes));
-    let router = match &config.token {
+    let token = config.token.as_deref().map(auth::Token::new);
+    let router = router
+        .with_state(state)
+        .merge(dashboard::router(token.clone()));
+    let router = match token {
         Some(token) => router.layer(axum::middleware::from_fn_with_state(
-            auth::Token::new(token),
+            token,
             auth::require_bearer,
         )),
         None => router,
     };
     router
+        .layer(axum::middleware::from_fn_with_state(
+            config.token.is_none(),
+            auth::refuse_cross_site,
+        ))
         .layer(CatchPanicLayer::custom(error::panic_response))
-        .with_state(state)
 }
 
 /// `(method, path)` of every route [`app`] serves (fallbacks aside), in
