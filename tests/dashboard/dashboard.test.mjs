@@ -13,6 +13,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { createServer } from "node:net";
 import { chromium } from "playwright-core";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -54,10 +55,10 @@ steps:
 
 let work, servers = [], browser;
 
-/** Starts `coderig serve` on a free port; resolves to its base URL. */
-async function serve(extra = []) {
-  const data = mkdtempSync(join(work, "data-"));
-  const child = spawn(BIN, ["serve", "--port", "0", "--data-dir", data, "--config", join(work, "coderig.toml"),
+/** Starts `coderig serve` (on a free port unless `port` is given, on a
+ * fresh data dir unless `data` is); resolves to its base URL. */
+async function serve(extra = [], { data = mkdtempSync(join(work, "data-")), port = 0 } = {}) {
+  const child = spawn(BIN, ["serve", "--port", String(port), "--data-dir", data, "--config", join(work, "coderig.toml"),
     "--project-root", join(work, "projects"), "--flows", join(work, "flows"), ...extra],
   { stdio: ["ignore", "pipe", "pipe"] });
   servers.push(child);
@@ -92,6 +93,7 @@ async function page(base) {
 }
 
 async function shot(p, name) {
+  await p.evaluate(() => window.scrollTo(0, 0));
   await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
@@ -243,4 +245,57 @@ test("with --token the dashboard asks for the token once and refuses cross-site 
   assert.equal(foreign.status, 401);
   assert.match((await foreign.json()).error.message, /cross-site/);
   assert.deepEqual(p.errors, []);
+});
+
+/** A port free right now. */
+async function freePort() {
+  return await new Promise((ok) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
+}
+
+test("a lost connection says it is reconnecting and resumes where it left off", async () => {
+  const port = await freePort();
+  const data = mkdtempSync(join(work, "data-"));
+  const base = await serve([], { data, port });
+  const p = await page(base);
+  await p.goto(`${base}/#/runs`);
+  await p.locator("#live", { hasText: /^live$/ }).waitFor();
+  const server = servers.at(-1);
+  server.kill("SIGKILL");
+  await p.locator("#live", { hasText: "reconnecting" }).waitFor();
+  await shot(p, "reconnecting");
+  await serve([], { data, port });
+  await p.locator("#live", { hasText: /^live$/ }).waitFor({ timeout: 20_000 });
+  // Live again: a run started elsewhere appears without a reload.
+  const created = await fetch(`${base}/api/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ flow: "approve-me", input: { what: "after" } }) });
+  assert.equal(created.status, 201);
+  const { run_id } = await created.json();
+  await p.locator(`a[href="#/runs/${run_id}"]`).waitFor();
+  assert.deepEqual(p.errors, []);
+});
+
+test("keyboard reachable and readable in a narrow window", async () => {
+  const base = await serve();
+  const context = await browser.newContext({ viewport: { width: 420, height: 800 } });
+  const p = await context.newPage();
+  p.setDefaultTimeout(TIMEOUT);
+  await p.goto(base);
+  await p.getByRole("heading", { name: "Battles" }).waitFor();
+  // Tab from the top reaches "New battle"; Enter opens the form.
+  let reached = false;
+  for (let i = 0; i < 12 && !reached; i++) {
+    await p.keyboard.press("Tab");
+    reached = await p.evaluate(() => document.activeElement && document.activeElement.id === "new-battle");
+  }
+  assert.ok(reached, "New battle is reachable with Tab");
+  await p.keyboard.press("Enter");
+  await p.locator("#battle-form").waitFor();
+  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no sideways scrolling at 420 px (${overflow} px over)`);
+  await shot(p, "battles-narrow");
+  await context.close();
 });
