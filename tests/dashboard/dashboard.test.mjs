@@ -244,6 +244,9 @@ test("with --token the dashboard asks for the token once and refuses cross-site 
   const foreign = await fetch(`${base}/api/runs`, { method: "POST", headers: { cookie, origin: "http://evil.example", "x-coderig-dashboard": "1", "content-type": "application/json" }, body: JSON.stringify({ flow: "approve-me" }) });
   assert.equal(foreign.status, 401);
   assert.match((await foreign.json()).error.message, /cross-site/);
+  // Signing out forgets the cookie: the prompt again.
+  await p.click("#sign-out");
+  await p.locator("#token-form").waitFor();
   assert.deepEqual(p.errors, []);
 });
 

@@ -171,6 +171,12 @@ async function route() {
 async function boot() {
   const session = await api("GET", "/ui/session");
   window.addEventListener("hashchange", route);
+  if (session.ok && session.data && session.data.token_required) {
+    document.querySelector(".top").append(h("button", { type: "button", id: "sign-out", onclick: async () => {
+      await api("DELETE", "/ui/session");
+      location.reload();
+    } }, "Sign out"));
+  }
   if (session.ok && session.data && !session.data.authenticated) { showLogin(); return; }
   startStream();
   route();

@@ -76,7 +76,7 @@ export function battles() {
       h("td", {}, badge(b.status)),
       h("td", {}, b.battle_type),
       h("td", { class: "hide-narrow" }, b.project || "—"),
-      h("td", {}, String((b.contestants || []).length)),
+      h("td", {}, (b.contestants || []).map((c) => `${c.identity}/${c.model}`).join(", ")),
       h("td", {}, winnerName(b) || "—"),
       h("td", { class: "hide-narrow" }, ago(b.created_at_ms))));
     if (append) table.append(...rows); else fill(table, ...rows);
@@ -252,6 +252,7 @@ export function battle(id) {
 
   function lane(b, c) {
     const elapsed = c.duration_ms ?? (c.started_at_ms ? Date.now() - c.started_at_ms : null);
+    const ticking = c.duration_ms === undefined || c.duration_ms === null;
     const ev = c.evidence || {};
     const evidence = ["repro", "suite"].filter((k) => ev[k]).map((k) => h("details", {},
       h("summary", {}, `${k}: exit ${ev[k].exit_code ?? "—"}${ev[k].timed_out ? " (timed out)" : ""}`),
@@ -260,7 +261,7 @@ export function battle(id) {
     return h("article", { class: "card lane", "data-contestant": c.id },
       h("h3", {}, `${c.identity}/${c.model} `, badge(c.status), b.winner_contestant_id === c.id ? h("span", { class: "winner-mark" }, " ★ winner") : null),
       h("dl", { class: "kv" },
-        h("dt", {}, "Elapsed"), h("dd", {}, duration(elapsed)),
+        h("dt", {}, "Elapsed"), h("dd", { class: "elapsed", "data-started": ticking && c.started_at_ms ? c.started_at_ms : null }, duration(elapsed)),
         h("dt", {}, "Tokens/s"), h("dd", {}, c.tokens_per_sec ? c.tokens_per_sec.toFixed(1) : "—"),
         h("dt", {}, "Tier"), h("dd", {}, c.tier || "—"),
         c.error ? [h("dt", {}, "Error"), h("dd", {}, c.error.message || JSON.stringify(c.error))] : null),
@@ -280,9 +281,14 @@ export function battle(id) {
   }
 
   const reload = debounce(load, 200);
+  // A running contestant's elapsed time counts up without a reload.
+  const ticker = setInterval(() => {
+    for (const dd of lanes.querySelectorAll(".elapsed[data-started]")) dd.textContent = duration(Date.now() - Number(dd.dataset.started));
+  }, 1000);
   const el = h("section", {}, h("p", {}, h("a", { href: "#/battles" }, "← Battles")), head, actions, message, lanes, diffs, analysis, exams);
   return {
     el, load,
+    dispose: () => clearInterval(ticker),
     onEvent(type, data) {
       if (type === "gap" || type === "reset") { reload(); return; }
       if (data.battle_id !== id) return;
@@ -579,7 +585,8 @@ export function run(id) {
     for (const s of r.steps || []) (layers[depthOf(s.id)] ||= []).push(s);
     fill(dag, ...layers.map((layer) => h("div", { class: "layer" }, layer.map((s) =>
       h("div", { class: `node s-${s.status}`, "data-step": s.id, title: (deps.get(s.id) || []).length ? `after ${deps.get(s.id).join(", ")}` : "first" },
-        h("div", { class: "id" }, s.id), h("div", {}, `${s.kind} · ${s.status}`))))));
+        h("div", { class: "id" }, s.id), h("div", {}, `${s.kind} · ${s.status}`),
+        (deps.get(s.id) || []).length ? h("div", { class: "muted deps" }, `after ${deps.get(s.id).join(", ")}`) : null)))));
   }
 
   function stepRow(r, s) {

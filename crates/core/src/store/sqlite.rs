@@ -32,7 +32,6 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
-use sqlx::Connection as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -201,12 +200,22 @@ impl SqliteStore {
             })
             .foreign_keys(true)
             .busy_timeout(options.busy_timeout);
-        let mut writer = SqliteConnection::connect_with(&connect).await.map_err(io)?;
+        // Migrated through a one-connection pool whose connection then
+        // becomes the writer's (`Migrator::run` on a bare `&mut
+        // SqliteConnection` makes the future of `open` not provably `Send`
+        // for every lifetime, which the Python face's spawn requires).
+        let migrating = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(0)
+            .acquire_timeout(options.busy_deadline)
+            .connect_with(connect.clone())
+            .await
+            .map_err(io)?;
         // Two processes opening a new file at once may race to migrate; the
         // loser sees the winner's tables and succeeds on the next run.
         let mut tries = 0;
         loop {
-            match MIGRATOR.run(&mut writer).await {
+            match MIGRATOR.run(&migrating).await {
                 Ok(()) => break,
                 Err(_) if tries < 5 => {
                     tries += 1;
@@ -226,6 +235,8 @@ impl SqliteStore {
             .connect_with(connect.read_only(true).create_if_missing(false))
             .await
             .map_err(io)?;
+        let writer = migrating.acquire().await.map_err(io)?.detach();
+        migrating.close().await;
         let commits = Arc::new(AtomicU64::new(0));
         let writer = Writer::start(
             writer,
