@@ -180,6 +180,22 @@ test("a battle launched from the form finishes live; its diff, its output as tex
   }, id);
   assert.equal(stop, 409);
 
+  // Cross-examine with a chosen agent: its verdict appears live.
+  await p.selectOption("#examiner", { label: "judge/examiner" });
+  await p.click("#cross-examine");
+  await p.locator("#battle-message .notice", { hasText: "Cross-examination started" }).waitFor();
+  await p.locator("tr", { hasText: "judge/examiner" }).filter({ hasText: "fixer/good" }).filter({ hasText: "done" }).waitFor();
+  // Apply the winner's patch; a second time it no longer applies and the
+  // page says why.
+  await p.click("#apply");
+  await p.locator("#battle-message .notice:not(.error)", { hasText: "applied" }).waitFor();
+  await p.click("#apply");
+  await p.locator("#battle-message .notice.error").waitFor();
+  // Re-analyze with force: the hand-picked winner gives way to the judge's.
+  await p.check("#force");
+  await p.click("#reanalyze");
+  await p.locator("#winner", { hasText: "fixer/good" }).waitFor();
+
   await p.goto(`${base}/#/leaderboard`);
   await p.getByRole("heading", { name: "Leaderboard" }).waitFor();
   await shot(p, "leaderboard");
