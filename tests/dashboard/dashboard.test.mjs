@@ -201,6 +201,7 @@ test("a battle launched from the form finishes live; its diff, its output as tex
   await shot(p, "leaderboard");
   await p.goto(`${base}/#/agents`);
   await p.getByRole("cell", { name: "fixer", exact: true }).waitFor();
+  assert.match(await p.locator("tr", { hasText: "fixer" }).first().textContent(), /none \(no process\)/, "a scripted agent starts no process");
   await shot(p, "agents");
   await p.goto(`${base}/#/battles`);
   await p.locator("tbody tr a").first().waitFor();

@@ -278,9 +278,9 @@ describe('project roots', () => {
 describe('agents()', () => {
   test('lists every agent with what the core reports', async () => {
     assert.deepEqual(await rig.agents(), [
-      { identity: 'alice', kind: 'scripted', lane: 'cloud', installed: true, reachable: true, models: ['m1'] },
-      { identity: 'failer', kind: 'scripted', lane: 'cloud', installed: true, reachable: true, models: [] },
-      { identity: 'hanger', kind: 'scripted', lane: 'local', installed: true, reachable: true, models: [] },
+      { identity: 'alice', kind: 'scripted', lane: 'cloud', installed: true, reachable: true, models: ['m1'], sandbox: 'none' },
+      { identity: 'failer', kind: 'scripted', lane: 'cloud', installed: true, reachable: true, models: [], sandbox: 'none' },
+      { identity: 'hanger', kind: 'scripted', lane: 'local', installed: true, reachable: true, models: [], sandbox: 'none' },
     ])
     assert.equal((await rig.agents({ probeTimeout: '2s' })).length, 3)
     assert.deepEqual(await new Rig({ agents: {} }).agents(), [])

@@ -92,6 +92,14 @@ export interface AgentInfo {
    * agents); `null` when it cannot be known without running a turn (CLIs).
    */
   reachable: boolean | null
+  /**
+   * What confines the processes its turns start: the rig's sandbox
+   * mode (`enforce`, `auto` or `off`, the config's `[sandbox] mode`)
+   * for the agents that start processes (a CLI agent's CLI, the native
+   * agent's `run` commands); `none` for those that start none (HTTP and
+   * scripted agents work inside coderig's own process).
+   */
+  sandbox: string
 }
 
 /** An agent and model. */

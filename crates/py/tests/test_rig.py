@@ -180,7 +180,8 @@ def test_agents_lists_every_identity(rig):
     infos = rig.agents()
     assert [i["identity"] for i in infos] == sorted(AGENTS)
     assert infos[0] == {"identity": "alice", "kind": "scripted", "lane": "cloud",
-                        "installed": True, "reachable": True, "models": []}
+                        "installed": True, "reachable": True, "models": [],
+                        "sandbox": "none"}
     assert next(i for i in infos if i["identity"] == "by_model")["models"] == ["small"]
 
     async def main():

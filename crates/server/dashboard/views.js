@@ -399,7 +399,7 @@ function splitTable(f) {
   return h("table", {}, h("tbody", {}, rows));
 }
 
-/** A small Markdown reading: headings, lists, code blocks, tables as text. */
+/** A small Markdown reading: headings, lists, code blocks, tables. */
 function markdown(text) {
   const box = h("div", { class: "markdown card" });
   const lines = text.split("\n");
@@ -413,7 +413,12 @@ function markdown(text) {
     else if (line.startsWith("|")) {
       const block = [line];
       while (i + 1 < lines.length && lines[i + 1].startsWith("|")) block.push(lines[++i]);
-      box.append(h("pre", {}, block.join("\n")));
+      const cells = (row) => row.replace(/^\|/, "").replace(/\|\s*$/, "").split("|").map((c) => c.trim());
+      const rows = block.filter((row) => !/^\|[\s:|-]+\|?\s*$/.test(row)).map(cells);
+      const [headRow, ...bodyRows] = rows;
+      box.append(h("table", { class: "md-table" },
+        h("thead", {}, h("tr", {}, (headRow || []).map((c) => h("th", {}, c)))),
+        h("tbody", {}, bodyRows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c)))))));
     } else if (/^\s*[-*] /.test(line)) box.append(h("div", {}, "• ", line.replace(/^\s*[-*] /, "")));
     else if (line.trim()) box.append(h("p", {}, line));
   }
@@ -643,18 +648,19 @@ export function agents() {
   const body = h("tbody");
   async function load() {
     const result = await api("GET", "/api/agents");
-    if (!result.ok) { fill(body, h("tr", {}, h("td", { colspan: 6 }, notice(errorText(result), true)))); return; }
+    if (!result.ok) { fill(body, h("tr", {}, h("td", { colspan: 7 }, notice(errorText(result), true)))); return; }
     const list = Array.isArray(result.data) ? result.data : result.data.agents || [];
     fill(body, ...list.map((a) => h("tr", {},
       h("td", {}, a.identity), h("td", {}, a.kind), h("td", {}, a.lane || "—"),
       h("td", {}, (a.models || []).join(", ") || "—"),
       h("td", {}, a.installed === false ? "not installed" : a.reachable === false ? "unreachable" : "ready", a.error ? h("div", { class: "field-error" }, a.error.message || String(a.error)) : null),
+      h("td", {}, a.sandbox === "none" ? "none (no process)" : a.sandbox || "—"),
       h("td", {}, a.command ? h("code", {}, a.command) : a.preset || "—"))));
   }
   return {
     el: h("section", {}, h("h1", {}, "Agents"),
-      h("p", { class: "muted" }, "The agents of this server's coderig.toml. Every process an agent, an oracle or a command step starts runs in coderig's sandbox unless the configuration says otherwise."),
-      h("table", {}, h("thead", {}, h("tr", {}, ["Agent", "Kind", "Lane", "Models", "State", "Command"].map((t) => h("th", {}, t)))), body)),
+      h("p", { class: "muted" }, "The agents of this server's coderig.toml. Sandbox: what confines the processes an agent's turns start — the [sandbox] mode (enforce: the kernel enforces the whole policy or nothing starts; auto: what it can; off: nothing); none for agents that start no process."),
+      h("table", {}, h("thead", {}, h("tr", {}, ["Agent", "Kind", "Lane", "Models", "State", "Sandbox", "Command"].map((t) => h("th", {}, t)))), body)),
     load,
   };
 }

@@ -38,9 +38,9 @@ async fn serve_opens_sqlite_in_the_data_dir_and_answers_its_agents() {
         body,
         json!([
             {"identity": "alice", "kind": "scripted", "lane": "cloud", "installed": true,
-             "reachable": true, "models": ["slow"]},
+             "reachable": true, "models": ["slow"], "sandbox": "none"},
             {"identity": "zed", "kind": "scripted", "lane": "local", "installed": true,
-             "reachable": true, "models": []},
+             "reachable": true, "models": [], "sandbox": "none"},
         ])
     );
 }

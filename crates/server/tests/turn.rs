@@ -81,12 +81,13 @@ fn agents_json_lists_the_configured_agents() {
         agents,
         json!([
             {"identity": "alice", "kind": "scripted", "lane": "cloud", "installed": true,
-             "reachable": true, "models": ["broken", "hang"]},
+             "reachable": true, "models": ["broken", "hang"], "sandbox": "none"},
             {"identity": "bob", "kind": "scripted", "lane": "local", "installed": true,
-             "reachable": true, "models": []},
+             "reachable": true, "models": [], "sandbox": "none"},
             {"identity": "ghost", "kind": "cli", "preset": "custom", "lane": "cloud",
              "installed": false, "reachable": null, "models": [],
-             "error": "/nonexistent/coderig-ghost not found on PATH or not executable"},
+             "error": "/nonexistent/coderig-ghost not found on PATH or not executable",
+             "sandbox": "enforce"},
         ])
     );
 }

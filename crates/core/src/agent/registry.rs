@@ -104,6 +104,13 @@ pub struct AgentInfo {
     /// Why it is not installed or not reachable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What confines the processes its turns start: the rig's sandbox
+    /// mode (`enforce`, `auto` or `off`, the config's `[sandbox] mode`)
+    /// for the agents that start processes (a CLI agent's CLI, the native
+    /// agent's `run` commands); `none` for those that start none (HTTP and
+    /// scripted agents work inside coderig's own process).
+    #[cfg_attr(feature = "openapi", schema(pattern = "^(enforce|auto|off|none)$"))]
+    pub sandbox: String,
 }
 
 /// The file [`Registry::open`] reads when given neither a file nor agents.
@@ -328,7 +335,15 @@ impl Registry {
         let mut probes = tokio::task::JoinSet::new();
         for (i, (identity, entry)) in self.entries.iter().enumerate() {
             let (identity, entry) = (identity.clone(), entry.clone());
-            probes.spawn(async move { (i, probe(identity, entry, probe_timeout).await) });
+            let sandbox = match entry.kind {
+                AgentKind::Cli | AgentKind::Native => self.sandbox.as_str(),
+                AgentKind::Openai | AgentKind::Scripted => "none",
+            };
+            probes.spawn(async move {
+                let mut info = probe(identity, entry, probe_timeout).await;
+                info.sandbox = sandbox.to_owned();
+                (i, info)
+            });
         }
         let mut out = vec![];
         while let Some(done) = probes.join_next().await {
@@ -352,6 +367,7 @@ async fn probe(identity: String, entry: AgentEntry, probe_timeout: Duration) -> 
         reachable: None,
         models: entry.models.clone(),
         error: None,
+        sandbox: String::new(),
     };
     match entry.kind {
         AgentKind::Cli => {

@@ -404,6 +404,7 @@ class _AgentInfo(TypedDict):
     reachable: Optional[bool]
     models: List[str]
     error: NotRequired[str]
+    sandbox: str
 
 @final
 class TurnEvents:

@@ -72,9 +72,10 @@ fn table(infos: &[AgentInfo]) -> String {
         "INSTALLED",
         "REACHABLE",
         "MODELS",
+        "SANDBOX",
         "NOTE",
     ];
-    let rows: Vec<[String; 7]> = infos
+    let rows: Vec<[String; 8]> = infos
         .iter()
         .map(|info| {
             let kind = match &info.preset {
@@ -94,6 +95,7 @@ fn table(infos: &[AgentInfo]) -> String {
                 yes_no(info.installed).to_string(),
                 reachable.to_string(),
                 models,
+                info.sandbox.clone(),
                 info.error.clone().unwrap_or_default(),
             ]
         })
@@ -137,6 +139,7 @@ mod tests {
             reachable: None,
             models: vec![],
             error: error.map(str::to_string),
+            sandbox: "enforce".into(),
         }
     }
 
@@ -152,9 +155,9 @@ mod tests {
         ]);
         assert_eq!(
             text,
-            "IDENTITY  KIND        LANE   INSTALLED  REACHABLE  MODELS  NOTE\n\
-             claude    cli/claude  cloud  yes        -          -\n\
-             x         cli/claude  cloud  no         -          -       claude not found on PATH or not executable\n"
+            "IDENTITY  KIND        LANE   INSTALLED  REACHABLE  MODELS  SANDBOX  NOTE\n\
+             claude    cli/claude  cloud  yes        -          -       enforce\n\
+             x         cli/claude  cloud  no         -          -       enforce  claude not found on PATH or not executable\n"
         );
     }
 }
