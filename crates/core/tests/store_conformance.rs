@@ -235,21 +235,8 @@ mod sqlite_only {
     // below the hold, the same writes fail at once: the retry is what waits.)
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_lock_held_past_the_busy_timeout_is_waited_out() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("coderig.db");
-        let options = SqliteOptions {
-            busy_timeout: Duration::from_millis(20),
-            ..SqliteOptions::default()
-        };
-        let store = SqliteStore::open_with(&path, options).await.unwrap();
-        let Raw::Sqlite(pool) = raw(&Location::Sqlite(path.clone())).await else {
-            unreachable!()
-        };
-        let mut blocker = pool.acquire().await.unwrap();
-        sqlx::query("BEGIN IMMEDIATE")
-            .execute(&mut *blocker)
-            .await
-            .unwrap();
+        let mut held = crate::sqlite_writer::blocked_store(async |_| {}).await;
+        let store = held.store.clone();
         let writes = {
             let store = store.clone();
             tokio::spawn(async move {
@@ -259,19 +246,13 @@ mod sqlite_only {
         };
         tokio::time::sleep(Duration::from_millis(250)).await;
         assert!(!writes.is_finished(), "the store waited for the lock");
-        sqlx::query("COMMIT").execute(&mut *blocker).await.unwrap();
+        held.release().await;
         let claims = writes.await.unwrap().expect("no SQLITE_BUSY surfaces");
         assert_eq!(claims.len(), 1);
         // Reads are not blocked by a writer at all (WAL).
-        sqlx::query("BEGIN IMMEDIATE")
-            .execute(&mut *blocker)
-            .await
-            .unwrap();
+        held.hold().await;
         assert_eq!(store.work("b").await.unwrap().tasks.len(), 2);
-        sqlx::query("ROLLBACK")
-            .execute(&mut *blocker)
-            .await
-            .unwrap();
+        held.release().await;
     }
 
     // `store::open` picks SQLite in the data dir by default, or the file a

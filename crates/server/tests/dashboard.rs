@@ -16,6 +16,11 @@ fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// Sends a request; its status and JSON body.
+async fn send(request: reqwest::RequestBuilder) -> (StatusCode, serde_json::Value) {
+    json_of(request.send().await.unwrap()).await
+}
+
 // `/` is the page, `/ui/*` its assets, each with a policy that allows this
 // server's own scripts and connections only; all of it well under 150 KB.
 #[tokio::test]
@@ -63,14 +68,11 @@ async fn without_a_token_cross_site_writes_and_foreign_hosts_are_refused() {
     let client = client();
     let run =
         json!({"spec": {"name": "x", "steps": [{"id": "a", "kind": "command", "shell": "true"}]}});
-    let (status, body) = json_of(
+    let (status, body) = send(
         client
             .post(format!("{url}/api/runs"))
             .header("origin", "http://evil.example")
-            .json(&run)
-            .send()
-            .await
-            .unwrap(),
+            .json(&run),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -92,13 +94,10 @@ async fn without_a_token_cross_site_writes_and_foreign_hosts_are_refused() {
         StatusCode::UNAUTHORIZED,
         "the server's own page may write"
     );
-    let (status, body) = json_of(
+    let (status, body) = send(
         client
             .get(format!("{url}/api/health"))
-            .header("host", "rebound.example")
-            .send()
-            .await
-            .unwrap(),
+            .header("host", "rebound.example"),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -107,14 +106,7 @@ async fn without_a_token_cross_site_writes_and_foreign_hosts_are_refused() {
         .unwrap()
         .contains("loopback"));
     // Clients that are not browsers send no Origin: unchanged.
-    let (status, _) = json_of(
-        client
-            .get(format!("{url}/api/health"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = send(client.get(format!("{url}/api/health"))).await;
     assert_eq!(status, StatusCode::OK);
 }
 
@@ -136,25 +128,15 @@ async fn with_a_token_the_login_sets_a_cookie_that_writes_only_from_the_dashboar
         client.get(format!("{url}/")).send().await.unwrap().status(),
         StatusCode::OK
     );
-    let (_, state) = json_of(
-        client
-            .get(format!("{url}/ui/session"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, state) = send(client.get(format!("{url}/ui/session"))).await;
     assert_eq!(
         state,
         json!({"token_required": true, "authenticated": false})
     );
-    let (status, body) = json_of(
+    let (status, body) = send(
         client
             .post(format!("{url}/ui/session"))
-            .json(&json!({"token": "wrong"}))
-            .send()
-            .await
-            .unwrap(),
+            .json(&json!({"token": "wrong"})),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -179,13 +161,10 @@ async fn with_a_token_the_login_sets_a_cookie_that_writes_only_from_the_dashboar
         .await
         .unwrap();
     assert_eq!(read.status(), StatusCode::OK);
-    let (_, state) = json_of(
+    let (_, state) = send(
         client
             .get(format!("{url}/ui/session"))
-            .header("cookie", &session)
-            .send()
-            .await
-            .unwrap(),
+            .header("cookie", &session),
     )
     .await;
     assert_eq!(state["authenticated"], true);

@@ -10,14 +10,17 @@ use super::*;
 use coderig::store::SqliteStore;
 use std::sync::Arc;
 
-struct Blocked {
-    store: SqliteStore,
+/// A store and another connection holding (or not) its file's write lock.
+pub(crate) struct Blocked {
+    pub(crate) store: SqliteStore,
     blocker: sqlx::pool::PoolConnection<sqlx::Sqlite>,
     _dir: tempfile::TempDir,
 }
 
-/// A fresh store whose file another connection holds locked.
-async fn blocked_store(prepare: impl AsyncFnOnce(&SqliteStore)) -> Blocked {
+/// A fresh store (a short busy timeout: the retries, not the statement's
+/// wait, must ride out the lock) whose file another connection holds
+/// locked after `prepare`.
+pub(crate) async fn blocked_store(prepare: impl AsyncFnOnce(&SqliteStore)) -> Blocked {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("coderig.db");
     let options = SqliteOptions {
@@ -29,20 +32,26 @@ async fn blocked_store(prepare: impl AsyncFnOnce(&SqliteStore)) -> Blocked {
     let Raw::Sqlite(pool) = raw(&Location::Sqlite(path.clone())).await else {
         unreachable!()
     };
-    let mut blocker = pool.acquire().await.unwrap();
-    sqlx::query("BEGIN IMMEDIATE")
-        .execute(&mut *blocker)
-        .await
-        .unwrap();
-    Blocked {
+    let mut blocked = Blocked {
         store,
-        blocker,
+        blocker: pool.acquire().await.unwrap(),
         _dir: dir,
-    }
+    };
+    blocked.hold().await;
+    blocked
 }
 
 impl Blocked {
-    async fn release(&mut self) {
+    /// Takes the write lock (again).
+    pub(crate) async fn hold(&mut self) {
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut *self.blocker)
+            .await
+            .unwrap();
+    }
+
+    /// Lets go of it.
+    pub(crate) async fn release(&mut self) {
         sqlx::query("COMMIT")
             .execute(&mut *self.blocker)
             .await
