@@ -29,6 +29,7 @@ const CONFIG = `
 kind = "scripted"
 script = [ { text = "no script for this model" } ]
 scripts.good = [ { sleep_ms = 1500 }, { text = "reading calc.sh" }, { tool_call = { name = "write_file", input = { path = "calc.sh" } } }, { write = { path = "calc.sh", content = ${JSON.stringify(FIXED)} } }, { text = "fixed add" } ]
+scripts.big = [ ${Array.from({ length: 40 }, (_, i) => `{ text = ${JSON.stringify(`chunk ${i} `.padEnd(50_000, "x"))} }`).join(", ")}, { sleep_ms = 1500 }, { text = "big done" } ]
 scripts.html = [ { sleep_ms = 1500 }, { text = "<script>window.__pwned = 1</script><img src=x onerror=\\"window.__pwned = 2\\"><b>not bold</b>" }, { write = { path = "calc.sh", content = "add() { echo 0; }\\n" } }, { text = "done" } ]
 
 [agents.judge]
@@ -318,4 +319,26 @@ test("keyboard reachable and readable in a narrow window", async () => {
   assert.ok(overflow <= 1, `no sideways scrolling at 420 px (${overflow} px over)`);
   await shot(p, "battles-narrow");
   await context.close();
+});
+
+test("a contestant with megabytes of output leaves the page small and responsive", async () => {
+  const base = await serve();
+  const p = await page(base);
+  await p.goto(base);
+  await p.click("#new-battle");
+  await p.fill("#f-prompt", "Say a lot");
+  await p.selectOption("#f-battle_type", "qa");
+  await p.getByRole("checkbox", { name: "fixer/big" }).check();
+  await p.getByRole("checkbox", { name: "fixer/html" }).check();
+  await p.selectOption("#f-judge", { label: "judge/j" });
+  await p.getByRole("button", { name: "Start battle" }).click();
+  await p.waitForURL(/#\/battles\/.+/);
+  const lane = p.locator("[data-contestant]").filter({ hasText: "fixer/big" });
+  await lane.locator(".output").filter({ hasText: "big done" }).waitFor({ timeout: 60_000 });
+  const shown = await lane.locator(".output").evaluate((box) => box.textContent.length);
+  assert.ok(shown < 200_000, `2 MB of output shown as ${shown} characters`);
+  // Still usable: navigation answers.
+  await p.click('nav a[href="#/runs"]');
+  await p.getByRole("heading", { name: "Runs" }).waitFor();
+  assert.deepEqual(p.errors, []);
 });

@@ -6,8 +6,11 @@ import { h, fill, badge, ago, duration, api, errorText, notice } from "./app.js"
 const BATTLE_STATUSES = ["running", "judging", "completed", "failed", "cancelled"];
 const RUN_STATUSES = ["running", "waiting", "completed", "failed", "cancelled"];
 const PAGE = 25;
-/** Lines of live output kept per contestant or step (older ones drop). */
+/** Events of live output kept per contestant or step (older ones drop),
+ * and the characters shown of one event: a battle with megabytes of
+ * output stays a few hundred kilobytes of page. */
 const OUTPUT_LINES = 1500;
+const OUTPUT_CHARS = 4000;
 
 /** Calls `fn` at most once per `ms`, with the last call's arguments. */
 function debounce(fn, ms = 150) {
@@ -303,6 +306,7 @@ function appendOutput(box, data) {
   const stick = box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
   let text = data.text || "";
   if (data.kind === "tool_call" || data.kind === "tool_result") text = `⚙ ${text.split("\n")[0].slice(0, 200)}`;
+  else if (text.length > OUTPUT_CHARS) text = `${text.slice(0, OUTPUT_CHARS)}… (${text.length - OUTPUT_CHARS} more characters)`;
   box.append(h("div", { class: `o-${data.kind || "text"}` }, text));
   while (box.childElementCount > OUTPUT_LINES) box.firstElementChild.remove();
   if (stick) box.scrollTop = box.scrollHeight;
