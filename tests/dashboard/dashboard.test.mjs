@@ -199,6 +199,9 @@ test("a battle launched from the form finishes live; its diff, its output as tex
 
   await p.goto(`${base}/#/leaderboard`);
   await p.getByRole("heading", { name: "Leaderboard" }).waitFor();
+  // The battle's winner is rated, its interval drawn as a bar.
+  await p.locator("tr", { hasText: "fixer/good" }).locator(".ci").waitFor();
+  await p.getByText("No rated battles of this type yet.").waitFor();
   await shot(p, "leaderboard");
   await p.goto(`${base}/#/agents`);
   await p.getByRole("cell", { name: "fixer", exact: true }).waitFor();

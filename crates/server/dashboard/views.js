@@ -441,9 +441,11 @@ export function leaderboard() {
     const list = result.data || [];
     if (!list.length) { fill(boards, h("p", { class: "muted" }, "No rated battles yet: a battle counts once it completed with a winner.")); return; }
     fill(boards, ...list.map((board) => {
+      const title = h("h2", {}, `${board.battle_type} — ${board.n_battles} ${board.n_battles === 1 ? "battle" : "battles"}`);
+      if (!board.entries.length) return h("section", {}, title, h("p", { class: "muted" }, "No rated battles of this type yet."));
       const lo = Math.min(...board.entries.map((e) => e.ci_low)), hi = Math.max(...board.entries.map((e) => e.ci_high));
       const x = (v) => `${(100 * (v - lo)) / Math.max(1, hi - lo)}%`;
-      return h("section", {}, h("h2", {}, `${board.battle_type} — ${board.n_battles} battles`),
+      return h("section", {}, title,
         h("table", {}, h("thead", {}, h("tr", {}, ["Contestant", "Score", "95 % interval", "", "Battles"].map((t) => h("th", {}, t)))),
           h("tbody", {}, board.entries.map((e) => h("tr", {},
             h("td", {}, e.name), h("td", {}, e.score.toFixed(0)),
