@@ -340,6 +340,14 @@ test("a contestant with megabytes of output leaves the page small and responsive
   await lane.locator(".output").filter({ hasText: "big done" }).waitFor({ timeout: 60_000 });
   const shown = await lane.locator(".output").evaluate((box) => box.textContent.length);
   assert.ok(shown < 200_000, `2 MB of output shown as ${shown} characters`);
+  // A finished contestant's answer is read back from its result.md, capped
+  // too (its 2 MB answer: the first 200,000 characters and a note).
+  await p.locator("h1 .status", { hasText: "completed" }).waitFor({ timeout: 60_000 });
+  await lane.getByRole("button", { name: "Result" }).click();
+  await p.locator("#result", { hasText: "chunk 0" }).waitFor();
+  await p.locator("#result .notice", { hasText: "more characters" }).waitFor();
+  const resultChars = await p.locator("#result").evaluate((el) => el.textContent.length);
+  assert.ok(resultChars < 250_000, `the result shown as ${resultChars} characters`);
   // Still usable: navigation answers.
   await p.click('nav a[href="#/runs"]');
   await p.getByRole("heading", { name: "Runs" }).waitFor();

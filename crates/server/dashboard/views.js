@@ -271,9 +271,23 @@ export function battle(id) {
       evidence,
       outputOf(c.id),
       h("div", { class: "bar" },
+        done ? h("button", { type: "button", class: "show-result", onclick: () => showResult(c) }, "Result") : null,
         done && b.battle_type === "coding" ? h("button", { type: "button", class: "show-diff", onclick: () => showDiff(c) }, "Diff") : null,
         b.status === "completed" && b.winner_contestant_id !== c.id
           ? h("button", { type: "button", class: "pick-winner", onclick: () => act("PATCH", "/winner", { contestant_id: c.id }, `${c.identity}/${c.model} is the winner.`) }, "Pick as winner") : null));
+  }
+
+  async function showResult(c) {
+    const result = await api("GET", `${base}/contestants/${encodeURIComponent(c.id)}/result`);
+    if (!result.ok) { fill(diffs, notice(errorText(result), true)); return; }
+    // Capped like live output: a contestant's answer may be megabytes.
+    let text = String(result.data);
+    const cap = 200_000;
+    const more = text.length > cap ? text.length - cap : 0;
+    if (more) text = text.slice(0, cap);
+    fill(diffs, h("section", { id: "result" }, h("h2", {}, `Result of ${c.identity}/${c.model}`), markdown(text),
+      more ? notice(`… ${more} more characters: the whole file is GET ${base}/contestants/${c.id}/result`) : null));
+    diffs.scrollIntoView({ block: "start" });
   }
 
   async function showDiff(c) {

@@ -56,6 +56,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         routes::battles::get_analysis,
         routes::battles::set_winner,
         routes::battles::get_diff,
+        routes::battles::get_result,
         routes::battles::cross_examine,
         routes::battles::apply_battle,
         routes::battles::leaderboard,

@@ -256,6 +256,31 @@ async fn a_coding_battle_end_to_end_over_http() {
     assert_eq!(patch.as_ref(), archived.as_slice());
     assert!(String::from_utf8_lossy(&patch).contains("calc.sh"));
 
+    // The result: the archived result.md, as text/markdown.
+    let response = w
+        .client
+        .get(format!(
+            "{}/api/battles/{id}/contestants/{good}/result",
+            w.url
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/markdown; charset=utf-8"
+    );
+    let text = response.text().await.unwrap();
+    let archived = std::fs::read_to_string(
+        Path::new(battle["results_dir"].as_str().unwrap())
+            .join(by_model(&battle, "good")["dir"].as_str().unwrap())
+            .join("result.md"),
+    )
+    .unwrap();
+    assert_eq!(text, archived);
+    assert!(text.contains("fixed add"), "the answer is in it: {text}");
+
     // The analysis.
     let (status, analysis) = w.get(&format!("/api/battles/{id}/analysis")).await;
     assert_eq!(status, StatusCode::OK);
@@ -613,6 +638,11 @@ async fn bad_requests_are_4xx_json_errors_and_create_nothing() {
             None,
         ),
         (
+            Method::GET,
+            format!("/api/battles/{missing}/contestants/{missing}-c1/result"),
+            None,
+        ),
+        (
             Method::POST,
             format!("/api/battles/{missing}/cross-examine"),
             Some(json!({"identity": "judge", "model": "examiner"})),
@@ -653,6 +683,10 @@ async fn bad_requests_are_4xx_json_errors_and_create_nothing() {
     let id = created["battle_id"].as_str().unwrap().to_owned();
     let (status, body) = w
         .get(&format!("/api/battles/{id}/contestants/{id}-c9/diff"))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, body) = w
+        .get(&format!("/api/battles/{id}/contestants/{id}-c9/result"))
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     for (method, path, body) in [
@@ -717,7 +751,7 @@ async fn with_a_token_every_battle_route_wants_it() {
             )
         })
         .collect();
-    assert_eq!(routes.len(), 11, "{routes:?}");
+    assert_eq!(routes.len(), 12, "{routes:?}");
     for (method, path) in &routes {
         let response = w
             .client

@@ -33,6 +33,7 @@ pub(super) fn routes() -> Vec<Route> {
         Route::get("/api/battles/{id}/analysis", get_analysis),
         Route::patch("/api/battles/{id}/winner", set_winner),
         Route::get("/api/battles/{id}/contestants/{cid}/diff", get_diff),
+        Route::get("/api/battles/{id}/contestants/{cid}/result", get_result),
         Route::post("/api/battles/{id}/cross-examine", cross_examine),
         Route::post("/api/battles/{id}/apply", apply_battle),
         Route::get("/api/leaderboard", leaderboard),
@@ -355,6 +356,29 @@ pub(crate) async fn get_diff(
         header::HeaderValue::from_static("text/x-diff"),
     );
     Ok((headers, bytes).into_response())
+}
+
+/// A contestant's archived `result.md`, as `text/markdown`: who, outcome,
+/// benchmark, usage, evidence and its answer (a qa contestant's answer is
+/// read here once the turn has ended; the live stream carries it only
+/// while it runs).
+#[utoipa::path(get, tag = "battles", path = "/api/battles/{id}/contestants/{cid}/result", params(ContestantPath),
+    responses(
+        (status = 200, description = "`result.md` (Markdown).", content_type = "text/markdown", body = String),
+        (status = 404, description = "not_found_id: no such battle or contestant, or its turn has not ended yet (`details.status`).", body = NotFoundId),
+    ))]
+pub(crate) async fn get_result(
+    State(state): State<AppState>,
+    path: Result<Path<ContestantPath>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let Path(ContestantPath { id, cid }) = path.map_err(bad_path)?;
+    let text = state.arena().result(&id, &cid).await?;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/markdown; charset=utf-8"),
+    );
+    Ok((headers, text).into_response())
 }
 
 /// The body of `POST /api/battles/{id}/cross-examine`.

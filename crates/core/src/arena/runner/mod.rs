@@ -561,17 +561,34 @@ impl Arena {
     /// The archived `diff.patch` of a coding contestant (`not_found_id`
     /// for an unknown contestant or one without an archived patch yet).
     pub async fn diff(&self, id: &str, contestant: &str) -> Result<Vec<u8>, Error> {
+        self.archived(id, contestant, "diff.patch", "diff").await
+    }
+
+    /// A contestant's `result.md` as archived when its turn ended (who,
+    /// outcome, benchmark, usage, evidence and the answer; `not_found_id`
+    /// for an unknown contestant or one whose turn has not ended).
+    pub async fn result(&self, id: &str, contestant: &str) -> Result<String, Error> {
+        let bytes = self.archived(id, contestant, "result.md", "result").await?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The file `name` of a contestant's results folder.
+    async fn archived(
+        &self,
+        id: &str,
+        contestant: &str,
+        name: &str,
+        what: &str,
+    ) -> Result<Vec<u8>, Error> {
         let view = self.battle(id).await?;
         let c = view.contestant(contestant).ok_or_else(|| {
             Error::not_found_id("contestant", contestant).with_detail("battle_id", id)
         })?;
-        let path = PathBuf::from(&view.results_dir)
-            .join(&c.dir)
-            .join("diff.patch");
+        let path = PathBuf::from(&view.results_dir).join(&c.dir).join(name);
         match std::fs::read(&path) {
             Ok(bytes) => Ok(bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Err(Error::not_found_id("diff", contestant)
+                Err(Error::not_found_id(what, contestant)
                     .with_detail("battle_id", id)
                     .with_detail("status", c.status.as_str()))
             }
