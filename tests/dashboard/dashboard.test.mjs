@@ -224,6 +224,9 @@ test("a flow launched from the form waits for its approval, is approved and comp
   await p.getByRole("button", { name: "Start run" }).click();
   await p.waitForURL(/#\/runs\/.+/);
   await p.locator(".dag .node").first().waitFor();
+  // The DAG's edges are drawn: prepare → gate → finish.
+  await p.locator('.dag path[data-edge="prepare>gate"]').waitFor({ state: "attached" });
+  await p.locator('.dag path[data-edge="gate>finish"]').waitFor({ state: "attached" });
   const approve = p.locator('tr[data-step="gate"] button.approve');
   await approve.waitFor();
   await shot(p, "run-waiting");

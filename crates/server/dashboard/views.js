@@ -6,6 +6,7 @@ import { h, fill, badge, ago, duration, api, errorText, notice } from "./app.js"
 const BATTLE_STATUSES = ["running", "judging", "completed", "failed", "cancelled"];
 const RUN_STATUSES = ["running", "waiting", "completed", "failed", "cancelled"];
 const PAGE = 25;
+const SVG = "http://www.w3.org/2000/svg";
 /** Events of live output kept per contestant or step (older ones drop),
  * and the characters shown of one event: a battle with megabytes of
  * output stays a few hundred kilobytes of page. */
@@ -612,6 +613,32 @@ export function run(id) {
       h("div", { class: `node s-${s.status}`, "data-step": s.id, title: (deps.get(s.id) || []).length ? `after ${deps.get(s.id).join(", ")}` : "first" },
         h("div", { class: "id" }, s.id), h("div", {}, `${s.kind} · ${s.status}`),
         (deps.get(s.id) || []).length ? h("div", { class: "muted deps" }, `after ${deps.get(s.id).join(", ")}`) : null)))));
+    // The edges, once the nodes have their places: a line from each
+    // dependency's right side to its dependent's left side, under the nodes.
+    requestAnimationFrame(() => {
+      const box = dag.getBoundingClientRect();
+      const at = new Map([...dag.querySelectorAll(".node")].map((n) => [n.dataset.step, n.getBoundingClientRect()]));
+      const svg = document.createElementNS(SVG, "svg");
+      svg.setAttribute("class", "edges");
+      svg.setAttribute("width", dag.scrollWidth);
+      svg.setAttribute("height", dag.scrollHeight);
+      svg.setAttribute("aria-hidden", "true");
+      for (const [sid, before] of deps) {
+        const to = at.get(sid);
+        for (const dep of before) {
+          const from = at.get(dep);
+          if (!from || !to) continue;
+          const x1 = from.right - box.left + dag.scrollLeft, y1 = from.top + from.height / 2 - box.top;
+          const x2 = to.left - box.left + dag.scrollLeft, y2 = to.top + to.height / 2 - box.top;
+          const path = document.createElementNS(SVG, "path");
+          const mid = (x1 + x2) / 2;
+          path.setAttribute("d", `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`);
+          path.setAttribute("data-edge", `${dep}>${sid}`);
+          svg.append(path);
+        }
+      }
+      dag.prepend(svg);
+    });
   }
 
   function stepRow(r, s) {

@@ -228,3 +228,29 @@ async fn a_closed_store_refuses_writes_clearly() {
     assert_eq!(err.kind(), ErrorKind::Io);
     assert!(err.message().contains("closed"), "{}", err.message());
 }
+
+// A refused write commits nothing: a lone one rolls back and is not
+// counted as a durable commit.
+#[tokio::test]
+async fn a_lone_refused_write_is_no_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_file(&dir.path().join("r.db"))
+        .await
+        .unwrap();
+    store
+        .create_work(battle("one", 1, Lane::Cloud))
+        .await
+        .unwrap();
+    let before = store.commits();
+    let err = store
+        .create_work(battle("one", 1, Lane::Cloud))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    assert_eq!(store.commits(), before);
+    store
+        .create_work(battle("two", 1, Lane::Cloud))
+        .await
+        .unwrap();
+    assert_eq!(store.commits(), before + 1);
+}

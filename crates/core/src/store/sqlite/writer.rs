@@ -246,8 +246,10 @@ async fn commit_batch(
     loop {
         let mut outcomes = Vec::with_capacity(batch.len());
         match try_batch(conn, &mut batch, &mut outcomes, savepoints, config).await {
-            Ok(()) => {
-                config.commits.fetch_add(1, Ordering::Relaxed);
+            Ok(committed) => {
+                if committed {
+                    config.commits.fetch_add(1, Ordering::Relaxed);
+                }
                 for (job, outcome) in batch.iter_mut().zip(outcomes) {
                     job.answer(outcome);
                 }
@@ -293,14 +295,15 @@ async fn commit_batch(
 
 /// One try: `BEGIN IMMEDIATE`, each write (in a savepoint of its own when
 /// `savepoints`; a lone write needs none), `COMMIT`. On `Ok`, `outcomes`
-/// holds each write's.
+/// holds each write's, and the flag says whether a commit was made (a lone
+/// refused write rolls back instead).
 async fn try_batch(
     conn: &mut SqliteConnection,
     batch: &mut [Box<dyn Job>],
     outcomes: &mut Vec<Result<(), Error>>,
     savepoints: bool,
     config: &WriterConfig,
-) -> Result<(), Short> {
+) -> Result<bool, Short> {
     let fail = |e: TxError| {
         if (config.is_busy)(&e) {
             Short::Busy
@@ -344,7 +347,7 @@ async fn try_batch(
             // Nothing else to keep: the transaction ends here.
             rollback(conn).await;
             outcomes.push(Err(error));
-            return Ok(());
+            return Ok(false);
         }
         // SQLite rolls a whole transaction back on some errors (a full
         // disk): then the savepoint is gone and the rest must run again.
@@ -361,7 +364,7 @@ async fn try_batch(
         rollback(conn).await;
         return Err(fail(e));
     }
-    Ok(())
+    Ok(true)
 }
 
 async fn run(conn: &mut SqliteConnection, sql: &str) -> Result<(), TxError> {
