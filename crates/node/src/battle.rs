@@ -380,6 +380,26 @@ impl Battle {
         )
     }
 
+    /// A contestant's archived `result.md` (outcome, benchmark, usage,
+    /// evidence and its answer). Rejects with `NOT_FOUND_ID` for an
+    /// unknown contestant or one whose turn has not ended.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn result<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string")] contestant_id: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Value>> {
+        with_args(
+            env,
+            || arg::<String>(env, "contestantId", contestant_id),
+            |cid| {
+                self.call(env, move |arena, id| async move {
+                    arena.result(&id, &cid).await
+                })
+            },
+        )
+    }
+
     /// Applies the winner's patch (or `contestantId`'s) to the project's
     /// working tree. Rejects with `CONFLICT` when it does not apply cleanly
     /// (nothing changed) or when there is no winner and no contestant is

@@ -211,6 +211,10 @@ describe('a coding battle', () => {
     assert.equal(analysis, readFileSync(join(view.results_dir, 'analysis.md'), 'utf8'))
     assert.deepEqual(await battle.info(), view)
     await rejectsCode(battle.diff('no-such-contestant'), 'NOT_FOUND_ID')
+    const result = await battle.result(good.id)
+    assert.ok(result.startsWith('# fixer/good') && result.includes('Status: done'), result)
+    assert.equal(result, readFileSync(join(view.results_dir, good.dir, 'result.md'), 'utf8'))
+    await rejectsCode(battle.result('no-such-contestant'), 'NOT_FOUND_ID')
   })
 
   test('the views hold only the fields index.d.ts declares', () => {

@@ -186,6 +186,13 @@ impl Battle {
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
+    /// A contestant's archived `result.md` (outcome, benchmark, usage,
+    /// evidence and its answer). `NotFoundIdError` for an unknown
+    /// contestant or one whose turn has not ended.
+    fn result(&self, py: Python<'_>, contestant_id: String) -> PyResult<String> {
+        call(py, self.rig.arena().result(&self.id, &contestant_id))
+    }
+
     /// Applies the winner's patch (or `contestant_id`'s) to the project's
     /// working tree; returns `{"battle_id", "contestant_id", "project",
     /// "patch_bytes"}`. A patch that does not apply cleanly raises

@@ -203,6 +203,10 @@ def test_diff_and_analysis_show_what_the_contestants_did(won):
     assert "fixer/good" in text and "fixer/wrong" in text
     with pytest.raises(coderig.NotFoundIdError):
         battle.diff("no-such-contestant")
+    result = battle.result(good["id"])
+    assert result.startswith("# fixer/good") and "Status: done" in result
+    with pytest.raises(coderig.NotFoundIdError):
+        battle.result("no-such-contestant")
 
 
 def test_apply_puts_the_winners_patch_into_the_project(world):

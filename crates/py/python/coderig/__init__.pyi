@@ -699,6 +699,9 @@ class Battle:
         """Queues a cross-examination of the analysis; returns its id."""
     def diff(self, contestant_id: str) -> str:
         """The contestant's archived diff.patch ("" when it changed nothing)."""
+    def result(self, contestant_id: str) -> str:
+        """The contestant's archived result.md: outcome, benchmark, usage, evidence
+        and its answer (NotFoundIdError until its turn ended)."""
     def apply(self, contestant_id: Optional[str] = None) -> _BattleApplied:
         """Applies the winner's (or contestant_id's) patch to the project's working
         tree; a patch that does not apply is ConflictError and changes nothing."""
