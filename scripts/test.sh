@@ -355,6 +355,16 @@ if [[ $pg_expected -eq 0 || $pg_passed -ne $pg_expected ]]; then
     echo "the PostgreSQL half of the store tests did not run in full" >&2
     exit 1
 fi
+# The store's own unit tests against the server (the one-statement
+# fenced batch: written at once, its refusals writing nothing).
+unit_expected=$(test_binary coderig store::postgres:: --list 2>/dev/null | grep -c ': test$' || true)
+CODERIG_REQUIRE_POSTGRES=1 test_binary coderig store::postgres:: 2>&1 | tee "$PG_BASE/unit-tests.log"
+unit_passed=$(grep -cE '^test store::postgres::[a-z0-9_:]* \.\.\. ok$' "$PG_BASE/unit-tests.log" || true)
+echo "the store's PostgreSQL unit tests: $unit_passed of $unit_expected passed"
+if [[ $unit_expected -eq 0 || $unit_passed -ne $unit_expected ]]; then
+    echo "the store's PostgreSQL unit tests did not run in full" >&2
+    exit 1
+fi
 # The event bus and the task worker: the PostgreSQL halves of their
 # suites (they skip without a database, as the nextest stage runs them),
 # and the bus's commit feed — LISTEN across two handles, a listener whose

@@ -162,6 +162,85 @@ pub(crate) fn plan<'a>(
     })
 }
 
+/// A fenced batch a backend may write in one statement without reading
+/// anything first ([`at_once`]): nothing in it depends on a stored row
+/// but the fence, the work's status (`work_from`) and that every named
+/// owner is the work's own — conditions one statement can check and
+/// refuse as a whole, leaving the precise refusal to the transactional
+/// path.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AtOnce {
+    /// The statuses the work must have (empty: any).
+    pub work_from: Vec<String>,
+    /// The work's new status and data (JSON text), each `None` when kept.
+    pub work_status: Option<String>,
+    pub work_data: Option<String>,
+    /// One `[id, status, data text]` per owner, each id once (a second
+    /// change of one owner folded into its first: the last status and the
+    /// last data win, as one after the other would leave them).
+    pub owners: Vec<Value>,
+    /// The ids of `owners`, in their order.
+    pub owner_ids: Vec<String>,
+    /// One `[kind, owner id, payload text]` per event, in order.
+    pub events: Vec<Value>,
+}
+
+/// The one-statement form of a fenced `changes`, or `None` when its
+/// outcome depends on more than [`AtOnce`] can check: no work change (the
+/// statement reads the work's status under its lock), an owner change
+/// that compares a status (`from`) or writes nothing, or an event naming
+/// an owner no change writes.
+pub(crate) fn at_once(changes: &Changes) -> Option<AtOnce> {
+    let work = changes.work.as_ref()?;
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut owners: Vec<(&str, Option<&str>, Option<&Value>)> = Vec::new();
+    for c in &changes.owners {
+        if !c.from.is_empty() || (c.status.is_none() && c.data.is_none()) {
+            return None;
+        }
+        match at.get(c.id.as_str()) {
+            Some(&i) => {
+                let o = &mut owners[i];
+                o.1 = c.status.as_deref().or(o.1);
+                o.2 = c.data.as_ref().or(o.2);
+            }
+            None => {
+                at.insert(&c.id, owners.len());
+                owners.push((&c.id, c.status.as_deref(), c.data.as_ref()));
+            }
+        }
+    }
+    let named = changes
+        .events
+        .iter()
+        .filter_map(|e| e.owner_id.as_deref())
+        .all(|id| at.contains_key(id));
+    if !named {
+        return None;
+    }
+    Some(AtOnce {
+        work_from: work.from.clone(),
+        work_status: work.status.clone(),
+        work_data: work.data.as_ref().map(Value::to_string),
+        owner_ids: owners.iter().map(|o| o.0.to_owned()).collect(),
+        owners: owners
+            .into_iter()
+            .map(|(id, status, data)| serde_json::json!([id, status, data.map(Value::to_string)]))
+            .collect(),
+        events: changes
+            .events
+            .iter()
+            .map(|e| {
+                serde_json::json!([
+                    e.event.kind.as_str(),
+                    e.owner_id,
+                    e.event.payload.to_string()
+                ])
+            })
+            .collect(),
+    })
+}
+
 fn check_from(what: &str, id: &str, status: &str, from: &[String]) -> Result<(), Error> {
     if from.is_empty() || from.iter().any(|f| f == status) {
         return Ok(());
@@ -204,6 +283,66 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.message().contains("is running"), "{e}");
+    }
+
+    fn event(owner: Option<&str>) -> ChangeEvent {
+        ChangeEvent {
+            owner_id: owner.map(str::to_owned),
+            event: NewEvent::new(crate::event::EventType::StepUpdated, json!({"n": 1})),
+        }
+    }
+
+    #[test]
+    fn at_once_only_when_nothing_but_the_work_is_compared() {
+        let live = || WorkChange::new().from(&["running", "waiting"]);
+        let chain_step = Changes::new()
+            .work(live())
+            .owner(OwnerChange::new("r:a").status("done").data(json!({"x": 1})))
+            .owner(OwnerChange::new("r:b").status("running"));
+        let mut with_events = chain_step.clone();
+        with_events.events = vec![event(Some("r:a")), event(Some("r:b")), event(None)];
+        let mut foreign_event = chain_step.clone();
+        foreign_event.events = vec![event(Some("r:c"))];
+        let mut no_work = chain_step.clone();
+        no_work.work = None;
+        let compared = Changes::new()
+            .work(live())
+            .owner(OwnerChange::new("r:a").from(&["waiting"]).status("done"));
+        let writes_nothing = Changes::new().work(live()).owner(OwnerChange::new("r:a"));
+        let cases: Vec<(&str, Changes, bool)> = vec![
+            ("a chain step", chain_step, true),
+            ("with its events", with_events, true),
+            ("an event of an unwritten owner", foreign_event, false),
+            ("no work change", no_work, false),
+            ("an owner compare-and-set", compared, false),
+            ("an owner change writing nothing", writes_nothing, false),
+            (
+                "the work alone",
+                Changes::new().work(live().status("waiting")),
+                true,
+            ),
+        ];
+        for (name, changes, expected) in cases {
+            assert_eq!(at_once(&changes).is_some(), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn at_once_folds_a_second_change_of_one_owner() {
+        let changes = Changes::new()
+            .work(WorkChange::new().status("waiting").data(json!({"k": "v"})))
+            .owner(OwnerChange::new("r:a").status("running").data(json!(1)))
+            .owner(OwnerChange::new("r:b").data(json!(2)))
+            .owner(OwnerChange::new("r:a").status("done"));
+        let once = at_once(&changes).unwrap();
+        assert_eq!(
+            once.owners,
+            vec![json!(["r:a", "done", "1"]), json!(["r:b", null, "2"])]
+        );
+        assert_eq!(once.owner_ids, ["r:a", "r:b"]);
+        assert!(once.work_from.is_empty());
+        assert_eq!(once.work_status.as_deref(), Some("waiting"));
+        assert_eq!(once.work_data.as_deref(), Some(r#"{"k":"v"}"#));
     }
 
     #[test]

@@ -114,6 +114,8 @@ pub struct PostgresStore {
     sql: Arc<Statements>,
     /// Write transactions (and one-statement claims) committed.
     commits: Arc<AtomicU64>,
+    /// The statement of a fenced batch written at once (`at_once`).
+    at_once: Arc<str>,
 }
 
 /// True for errors after which the whole transaction may simply run again:
@@ -221,6 +223,7 @@ macro_rules! pg_snapshot {
 }
 
 // After the macro: the modules use it.
+mod at_once;
 mod listen;
 mod statements;
 mod tx;
@@ -313,6 +316,7 @@ impl PostgresStore {
             pool,
             epoch,
             sql: Arc::new(statements::statements(event_lock)),
+            at_once: at_once::statement(event_lock).into(),
             commits: Arc::new(AtomicU64::new(0)),
             notifier,
             channel: listen::channel(&schema),
@@ -328,6 +332,37 @@ impl PostgresStore {
     fn appended(&self) {
         if let Some(notifier) = &self.notifier {
             notifier.mark();
+        }
+    }
+
+    /// `record_changes`' one-statement path (see `at_once`): `Some` when
+    /// the batch qualifies and was written, `None` when the transaction
+    /// must decide (nothing was written).
+    async fn record_changes_at_once(
+        &self,
+        fence: &Fence,
+        changes: &Changes,
+    ) -> Result<Option<Vec<EventRecord>>, Error> {
+        let Some(batch) = crate::store::changes::at_once(changes) else {
+            return Ok(None);
+        };
+        let mut tries = 0u32;
+        loop {
+            match at_once::write(&self.pool, &self.at_once, fence, &batch).await {
+                Ok(Some(events)) => {
+                    self.commits.fetch_add(1, Ordering::Relaxed);
+                    if !events.is_empty() {
+                        self.appended();
+                    }
+                    return Ok(Some(events));
+                }
+                Ok(None) => return Ok(None),
+                Err(e) if is_retryable(&e) && tries < 20 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(u64::from(tries) * 5)).await;
+                }
+                Err(e) => return Err(e.into_error(BACKEND)),
+            }
         }
     }
 

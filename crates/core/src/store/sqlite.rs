@@ -277,6 +277,17 @@ impl SqliteStore {
         &self.path
     }
 
+    /// `record_changes`' one-statement path: none on SQLite, whose writer
+    /// already shares one transaction and commit among concurrent batches
+    /// and has no round trips to save.
+    async fn record_changes_at_once(
+        &self,
+        _fence: &Fence,
+        _changes: &Changes,
+    ) -> Result<Option<Vec<EventRecord>>, Error> {
+        Ok(None)
+    }
+
     /// Closes every connection (the writes already queued are finished
     /// first); later calls on any clone answer `io` (closed).
     pub async fn close(&self) {

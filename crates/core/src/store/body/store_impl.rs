@@ -14,6 +14,10 @@
 ///   in one read snapshot and as a single read statement;
 /// - `sql: |store| expr`: the backend's [`Statements`](super::Statements);
 /// - `{ … }`: the backend's own methods.
+///
+/// The store also has an inherent `record_changes_at_once(&self, &Fence,
+/// &Changes) -> Result<Option<Vec<EventRecord>>, Error>`: a batch it
+/// writes without a transaction (`Some`), or `None` to run it in one.
 macro_rules! sql_store {
     (
         $store:ty,
@@ -78,6 +82,9 @@ macro_rules! sql_store {
                 changes: Changes,
             ) -> Result<Vec<EventRecord>, Error> {
                 check_changes(&changes)?;
+                if let Some(events) = self.record_changes_at_once(fence, &changes).await? {
+                    return Ok(events);
+                }
                 let fence = fence.clone();
                 $write!(self, [fence, changes] |tx, sql| body::record_changes(tx, sql, fence, changes).await?)
             }
