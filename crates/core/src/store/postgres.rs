@@ -82,7 +82,7 @@ pub struct PostgresOptions {
     /// Whether this handle's commits notify listeners (default true): after
     /// a write transaction that appended events commits, the handle sends
     /// one payload-free `NOTIFY` on the schema's channel — at once for a
-    /// lone commit, at most one per 2 ms under load — and other handles'
+    /// lone commit, one per 2–8 ms under load — and other handles'
     /// buses wake then instead of at their poll. `false`: none (the
     /// benchmark's baseline).
     pub notify: bool,
