@@ -86,6 +86,11 @@ pub struct PostgresOptions {
     /// buses wake then instead of at their poll. `false`: none (the
     /// benchmark's baseline).
     pub notify: bool,
+    /// The most completions one transaction writes (default 64): concurrent
+    /// `complete` calls queued together are settled, their owners updated
+    /// and their events appended by one statement each; a lone one goes at
+    /// once. 1: a transaction each (the benchmark's baseline).
+    pub max_completion_batch: usize,
 }
 
 impl Default for PostgresOptions {
@@ -95,6 +100,7 @@ impl Default for PostgresOptions {
             acquire_timeout: Duration::from_secs(30),
             schema: None,
             notify: true,
+            max_completion_batch: 64,
         }
     }
 }
@@ -116,6 +122,8 @@ pub struct PostgresStore {
     commits: Arc<AtomicU64>,
     /// The statement of a fenced batch written at once (`at_once`).
     at_once: Arc<str>,
+    /// Batches concurrent completions (`complete`).
+    completer: Arc<complete::Completer>,
 }
 
 /// True for errors after which the whole transaction may simply run again:
@@ -224,6 +232,7 @@ macro_rules! pg_snapshot {
 
 // After the macro: the modules use it.
 mod at_once;
+mod complete;
 mod listen;
 mod statements;
 mod tx;
@@ -312,12 +321,23 @@ impl PostgresStore {
             .notify
             .then(|| listen::Notifier::start(pool.clone(), listen::channel(&schema)));
         let event_lock = crate::xxhash32(schema.as_bytes(), 0) as i32;
+        let sql = Arc::new(statements::statements(event_lock));
+        let commits = Arc::new(AtomicU64::new(0));
+        let completer = complete::Completer::start(complete::Parts {
+            pool: pool.clone(),
+            sql: sql.clone(),
+            commits: commits.clone(),
+            notifier: notifier.clone(),
+            event_lock,
+            max_batch: options.max_completion_batch.max(1),
+        });
         Ok(PostgresStore {
             pool,
             epoch,
-            sql: Arc::new(statements::statements(event_lock)),
+            sql,
             at_once: at_once::statement(event_lock).into(),
-            commits: Arc::new(AtomicU64::new(0)),
+            commits,
+            completer: Arc::new(completer),
             notifier,
             channel: listen::channel(&schema),
             // Local starts capped (its default is 1), cloud unbounded.
@@ -382,6 +402,11 @@ impl PostgresStore {
 sql_store!(PostgresStore, write: pg_write, snapshot: pg_snapshot, read: pg_read, sql: |store| &store.sql, {
     fn backend(&self) -> &'static str {
         BACKEND
+    }
+
+    async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {
+        check_tasks(&completion.enqueue)?;
+        self.completer.complete(fence.clone(), completion).await
     }
 
     fn epoch(&self) -> &str {

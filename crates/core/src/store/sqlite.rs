@@ -301,6 +301,13 @@ sql_store!(SqliteStore, write: write_tx, snapshot: read_tx, read: read_tx, sql: 
         BACKEND
     }
 
+    async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {
+        // Concurrent completions already share the writer's batches.
+        check_tasks(&completion.enqueue)?;
+        let fence = fence.clone();
+        write_tx!(self, [fence, completion] |tx, sql| body::complete(tx, sql, fence, completion).await?)
+    }
+
     fn epoch(&self) -> &str {
         &self.epoch
     }

@@ -15,7 +15,8 @@
 /// - `sql: |store| expr`: the backend's [`Statements`](super::Statements);
 /// - `{ … }`: the backend's own methods.
 ///
-/// The store also has an inherent `record_changes_at_once(&self, &Fence,
+/// `complete` is the backend's own (PostgreSQL batches concurrent
+/// completions). The store also has an inherent `record_changes_at_once(&self, &Fence,
 /// &Changes) -> Result<Option<Vec<EventRecord>>, Error>`: a batch it
 /// writes without a transaction (`Some`), or `None` to run it in one.
 macro_rules! sql_store {
@@ -93,12 +94,6 @@ macro_rules! sql_store {
                 check_finish(work_id, &finish)?;
                 let work_id = work_id.to_owned();
                 $write!(self, [work_id, finish] |tx, sql| body::finish_work(tx, sql, work_id, finish).await?)
-            }
-
-            async fn complete(&self, fence: &Fence, completion: Completion) -> Result<Task, Error> {
-                check_tasks(&completion.enqueue)?;
-                let fence = fence.clone();
-                $write!(self, [fence, completion] |tx, sql| body::complete(tx, sql, fence, completion).await?)
             }
 
             async fn cancel(&self, task_id: &str, reason: &str, update: Update) -> Result<Task, Error> {

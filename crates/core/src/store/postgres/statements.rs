@@ -76,7 +76,8 @@ pub(super) fn statements(event_lock: i32) -> Statements {
                  data = coalesce((w.value ->> 2)::jsonb, owners.data), \
                  updated_at = clock_timestamp() \
              FROM jsonb_array_elements($1::jsonb) AS w(value) \
-             WHERE owners.id = w.value ->> 0 \
+             WHERE owners.id = ANY(ARRAY(SELECT jsonb_array_elements($1::jsonb) ->> 0)) \
+                 AND owners.id = w.value ->> 0 \
              RETURNING owners.work_id"
             .into(),
         cancel_work_tasks: format!(
