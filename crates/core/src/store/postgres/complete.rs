@@ -68,14 +68,13 @@ const IN_FLIGHT: usize = 1;
 /// A store handle's queue of completions.
 pub(super) struct Completer {
     jobs: mpsc::UnboundedSender<Job>,
-    /// With `max_batch` 1: no queue, each completion its own transaction.
-    unbatched: Option<Arc<Parts>>,
+    parts: Arc<Parts>,
 }
 
 impl std::fmt::Debug for Completer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Completer")
-            .field("batched", &self.unbatched.is_none())
+            .field("max_batch", &self.parts.max_batch)
             .finish()
     }
 }
@@ -83,17 +82,11 @@ impl std::fmt::Debug for Completer {
 impl Completer {
     pub(super) fn start(parts: Parts) -> Completer {
         let (jobs, queue) = mpsc::unbounded_channel();
-        if parts.max_batch <= 1 {
-            return Completer {
-                jobs,
-                unbatched: Some(Arc::new(parts)),
-            };
+        let parts = Arc::new(parts);
+        if parts.max_batch > 1 {
+            tokio::spawn(drain(parts.clone(), queue));
         }
-        tokio::spawn(drain(Arc::new(parts), queue));
-        Completer {
-            jobs,
-            unbatched: None,
-        }
+        Completer { jobs, parts }
     }
 
     /// Completes `fence`'s task with `completion`, in a batch with the
@@ -103,27 +96,32 @@ impl Completer {
         fence: Fence,
         completion: Completion,
     ) -> Result<Task, Error> {
-        if let Some(parts) = &self.unbatched {
-            // A transaction each, concurrently: the store before batching.
-            let (fence, completion) = (&fence, &completion);
-            return pg_write!(
-                &**parts,
-                [fence, completion] | tx,
-                sql | body::complete(tx, sql, fence, completion).await?
-            );
-        }
         let (reply, answer) = oneshot::channel();
         let job = Job {
             fence,
             completion,
             reply,
         };
-        if self.jobs.send(job).is_err() {
-            return Err(Error::io("postgres store: closed"));
-        }
-        answer
-            .await
-            .unwrap_or_else(|_| Err(Error::io("postgres store: the completer stopped")))
+        // Unbatched (`max_batch` 1: a transaction each, concurrently, the
+        // store before batching), or the completer gone with the runtime
+        // that started it: the caller writes its own.
+        let job = if self.parts.max_batch <= 1 {
+            job
+        } else {
+            match self.jobs.send(job) {
+                Ok(()) => {
+                    return answer.await.unwrap_or_else(|_| {
+                        Err(Error::io(
+                            "postgres store: the completer stopped before answering \
+                             (its runtime shut down)",
+                        ))
+                    })
+                }
+                Err(mpsc::error::SendError(job)) => job,
+            }
+        };
+        let (fence, completion) = (&job.fence, &job.completion);
+        write_one(&self.parts, fence, completion).await
     }
 }
 
@@ -159,18 +157,19 @@ async fn run(parts: Arc<Parts>, jobs: Vec<Job>) {
     let (batch, later): (Vec<Job>, Vec<Job>) = jobs
         .into_iter()
         .partition(|job| seen.insert(job.fence.task_id.clone()));
+    let mut batch = batch;
     if batch.len() == 1 {
-        alone(&parts, batch.into_iter().next().expect("one job")).await;
+        if let Some(job) = batch.pop() {
+            alone(&parts, job).await;
+        }
     } else if !batch.is_empty() {
         let pairs: Vec<(&Fence, &Completion)> =
             batch.iter().map(|j| (&j.fence, &j.completion)).collect();
-        let pairs = &pairs;
+        let pairs = &pairs[..];
         let event_lock = parts.event_lock;
-        let answers = pg_write!(
-            &*parts,
-            [pairs] | tx,
-            sql | together(tx, sql, pairs, event_lock).await?
-        );
+        let sql = parts.statements();
+        let answers = pg_tx!(&*parts, WRITE, |tx| together(tx, sql, pairs, event_lock)
+            .await?);
         match answers {
             Ok(answers) => {
                 for (job, answer) in batch.into_iter().zip(answers) {
@@ -191,13 +190,16 @@ async fn run(parts: Arc<Parts>, jobs: Vec<Job>) {
 
 /// One completion in its own transaction (the shared body).
 async fn alone(parts: &Parts, job: Job) {
-    let (fence, completion) = (&job.fence, &job.completion);
-    let answer = pg_write!(
-        parts,
-        [fence, completion] | tx,
-        sql | body::complete(tx, sql, fence, completion).await?
-    );
+    let answer = write_one(parts, &job.fence, &job.completion).await;
     let _ = job.reply.send(answer);
+}
+
+async fn write_one(parts: &Parts, fence: &Fence, completion: &Completion) -> Result<Task, Error> {
+    let sql = parts.statements();
+    pg_tx!(parts, WRITE, |tx| body::complete(
+        tx, sql, fence, completion
+    )
+    .await?)
 }
 
 /// The completions of distinct tasks in one transaction: each answer in
