@@ -81,6 +81,15 @@ async fn open(name: &'static str, max_batch: usize) -> Bench {
     }
 }
 
+/// Both groups' sampling: an element is one write.
+fn timed(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    group
+        .throughput(Throughput::Elements(1))
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(4));
+}
+
 /// `total` writes by the callers, each recording under its own lease.
 async fn run(bench: &Bench, total: u64) -> Duration {
     let left = Arc::new(AtomicUsize::new(total as usize));
@@ -123,11 +132,7 @@ fn writes(c: &mut Criterion) {
         benches[0].store.path().to_path_buf(),
     )));
     let mut group = c.benchmark_group("write/sqlite");
-    group
-        .throughput(Throughput::Elements(1))
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(4));
+    timed(&mut group);
     let mut counted = Vec::new();
     for bench in &benches {
         let commits = bench.store.commits();
@@ -249,11 +254,7 @@ fn completions(c: &mut Criterion) {
         schema: "bench_complete_batched".into(),
     }));
     let mut group = c.benchmark_group("complete/postgres");
-    group
-        .throughput(Throughput::Elements(1))
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(4));
+    timed(&mut group);
     let mut counted = Vec::new();
     for (name, store) in &stores {
         let commits = Arc::new(AtomicUsize::new(0));

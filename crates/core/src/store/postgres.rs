@@ -230,6 +230,30 @@ macro_rules! pg_snapshot {
     };
 }
 
+/// For the unit tests of this module's rooms: a handle on the PostgreSQL
+/// of `DATABASE_URL` in a fresh schema `schema`; `None` without one
+/// (unless `CODERIG_REQUIRE_POSTGRES` is set, which makes that a failure).
+#[cfg(test)]
+async fn test_store(schema: &str) -> Option<PostgresStore> {
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        assert!(
+            std::env::var_os("CODERIG_REQUIRE_POSTGRES").is_none(),
+            "CODERIG_REQUIRE_POSTGRES is set but DATABASE_URL is not"
+        );
+        return None;
+    };
+    let mut admin = PgConnection::connect(&url).await.unwrap();
+    sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let options = PostgresOptions {
+        schema: Some(schema.into()),
+        ..PostgresOptions::default()
+    };
+    Some(PostgresStore::connect_with(&url, options).await.unwrap())
+}
+
 // After the macro: the modules use it.
 mod at_once;
 mod complete;

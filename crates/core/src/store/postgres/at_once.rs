@@ -131,32 +131,11 @@ pub(super) async fn write(
 /// nothing before the transactional path decides.
 #[cfg(test)]
 mod tests {
-    use super::super::{PostgresOptions, PostgresStore};
+    use super::super::{test_store, PostgresStore};
     use crate::arena::Lane;
     use crate::event::EventType;
     use crate::store::*;
     use serde_json::json;
-    use sqlx::Connection;
-
-    async fn store() -> Option<PostgresStore> {
-        let Ok(url) = std::env::var("DATABASE_URL") else {
-            assert!(
-                std::env::var_os("CODERIG_REQUIRE_POSTGRES").is_none(),
-                "CODERIG_REQUIRE_POSTGRES is set but DATABASE_URL is not"
-            );
-            return None;
-        };
-        let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
-        sqlx::query("DROP SCHEMA IF EXISTS at_once_unit CASCADE")
-            .execute(&mut admin)
-            .await
-            .unwrap();
-        let options = PostgresOptions {
-            schema: Some("at_once_unit".into()),
-            ..PostgresOptions::default()
-        };
-        Some(PostgresStore::connect_with(&url, options).await.unwrap())
-    }
 
     fn run(id: &str, steps: usize) -> NewWork {
         NewWork {
@@ -199,7 +178,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_driver_batch_is_one_statement_and_its_refusals_write_nothing() {
-        let Some(store) = store().await else { return };
+        let Some(store) = test_store("at_once_unit").await else {
+            return;
+        };
         store.create_work(run("r", 3)).await.unwrap();
         store.create_work(run("o", 1)).await.unwrap();
         let task = TaskSpec::new(

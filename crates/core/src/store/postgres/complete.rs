@@ -351,33 +351,12 @@ async fn together(
 /// so they form one batch.
 #[cfg(test)]
 mod tests {
-    use super::super::{PostgresOptions, PostgresStore};
+    use super::super::{test_store, PostgresStore};
     use crate::arena::Lane;
     use crate::event::EventType;
     use crate::store::*;
     use serde_json::json;
-    use sqlx::Connection;
     use std::time::Duration;
-
-    async fn store(schema: &str) -> Option<PostgresStore> {
-        let Ok(url) = std::env::var("DATABASE_URL") else {
-            assert!(
-                std::env::var_os("CODERIG_REQUIRE_POSTGRES").is_none(),
-                "CODERIG_REQUIRE_POSTGRES is set but DATABASE_URL is not"
-            );
-            return None;
-        };
-        let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
-        sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-            .execute(&mut admin)
-            .await
-            .unwrap();
-        let options = PostgresOptions {
-            schema: Some(schema.into()),
-            ..PostgresOptions::default()
-        };
-        Some(PostgresStore::connect_with(&url, options).await.unwrap())
-    }
 
     /// Work `w` with `n` steps, each with a claimed task `w-t<i>`.
     async fn claimed(store: &PostgresStore, n: usize) -> Vec<Claim> {
@@ -457,7 +436,7 @@ mod tests {
 
     #[tokio::test]
     async fn completions_sent_together_commit_once_and_each_is_answered_as_alone() {
-        let Some(store) = store("complete_unit_batch").await else {
+        let Some(store) = test_store("complete_unit_batch").await else {
             return;
         };
         let claims = claimed(&store, 12).await;
@@ -516,7 +495,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_batch_that_fails_runs_each_completion_alone() {
-        let Some(store) = store("complete_unit_fallback").await else {
+        let Some(store) = test_store("complete_unit_fallback").await else {
             return;
         };
         let claims = claimed(&store, 4).await;
