@@ -3,11 +3,14 @@
 //! repository is exactly what the types say now (Python's and Node's tests
 //! read it: Node generates its TypeScript interfaces from it, Python
 //! compares its stubs field by field), and what each schema says about a
-//! field's presence is what serde writes. Beside it, `names.json` is
-//! `coderig::names::LISTS` (Node types `names()` from it).
+//! field's presence is what serde writes. Beside it, `inputs.json` is what
+//! the runtime calls take (`coderig::json::inputs`: Node generates its
+//! input types from it) and `names.json` is `coderig::names::LISTS` (Node
+//! types `names()` from it).
 //!
 //! `CODERIG_WRITE_SCHEMAS=1 cargo test -p coderig --all-features --test
-//! face_views` rewrites both files after a change to a view or a list.
+//! face_views` rewrites the three files after a change to a view, an input
+//! or a list.
 
 #![cfg(all(feature = "openapi", feature = "runtime", feature = "git", unix))]
 
@@ -52,8 +55,19 @@ fn the_checked_in_names_are_the_cores() {
 
 #[test]
 fn the_checked_in_schemas_are_the_cores() {
-    let now = serde_json::to_string_pretty(&Value::Object(schemas())).unwrap() + "\n";
-    let path = checked_in("views.json");
+    same_as_checked_in(schemas(), "views.json");
+}
+
+/// `inputs.json`: what the faces' runtime calls take
+/// (`coderig::json::inputs`).
+#[test]
+fn the_checked_in_inputs_are_the_cores() {
+    same_as_checked_in(coderig::json::inputs::schemas(), "inputs.json");
+}
+
+fn same_as_checked_in(schemas: Map<String, Value>, file: &str) {
+    let now = serde_json::to_string_pretty(&Value::Object(schemas)).unwrap() + "\n";
+    let path = checked_in(file);
     let Some(file) = compare(&path, &now) else {
         return;
     };
@@ -73,7 +87,7 @@ fn the_checked_in_schemas_are_the_cores() {
             }
         }
         panic!(
-            "{} is not what the core's views say now (changed: {}); rewrite it with \
+            "{} is not what the core's types say now (changed: {}); rewrite it with \
              CODERIG_WRITE_SCHEMAS=1 cargo test -p coderig --all-features --test face_views, \
              then regenerate the faces' types (crates/node: npm run types)",
             path.display(),
@@ -86,7 +100,37 @@ fn the_checked_in_schemas_are_the_cores() {
 /// one of them (the set is closed).
 #[test]
 fn every_reference_is_a_component() {
-    let all = schemas();
+    for all in [schemas(), coderig::json::inputs::schemas()] {
+        every_reference_in(all);
+    }
+}
+
+/// Each filter's least value is what serde reads; a key its schema does
+/// not list is refused.
+#[test]
+fn the_filters_decode_what_their_schemas_say() {
+    let all = coderig::json::inputs::schemas();
+    macro_rules! check {
+        ($($ty:ty => $name:literal),+ $(,)?) => {$({
+            let schema = &all[$name];
+            let mut value = least(schema, &all);
+            for key in schema["properties"].as_object().unwrap().keys() {
+                value[key] = Value::Null;
+            }
+            serde_json::from_value::<$ty>(value.clone())
+                .unwrap_or_else(|e| panic!("{}: {value} does not decode: {e}", $name));
+            value["unknown"] = json!(1);
+            assert!(serde_json::from_value::<$ty>(value).is_err(), "{}", $name);
+        })+};
+    }
+    check!(
+        coderig::arena::runner::BattleFilter => "BattleFilter",
+        coderig::arena::runner::LeaderboardFilter => "LeaderboardFilter",
+        coderig::flow::engine::RunFilter => "RunFilter",
+    );
+}
+
+fn every_reference_in(all: Map<String, Value>) {
     let mut refs = Vec::new();
     collect_refs(&Value::Object(all.clone()), &mut refs);
     for r in refs {

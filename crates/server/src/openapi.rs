@@ -13,6 +13,7 @@
 
 use crate::schema::{raw_schemas, ErrorBody, ServerError, SseGap, Unauthorized};
 use crate::{routes, Config};
+use coderig::arena::BattleSpec;
 use coderig::event::{
     AgentOutput, BattleStarted, BattleUpdated, ContestantUpdated, RunUpdated, StepUpdated,
     TaskRescued,
@@ -73,6 +74,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         ServerError,
         Unauthorized,
         FlowSpec,
+        BattleSpec,
         BattleStarted,
         ContestantUpdated,
         BattleUpdated,

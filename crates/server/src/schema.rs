@@ -1,8 +1,7 @@
 //! The server's request and response schemas that no Rust type derives:
 //! the error bodies of each route (one component per set of kinds and
-//! details a route can answer), the bodies the core decodes by hand (a
-//! battle spec, a run request) and the messages of the event stream
-//! (`GET /api/events`). Routes name these types in their
+//! details a route can answer), the run request's body and the messages of
+//! the event stream (`GET /api/events`). Routes name these types in their
 //! `#[utoipa::path]` attributes; [`crate::openapi`] assembles the document
 //! from the routes and puts the schemas written as JSON ([`raw_schemas`])
 //! in place of their placeholders.
@@ -142,116 +141,6 @@ error_type!(
         schema
     }
 );
-
-error_type!(
-    /// The body of `POST /api/battles`: a battle spec, as the core's
-    /// `BattleSpec::from_json` reads it (which stays the decoder; this only
-    /// describes it). A coding battle needs a `project`; a qa battle has no
-    /// `base` and no `oracle`. A placeholder here: the document puts the
-    /// real schema ([`raw_schemas`]) in the JSON.
-    BattleSpecBody,
-    RefOr::T(Schema::Object(utoipa::openapi::schema::Object::new()))
-);
-
-/// The JSON Schema of an oracle's `network`: exactly what the core's
-/// `NetworkPolicy` parser takes — `allow`, `deny`, or `loopback:` and a
-/// comma-separated list of ports 1–65535, each with an optional `+` and
-/// leading zeros and surrounded by optional whitespace (the characters
-/// Rust's `str::trim` removes; ECMA regex semantics, where `$` is the end
-/// of the text). A flow command step's `sandbox.network` takes the same.
-fn network_schema() -> Value {
-    const WS: &str = "[\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*";
-    const PORT: &str =
-        "\\+?0*([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])";
-    let item = format!("{WS}{PORT}{WS}");
-    json!({"type": "string",
-           "pattern": format!("^(allow|deny|loopback:{item}(,{item})*)$"),
-           "description": "What the oracle's commands may reach: \"deny\" (the default: a network namespace of their own, the host's listeners unreachable), \"allow\", or \"loopback:PORT[,PORT...]\" (TCP to those ports only)."})
-}
-
-/// The JSON Schema of a battle spec (DESIGN "arena runtime"): one variant
-/// per battle type, so what only one type takes is stated.
-fn battle_spec_schema() -> Value {
-    // Not blank: a character that is not whitespace.
-    let text =
-        |description: &str| json!({"type": "string", "pattern": "\\S", "description": description});
-    // The decoder reads `null` as "not given": every optional field takes it.
-    let optional = |schema: Value| json!({"anyOf": [schema, {"type": "null"}]});
-    // What reaches the operating system (a path, a shell command): not
-    // blank, and no NUL, which no path or command can hold.
-    let os_text = |description: &str| json!({"type": "string", "pattern": "^[^\\x00]*[^\\s\\x00][^\\x00]*$", "description": description});
-    let agent = |description: &str| {
-        json!({"type": "object", "description": description, "additionalProperties": false,
-               "required": ["identity", "model"],
-               "properties": {"identity": text("A configured agent's identity."), "model": text("The model it runs.")}})
-    };
-    let duration = |description: &str| {
-        json!({"description": description, "anyOf": [
-            {"type": "number", "exclusiveMinimum": 0, "maximum": 3.2e9},
-            {"type": "string", "pattern": "^\\s*([0-9]+\\.?[0-9]*|\\.[0-9]+)\\s*(ms|s|sec|secs|m|min|mins|h|hr|hrs)?\\s*$",
-             "description": "A number with a unit: 500ms, 90s, 20m, 2h; more than zero."},
-            {"type": "null"},
-        ]})
-    };
-    let mut contestant =
-        agent("A contestant: an agent, its model and optionally its own instruction.");
-    contestant["properties"]["instruction"] = optional(json!({
-        "type": "string", "pattern": "\\S", "maxLength": coderig::arena::MAX_INSTRUCTION_CHARS,
-        "description": "This contestant's own instruction: its agent receives the battle's prompt, a blank line, then this text (prompt + \"\\n\\n\" + instruction); the other contestants do not see it."}));
-    let contestants = json!({"type": "array", "minItems": 2, "maxItems": 6,
-        "description": "2 to 6 unique (identity, model) pairs, each with a distinct results folder, each with an optional instruction of its own.",
-        "items": contestant});
-    let common = json!({
-        "prompt": text("The task every contestant gets."),
-        "contestants": contestants,
-        "judge": agent("The agent that writes digests and judges."),
-        "contestant_timeout": duration("Each contestant's wall-clock limit (default 20 min)."),
-        "keep_worktrees": optional(json!({"type": "boolean", "description": "Keep the worktrees after archiving (default false)."})),
-    });
-    let given = |key: &str| json!({"required": [key], "properties": {key: {"type": "string"}}});
-    // allOf: utoipa's object schema has no `anyOf` of its own.
-    let oracle = json!({"description": "Commands that test each contestant's patch: repro, suite or both.",
-    "allOf": [
-        {"type": "object", "additionalProperties": false,
-         "properties": {"repro": optional(os_text("Fails on the base, passes once the task is done.")),
-                        "suite": optional(os_text("The project's test suite.")),
-                        "timeout": duration("Each command's timeout (default 10 min)."),
-                        "network": optional(network_schema())}},
-        {"anyOf": [given("repro"), given("suite")]},
-    ]});
-    let mut coding = common.clone();
-    if let (Some(map), Value::Object(extra)) = (
-        coding.as_object_mut(),
-        json!({
-            "battle_type": {"type": "string", "enum": ["coding"]},
-            "project": os_text("The git repository (its top level), under one of the server's --project-root (relative: to the first)."),
-            "base": optional(json!({"type": "string", "pattern": "^(?!-)(?!.*\\.\\.)[^\\s\\x00-\\x1f\\x7f-\\x9f]+$",
-                     "description": "A revision (default HEAD) or \"snapshot\" (the working tree as it is)."})),
-            "oracle": optional(oracle),
-        }),
-    ) {
-        map.extend(extra);
-    }
-    let mut qa = common;
-    if let (Some(map), Value::Object(extra)) = (
-        qa.as_object_mut(),
-        json!({
-            "battle_type": {"type": "string", "enum": ["qa"]},
-            "project": optional(os_text("Optional: a project the question is about (under a --project-root).")),
-        }),
-    ) {
-        map.extend(extra);
-    }
-    json!({
-        "description": "A battle spec: a coding or a qa battle (DESIGN \"arena runtime\").",
-        "oneOf": [
-            {"type": "object", "title": "coding", "additionalProperties": false,
-             "required": ["battle_type", "prompt", "project", "contestants", "judge"], "properties": coding},
-            {"type": "object", "title": "qa", "additionalProperties": false,
-             "required": ["battle_type", "prompt", "contestants", "judge"], "properties": qa},
-        ]
-    })
-}
 
 error_type!(
     /// 400: the request is malformed.
@@ -540,7 +429,6 @@ fn sse_message_schema() -> Value {
 /// (`oneOf` of objects, nullable `anyOf`s, `contentSchema`).
 pub(crate) fn raw_schemas() -> Vec<(Cow<'static, str>, Value)> {
     vec![
-        (BattleSpecBody::name(), battle_spec_schema()),
         (RunRequestBody::name(), run_request_schema()),
         (SseMessage::name(), sse_message_schema()),
     ]

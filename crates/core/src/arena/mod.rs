@@ -45,6 +45,8 @@ pub mod resume;
 #[cfg(all(feature = "runtime", feature = "git", unix))]
 pub mod runner;
 pub mod spec;
+#[cfg(feature = "openapi")]
+mod spec_schema;
 
 pub use analysis::{
     build_cross_exam_prompt, build_digest_prompt, build_judge_prompt, extract_verdict,

@@ -18,6 +18,8 @@
 
 mod edit;
 mod flow;
+#[cfg(all(feature = "openapi", feature = "runtime", feature = "git", unix))]
+pub mod inputs;
 pub(crate) mod int;
 pub(crate) mod problems;
 #[cfg(feature = "openapi")]

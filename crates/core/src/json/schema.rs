@@ -47,6 +47,54 @@ const USIZE_MAX: u64 = usize::MAX as u64;
 pub(crate) const WS: &str =
     r"\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
 
+/// The grammar of `agent::duration::parse_duration` (what the decoder reads
+/// a duration string with) as a regex: optional whitespace, a number of
+/// digits and at most one `.`, optional whitespace, a unit in any case
+/// (`ms`, `s`/`sec`/`secs`, `m`/`min`/`mins`, `h`/`hr`/`hrs`; none is
+/// seconds), optional whitespace. `zero_ok: false` needs a non-zero digit
+/// (the decoder refuses a zero duration there). The range (at most 100
+/// years) is the number form's `maximum`; a string past it is refused by
+/// the decoder.
+fn duration_pattern(zero_ok: bool) -> String {
+    let number = if zero_ok {
+        r"([0-9]+\.?[0-9]*|\.[0-9]+)"
+    } else {
+        r"([0-9]*[1-9][0-9]*\.?[0-9]*|[0-9]*\.[0-9]*[1-9][0-9]*)"
+    };
+    let unit = "([mM][sS]|[sS]([eE][cC][sS]?)?|[mM]([iI][nN][sS]?)?|[hH]([rR][sS]?)?)";
+    format!("^[{WS}]*{number}[{WS}]*{unit}?[{WS}]*$")
+}
+
+/// A duration the decoder reads with `zero_ok` (`Problems::opt_duration`):
+/// seconds as a number, a string of [`duration_pattern`], or `null`.
+pub(crate) fn duration_of(description: &str, zero_ok: bool) -> Value {
+    let number = if zero_ok {
+        json!({"type": "number", "minimum": 0, "maximum": 3_200_000_000u64})
+    } else {
+        json!({"type": "number", "exclusiveMinimum": 0, "maximum": 3_200_000_000u64})
+    };
+    json!({
+        "description": description,
+        "anyOf": [
+            number,
+            {"type": "string", "pattern": duration_pattern(zero_ok)},
+            {"type": "null"},
+        ]
+    })
+}
+
+/// The grammar of `NetworkPolicy::from_str` (what the decoder reads a
+/// command step's `sandbox.network` and an oracle's `network` with) as a regex: `allow`, `deny`, or
+/// `loopback:` and a comma-separated list of ports, each with optional
+/// whitespace around it (Rust's `trim`), an optional `+` and leading zeros
+/// (Rust's `u16` parsing), from 1 to 65535.
+pub(crate) fn network_pattern() -> String {
+    let port =
+        "([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])";
+    let item = format!("[{WS}]*\\+?0*{port}[{WS}]*");
+    format!("^(allow|deny|loopback:{item}(,{item})*)$")
+}
+
 /// The grammar of [`crate::hashline::parse_ref`] as a regex: leading
 /// whitespace and `>`, `+`, `-`; a line number from 1 (leading zeros
 /// allowed; at most 19 significant digits); `#` with optional whitespace

@@ -84,7 +84,7 @@ pub fn schemas() -> Map<String, Value> {
 }
 
 /// `T`'s schema and, recursively, every schema it refers to.
-fn root<T: ToSchema>(found: &mut Vec<(String, RefOr<Schema>)>) {
+pub(super) fn root<T: ToSchema>(found: &mut Vec<(String, RefOr<Schema>)>) {
     found.push((T::name().into_owned(), T::schema()));
     T::schemas(found);
 }

@@ -17,9 +17,10 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{FromRequest, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use coderig::arena::runner::{Applied, BattleFilter, BattlePage, BattleView, Leaderboard};
-use coderig::arena::{AgentRef, BattleSpec, BattleType};
-use coderig::event::BattleStatus;
+use coderig::arena::runner::{
+    Applied, BattleFilter, BattlePage, BattleView, Leaderboard, LeaderboardFilter,
+};
+use coderig::arena::{AgentRef, BattleSpec};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -106,7 +107,7 @@ pub(crate) struct BattleCreated {
 /// `--project-root`s (relative paths are relative to the first) and must
 /// be the top level of a git repository for a coding battle. Nothing is
 /// created when the answer is an error.
-#[utoipa::path(post, tag = "battles", path = "/api/battles", request_body = crate::schema::BattleSpecBody,
+#[utoipa::path(post, tag = "battles", path = "/api/battles", request_body = BattleSpec,
     responses(
         (status = 201, description = "Created: its id and the battle (`running`).", body = BattleCreated),
         (status = 400, description = "invalid_input: a bad spec (every problem in `details.problems`), an unknown identity, 1 or 7 contestants, a duplicate, a project outside the project roots or not a git repository, a base that does not resolve.", body = BattleInvalidInput),
@@ -132,55 +133,28 @@ pub(crate) async fn create_battle(
         .into_response())
 }
 
-/// The filters and the page of `GET /api/battles`.
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct BattlesQuery {
-    /// Only battles of this project (confined to the project roots like a
-    /// spec's `project`).
-    project: Option<String>,
-    /// Only battles in this status.
-    #[param(value_type = Option<BattleStatus>)]
-    status: Option<BattleStatus>,
-    /// At most this many (default 50).
-    #[param(minimum = 1, maximum = 500)]
-    limit: Option<u32>,
-    /// The `next_cursor` of the previous page, unchanged.
-    cursor: Option<String>,
-}
-
 /// Battles, newest first, one page at a time (`next_cursor` is `null` on
 /// the last page).
-#[utoipa::path(get, tag = "battles", path = "/api/battles", params(BattlesQuery),
+#[utoipa::path(get, tag = "battles", path = "/api/battles", params(BattleFilter),
     responses(
         (status = 200, description = "One page of battles.", body = BattlePage),
         (status = 400, description = "invalid_input: a bad filter, a limit outside 1–500, a cursor that is not an earlier page's next_cursor, a project outside the project roots.", body = BattleInvalidInput),
     ))]
 pub(crate) async fn list_battles(
     State(state): State<AppState>,
-    query: Result<Query<BattlesQuery>, QueryRejection>,
+    query: Result<Query<BattleFilter>, QueryRejection>,
 ) -> Result<ApiJson<BattlePage>, ApiError> {
-    let Query(query) = query.map_err(|e| {
+    let Query(mut filter) = query.map_err(|e| {
         bad_query(
             "/api/battles",
             "project, status, limit (1–500) and cursor",
             e,
         )
     })?;
-    let arena = state.arena();
-    let project = match &query.project {
-        Some(p) => Some(confine(&state, p)?),
-        None => None,
-    };
-    let page = arena
-        .list_battles(&BattleFilter {
-            project,
-            status: query.status,
-            limit: query.limit,
-            cursor: query.cursor,
-        })
-        .await?;
+    if let Some(p) = &filter.project {
+        filter.project = Some(confine(&state, p)?);
+    }
+    let page = state.arena().list_battles(&filter).await?;
     Ok(ApiJson(page))
 }
 
@@ -470,28 +444,16 @@ pub(crate) async fn apply_battle(
     Ok(ApiJson(applied))
 }
 
-/// The filters of `GET /api/leaderboard`.
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct LeaderboardQuery {
-    /// Only this battle type's board.
-    #[param(value_type = Option<BattleType>)]
-    battle_type: Option<BattleType>,
-    /// Only battles of this project (confined to the project roots).
-    project: Option<String>,
-}
-
 /// Bradley–Terry ratings over completed battles with a winner, one board
 /// per battle type, best first (an empty list when none is rated yet).
-#[utoipa::path(get, tag = "battles", path = "/api/leaderboard", params(LeaderboardQuery),
+#[utoipa::path(get, tag = "battles", path = "/api/leaderboard", params(LeaderboardFilter),
     responses(
         (status = 200, description = "The boards.", body = Vec<Leaderboard>),
         (status = 400, description = "invalid_input: a bad filter, a project outside the project roots.", body = BattleInvalidInput),
     ))]
 pub(crate) async fn leaderboard(
     State(state): State<AppState>,
-    query: Result<Query<LeaderboardQuery>, QueryRejection>,
+    query: Result<Query<LeaderboardFilter>, QueryRejection>,
 ) -> Result<ApiJson<Vec<Leaderboard>>, ApiError> {
     let Query(query) = query.map_err(|e| {
         bad_query(
@@ -500,12 +462,12 @@ pub(crate) async fn leaderboard(
             e,
         )
     })?;
-    let arena = state.arena();
     let project = match &query.project {
         Some(p) => Some(confine(&state, p)?),
         None => None,
     };
-    let boards = arena
+    let boards = state
+        .arena()
         .leaderboard(query.battle_type, project.as_deref())
         .await?;
     Ok(ApiJson(boards))

@@ -19,7 +19,6 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use coderig::event::RunStatus;
 use coderig::flow::engine::{Decision, FlowSource, NewRun, RunFilter, RunPage, RunView, StepView};
 use coderig::flow::runspec::FlowSpec;
 use serde::{Deserialize, Serialize};
@@ -143,47 +142,25 @@ pub(crate) async fn create_run(
     Ok((StatusCode::CREATED, ApiJson(RunCreated { run_id })).into_response())
 }
 
-/// The filter and the page of `GET /api/runs`.
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RunsQuery {
-    /// Only runs in this status.
-    #[param(value_type = Option<RunStatus>)]
-    status: Option<RunStatus>,
-    /// At most this many (default 50).
-    #[param(minimum = 1, maximum = 500)]
-    limit: Option<u32>,
-    /// The `next_cursor` of the previous page, unchanged.
-    cursor: Option<String>,
-}
-
 /// Runs, newest first, one page at a time (`next_cursor` is `null` on the
 /// last page).
-#[utoipa::path(get, tag = "runs", path = "/api/runs", params(RunsQuery),
+#[utoipa::path(get, tag = "runs", path = "/api/runs", params(RunFilter),
     responses(
         (status = 200, description = "One page of runs.", body = RunPage),
         (status = 400, description = "invalid_input: an unknown status, a limit outside 1–500, a cursor that is not an earlier page's next_cursor, an unknown parameter.", body = RunInvalidInput),
     ))]
 pub(crate) async fn list_runs(
     State(state): State<AppState>,
-    query: Result<Query<RunsQuery>, QueryRejection>,
+    query: Result<Query<RunFilter>, QueryRejection>,
 ) -> Result<ApiJson<RunPage>, ApiError> {
-    let Query(query) = query.map_err(|e| {
+    let Query(filter) = query.map_err(|e| {
         bad_query(
             "/api/runs",
             "status (running, waiting, completed, failed, cancelled), limit (1–500) and cursor",
             e,
         )
     })?;
-    let page = state
-        .engine()
-        .list_runs(&RunFilter {
-            status: query.status,
-            limit: query.limit,
-            cursor: query.cursor,
-        })
-        .await?;
+    let page = state.engine().list_runs(&filter).await?;
     Ok(ApiJson(page))
 }
 

@@ -130,17 +130,39 @@ fn default_worker_name() -> String {
     crate::worker::default_worker_name("")
 }
 
-/// Which battles [`Arena::list_battles`] returns.
+/// Which battles [`Arena::list_battles`] returns: what every face's list
+/// of battles takes (`GET /api/battles`'s query, `rig.battles(filter)`),
+/// decoded strictly — an unknown key is refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema, utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct BattleFilter {
-    /// Only battles of this project (canonicalized before comparing).
+    /// Only battles of this project (confined to the project roots like a
+    /// spec's `project`, canonicalized before comparing).
     pub project: Option<String>,
     /// Only battles in this status.
     pub status: Option<BattleStatus>,
     /// At most this many (1–500, default 50).
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 500))]
     pub limit: Option<u32>,
-    /// The `next_cursor` of the previous page.
+    /// The `next_cursor` of the previous page, unchanged.
     pub cursor: Option<String>,
+}
+
+/// Which boards [`Arena::leaderboard`] rates: what every face's leaderboard
+/// takes (`GET /api/leaderboard`'s query, `rig.leaderboard(options)`),
+/// decoded strictly — an unknown key is refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema, utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+pub struct LeaderboardFilter {
+    /// Only this battle type's board.
+    pub battle_type: Option<BattleType>,
+    /// Only battles of this project (confined to the project roots).
+    pub project: Option<String>,
 }
 
 /// One page of battles, newest first.

@@ -144,14 +144,21 @@ pub struct RunPage {
     pub next_cursor: Option<String>,
 }
 
-/// Which runs `Engine::list_runs` returns.
+/// Which runs `Engine::list_runs` returns: what every face's list of runs
+/// takes (`GET /api/runs`'s query, `rig.runs(filter)`), decoded strictly —
+/// an unknown key is refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema, utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct RunFilter {
     /// Only runs in this status.
     pub status: Option<RunStatus>,
     /// At most this many (1–500, default 50).
+    #[cfg_attr(feature = "openapi", param(minimum = 1, maximum = 500))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 500))]
     pub limit: Option<u32>,
-    /// The `next_cursor` of the previous page.
+    /// The `next_cursor` of the previous page, unchanged.
     pub cursor: Option<String>,
 }
 

@@ -10,7 +10,7 @@
 
 use super::decode::KIND_KEYS;
 use super::*;
-use crate::json::schema::{from_json, WS};
+use crate::json::schema::{duration_of, from_json, network_pattern, WS};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use utoipa::openapi::schema::Schema;
@@ -56,42 +56,6 @@ fn names(list: &[&str], description: &str) -> Value {
     json!({"type": ["string", "null"], "enum": values, "description": description})
 }
 
-/// The grammar of `agent::duration::parse_duration` (what the decoder reads
-/// a duration string with) as a regex: optional whitespace, a number of
-/// digits and at most one `.`, optional whitespace, a unit in any case
-/// (`ms`, `s`/`sec`/`secs`, `m`/`min`/`mins`, `h`/`hr`/`hrs`; none is
-/// seconds), optional whitespace. `zero_ok: false` needs a non-zero digit
-/// (the decoder refuses a zero duration there). The range (at most 100
-/// years) is the number form's `maximum`; a string past it is refused by
-/// the decoder.
-fn duration_pattern(zero_ok: bool) -> String {
-    let number = if zero_ok {
-        r"([0-9]+\.?[0-9]*|\.[0-9]+)"
-    } else {
-        r"([0-9]*[1-9][0-9]*\.?[0-9]*|[0-9]*\.[0-9]*[1-9][0-9]*)"
-    };
-    let unit = "([mM][sS]|[sS]([eE][cC][sS]?)?|[mM]([iI][nN][sS]?)?|[hH]([rR][sS]?)?)";
-    format!("^[{WS}]*{number}[{WS}]*{unit}?[{WS}]*$")
-}
-
-/// A duration the decoder reads with `zero_ok` (`Problems::opt_duration`):
-/// seconds as a number, a string of [`duration_pattern`], or `null`.
-fn duration_of(description: &str, zero_ok: bool) -> Value {
-    let number = if zero_ok {
-        json!({"type": "number", "minimum": 0, "maximum": 3_200_000_000u64})
-    } else {
-        json!({"type": "number", "exclusiveMinimum": 0, "maximum": 3_200_000_000u64})
-    };
-    json!({
-        "description": description,
-        "anyOf": [
-            number,
-            {"type": "string", "pattern": duration_pattern(zero_ok)},
-            {"type": "null"},
-        ]
-    })
-}
-
 /// A duration that must be more than zero.
 fn duration(description: &str) -> Value {
     duration_of(description, false)
@@ -114,18 +78,6 @@ fn retry_schema() -> Value {
                    "description": "Which endings are retried (default both)."},
         }
     })
-}
-
-/// The grammar of `NetworkPolicy::from_str` (what the decoder reads a
-/// command step's `sandbox.network` with) as a regex: `allow`, `deny`, or
-/// `loopback:` and a comma-separated list of ports, each with optional
-/// whitespace around it (Rust's `trim`), an optional `+` and leading zeros
-/// (Rust's `u16` parsing), from 1 to 65535.
-fn network_pattern() -> String {
-    let port =
-        "([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])";
-    let item = format!("[{WS}]*\\+?0*{port}[{WS}]*");
-    format!("^(allow|deny|loopback:{item}(,{item})*)$")
 }
 
 /// A command step's `sandbox:` as the decoder reads it (`decode::sandbox`).
