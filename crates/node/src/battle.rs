@@ -21,36 +21,16 @@
 use crate::events::{next_event, watch, Events};
 use crate::helpers::{arg, promise, to_js_error, to_json, to_named_js_error, with_args, Count};
 use crate::rig::{options_json, to_value, Rig};
-use coderig::arena::runner::{Arena, BattleFilter, BattleView};
-use coderig::arena::{AgentRef, BattleSpec, BattleType};
-use coderig::event::BattleStatus;
+use coderig::arena::runner::{Arena, BattleFilter, BattleView, LeaderboardFilter};
+use coderig::arena::{AgentRef, BattleSpec};
 use coderig::rig::{Rig as CoreRig, Subject};
 use coderig::Error;
 use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, Unknown};
 use napi::Env;
 use napi_derive::napi;
-use serde::Deserialize;
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
-
-/// The options of `rig.battles(filter)`, decoded.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BattlesArgs {
-    project: Option<String>,
-    status: Option<BattleStatus>,
-    limit: Option<u32>,
-    cursor: Option<String>,
-}
-
-/// The options of `rig.leaderboard(options)`, decoded.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LeaderboardArgs {
-    battle_type: Option<BattleType>,
-    project: Option<String>,
-}
 
 #[napi]
 impl Rig {
@@ -128,13 +108,9 @@ impl Rig {
         with_args(
             env,
             || {
-                let args: BattlesArgs = coderig::json::decode_object(options_json(env, filter)?)?;
-                Ok(BattleFilter {
-                    project: args.project,
-                    status: args.status,
-                    limit: args.limit,
-                    cursor: args.cursor,
-                })
+                let filter: BattleFilter =
+                    coderig::json::decode_object(options_json(env, filter)?)?;
+                Ok(filter)
             },
             |filter| {
                 let open = self.open();
@@ -159,7 +135,7 @@ impl Rig {
         with_args(
             env,
             || {
-                let args: LeaderboardArgs =
+                let args: LeaderboardFilter =
                     coderig::json::decode_object(options_json(env, options)?)?;
                 Ok(args)
             },

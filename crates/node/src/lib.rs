@@ -22,7 +22,6 @@
 
 pub mod arena;
 pub mod battle;
-pub mod battle_types;
 pub mod edit;
 mod events;
 mod exit;
@@ -34,7 +33,6 @@ pub mod model;
 pub mod rig;
 pub mod rig_types;
 pub mod run;
-pub mod run_types;
 pub mod turn;
 
 use napi_derive::napi;

@@ -1,13 +1,17 @@
-//! The TypeScript shapes of what the runtime takes: the options of `new
-//! Rig`, the agents table, `rig.runTurn` and `rig.agents`, and the details
+//! The TypeScript shapes of what the runtime's calls take that the core
+//! has no input schema of: the options of `new Rig`, the agents table,
+//! `rig.runTurn`, `rig.agents` and `rig.runFlow` (its code steps'
+//! callables and their context), an approval's decision, and the details
 //! of a failed turn.
 //!
 //! Types only (`object_to_js` / `object_from_js` off): inputs are decoded
-//! by the core's decoders. What the calls return and turns stream
-//! (`TurnOutcome`, `AgentEvent`, `AgentInfo`, `Usage`, `SandboxReport`,
-//! ...) is not declared here: `types/views.d.ts` is generated from the
-//! core's schemas (`scripts/views-dts.mjs`) and heads `index.d.ts`.
-//! `test/rig.test.mjs` checks real events and outcomes against the types,
+//! by the core's decoders. The battle and flow specs and the filters of
+//! `rig.battles`, `rig.runs` and `rig.leaderboard` (`BattleSpec`,
+//! `RunSpec`, `BattleFilter`, ...) and what the calls return and stream
+//! (`TurnOutcome`, `AgentEvent`, `BattleView`, `RunEvent`, ...) are not
+//! declared here: `types/views.d.ts` is generated from the core's schemas
+//! (`scripts/views-dts.mjs`) and heads `index.d.ts`. `test/rig.test.mjs`
+//! and `test/flow_runtime.test.mjs` check real values against the types,
 //! and `test/names.test.mjs` every string union against the core's lists.
 
 use napi_derive::napi;
@@ -229,4 +233,45 @@ pub struct TurnErrorDetails {
     /// The last lines of the CLI's stderr.
     #[napi(js_name = "stderr_tail")]
     pub stderr_tail: Option<String>,
+}
+
+/// What a code step's callable gets: the run's input and its own
+/// dependencies' results and states (a JSON copy).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct CodeContext {
+    /// The run's input.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub input: String,
+    /// The results of its dependencies, by step id.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub results: String,
+    /// The states of its dependencies, by step id: `{status, attempt,
+    /// exit_code?, error?}`.
+    #[napi(ts_type = "Record<string, Record<string, unknown>>")]
+    pub steps: String,
+    /// The loop iteration (0 outside loops).
+    pub iteration: u32,
+}
+
+/// The options of `rig.runFlow(spec, input, options)`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RunFlowOptions {
+    /// The callable of every `code` step, by step id: called on the JS
+    /// thread with the step's context; its value (or what its Promise
+    /// resolves to) is the step's result, a JSON value. A throw or a
+    /// rejection fails the attempt with its message (retried by the
+    /// step's `retry`).
+    #[napi(ts_type = "Record<string, (ctx: CodeContext) => unknown | Promise<unknown>> | null")]
+    pub code: Option<String>,
+}
+
+/// Who decides an approval, and why (`run.approve(step, decision)`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct Decision {
+    /// Who (free text).
+    #[napi(ts_type = "string | null")]
+    pub by: Option<String>,
+    /// A comment.
+    #[napi(ts_type = "string | null")]
+    pub comment: Option<String>,
 }

@@ -119,7 +119,16 @@ async function collect(iterable) {
 function interfaceFields(dts, name) {
   const m = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))
   assert.ok(m, `interface ${name} in index.d.ts`)
-  return new Set([...m[1].matchAll(/^\s+(\w+)\??:/gm)].map((x) => x[1]))
+  return new Set([...m[1].matchAll(/^ {2}(\w+)\??:/gm)].map((x) => x[1]))
+}
+
+/** The fields of the variant of the union `name` whose `tag` is `value`, in index.d.ts. */
+function variantFields(dts, name, tag, value) {
+  const m = dts.match(new RegExp(`export type ${name} =([\\s\\S]*?)\\n\\n`))
+  assert.ok(m, `type ${name} in index.d.ts`)
+  const variant = m[1].split(/\n {2}\| /).find((v) => v.startsWith(`{ ${tag}: '${value}'`))
+  assert.ok(variant, `${name} with ${tag} '${value}'`)
+  return new Set([tag, ...[...variant.matchAll(/^ {6}(\w+)\??:/gm)].map((x) => x[1])])
 }
 
 /** The string literals of the union `field` of `interface name` in index.d.ts. */
@@ -226,7 +235,8 @@ describe('a coding battle', () => {
       for (const key of Object.keys(c.evidence)) assert.ok(interfaceFields(dts, 'Evidence').has(key), `Evidence.${key}`)
     }
     for (const key of Object.keys(view.base_run)) assert.ok(interfaceFields(dts, 'BaseRun').has(key), `BaseRun.${key}`)
-    for (const key of Object.keys(view.spec)) assert.ok(interfaceFields(dts, 'BattleSpec').has(key), `BattleSpec.${key}`)
+    const spec = variantFields(dts, 'BattleSpec', 'battle_type', view.spec.battle_type)
+    for (const key of Object.keys(view.spec)) assert.ok(spec.has(key), `BattleSpec.${key}`)
     for (const c of view.spec.contestants) {
       for (const key of Object.keys(c)) assert.ok(interfaceFields(dts, 'ContestantSpec').has(key), `ContestantSpec.${key}`)
     }

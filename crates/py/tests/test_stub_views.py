@@ -9,6 +9,11 @@ type is the schema's — str, int, float, bool, a list of the item's type, a dic
 JSON object, the TypedDict of a referenced schema, or the alias of the names() list that
 a string enumeration is. A schema with a `type` discriminator (the agent's events) is a
 Union alias of one TypedDict per variant, each with `type: Literal[...]`.
+
+What the runtime calls take is held to tests/schemas/inputs.json (coderig::json::inputs,
+what the core's decoders accept) by name: the battle spec's TypedDicts have exactly the
+spec's keys, and the keyword arguments of Rig.battles, Rig.runs and Rig.leaderboard are
+exactly their filters' fields.
 """
 
 import ast
@@ -22,6 +27,7 @@ import coderig
 PACKAGE_DIR = Path(coderig.__file__).parent
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "tests" / "schemas").is_dir())
 SCHEMAS = json.loads((ROOT / "tests" / "schemas" / "views.json").read_text("utf-8"))
+INPUTS = json.loads((ROOT / "tests" / "schemas" / "inputs.json").read_text("utf-8"))
 
 # The stub type of each of the core's schemas (the stub names are private to the stubs).
 STUB_OF = {
@@ -295,3 +301,48 @@ def test_a_tagged_union_is_one_typed_dict_per_variant(schema_name):
                   "required": [k for k, v in fields.items() if v[1] and k != "type"]}
         problems += _compare(member, schema, rest)
     assert problems == []
+
+
+# --- what the calls take --------------------------------------------------------------
+
+
+def _input_keys(schema: dict) -> dict:
+    """{key: required} of an input schema: its object parts merged, and for a union of
+    variants (a battle spec's types) every variant's keys, required when every variant
+    requires it."""
+    if "oneOf" in schema:
+        variants = [_input_keys(v) for v in schema["oneOf"]]
+        keys = set().union(*variants)
+        return {k: all(v.get(k, False) for v in variants) for k in keys}
+    out = {}
+    for part in schema.get("allOf", []):
+        out.update(_input_keys(part))
+    required = set(schema.get("required", []))
+    out.update({k: k in required for k in schema.get("properties", {})})
+    return out
+
+
+@pytest.mark.parametrize("schema_name, stub", [
+    ("BattleSpec", "_BattleSpec"), ("ContestantSpec", "_ContestantSpec"), ("OracleSpec", "_Oracle"),
+])
+def test_a_spec_typed_dict_has_the_decoders_keys(schema_name, stub):
+    keys = _input_keys(INPUTS[schema_name])
+    assert sorted(TYPED[stub]) == sorted(keys), f"{stub} against the core's {schema_name}"
+    if schema_name == "ContestantSpec":
+        assert {k: r for k, (_, r) in TYPED[stub].items()} == keys
+
+
+def _rig_method(name: str) -> ast.FunctionDef:
+    stub = (PACKAGE_DIR / "__init__.pyi").read_text(encoding="utf-8")
+    rig = next(n for n in ast.parse(stub).body if isinstance(n, ast.ClassDef) and n.name == "Rig")
+    return next(n for n in rig.body if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+@pytest.mark.parametrize("method, schema_name", [
+    ("battles", "BattleFilter"), ("runs", "RunFilter"), ("leaderboard", "LeaderboardFilter"),
+])
+def test_a_list_call_takes_its_filters_fields(method, schema_name):
+    args = [a.arg for a in _rig_method(method).args.args if a.arg != "self"]
+    assert sorted(args) == sorted(INPUTS[schema_name]["properties"])
+    assert callable(getattr(coderig.Rig, method))
+

@@ -74,15 +74,6 @@ fn decode_spec(env: &Env, spec: Unknown) -> Res<FlowSpec> {
     Ok(FlowSpec::from_json(&to_json(env, spec, "")?)?)
 }
 
-/// The options of `rig.runs(filter)`, decoded.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RunsArgs {
-    status: Option<RunStatus>,
-    limit: Option<u32>,
-    cursor: Option<String>,
-}
-
 /// The decision of `run.approve` / `run.reject`, decoded.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -181,12 +172,8 @@ impl Rig {
         with_args(
             env,
             || {
-                let args: RunsArgs = coderig::json::decode_object(options_json(env, filter)?)?;
-                Ok(RunFilter {
-                    status: args.status,
-                    limit: args.limit,
-                    cursor: args.cursor,
-                })
+                let filter: RunFilter = coderig::json::decode_object(options_json(env, filter)?)?;
+                Ok(filter)
             },
             |filter| {
                 let open = self.open();
