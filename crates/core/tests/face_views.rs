@@ -105,8 +105,8 @@ fn every_reference_is_a_component() {
     }
 }
 
-/// Each filter's least value is what serde reads; a key its schema does
-/// not list is refused.
+/// Each filter's least value, every field `null`, is what serde reads; a
+/// key its schema does not list is refused. The same of an agent's table.
 #[test]
 fn the_filters_decode_what_their_schemas_say() {
     let all = coderig::json::inputs::schemas();
@@ -123,6 +123,12 @@ fn the_filters_decode_what_their_schemas_say() {
             assert!(serde_json::from_value::<$ty>(value).is_err(), "{}", $name);
         })+};
     }
+    // An agent's table: its least value (`kind` alone) decodes; an
+    // unknown key is refused.
+    let mut agent = least(&all["AgentSpec"], &all);
+    serde_json::from_value::<coderig::agent::config::AgentSpec>(agent.clone()).unwrap();
+    agent["unknown"] = json!(1);
+    assert!(serde_json::from_value::<coderig::agent::config::AgentSpec>(agent).is_err());
     check!(
         coderig::arena::runner::BattleFilter => "BattleFilter",
         coderig::arena::runner::LeaderboardFilter => "LeaderboardFilter",

@@ -103,7 +103,10 @@ function members(schema, all, indent) {
     case 'number': return ['number']
     case 'boolean': return ['boolean']
     case 'array': return [`Array<${type(schema.items, all, indent)}>`]
-    case 'object': return ['properties' in schema ? inlineObject(schema, all, indent) : 'Record<string, unknown>']
+    case 'object':
+      if ('properties' in schema) return [inlineObject(schema, all, indent)]
+      if (typeof schema.additionalProperties === 'object') return [`Record<string, ${type(schema.additionalProperties, all, indent)}>`]
+      return ['Record<string, unknown>']
     default: return ['unknown']
   }
 }
@@ -147,9 +150,13 @@ function declare(name, schema, all) {
     }
     return out + '}\n'
   }
-  // A union tagged by one field: each variant on its own, the tag first.
   const tag = tagOf(schema.oneOf, all)
   out += `export type ${tsName} =\n`
+  if (tag === undefined) {
+    // No tag: each variant is an object of its own (a one-key object per action).
+    return out + schema.oneOf.map((v) => `  | ${type(v, all, '  ')}\n`).join('')
+  }
+  // A union tagged by one field: each variant on its own, the tag first.
   for (const variant of schema.oneOf) {
     const { [tag]: value, ...rest } = fields(variant, all)
     out += `  | { ${tag}: ${type(value[0], all)}`

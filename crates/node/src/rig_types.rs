@@ -1,18 +1,18 @@
 //! The TypeScript shapes of what the runtime's calls take that the core
-//! has no input schema of: the options of `new Rig`, the agents table,
-//! `rig.runTurn`, `rig.agents` and `rig.runFlow` (its code steps'
-//! callables and their context), an approval's decision, and the details
-//! of a failed turn.
+//! has no input schema of: the options of `new Rig`, `rig.runTurn`,
+//! `rig.agents` and `rig.runFlow` (its code steps' callables and their
+//! context), an approval's decision, and the details of a failed turn.
 //!
 //! Types only (`object_to_js` / `object_from_js` off): inputs are decoded
-//! by the core's decoders. The battle and flow specs and the filters of
-//! `rig.battles`, `rig.runs` and `rig.leaderboard` (`BattleSpec`,
-//! `RunSpec`, `BattleFilter`, ...) and what the calls return and stream
-//! (`TurnOutcome`, `AgentEvent`, `BattleView`, `RunEvent`, ...) are not
-//! declared here: `types/views.d.ts` is generated from the core's schemas
-//! (`scripts/views-dts.mjs`) and heads `index.d.ts`. `test/rig.test.mjs`
-//! and `test/flow_runtime.test.mjs` check real values against the types,
-//! and `test/names.test.mjs` every string union against the core's lists.
+//! by the core's decoders. The battle and flow specs, the filters of
+//! `rig.battles`, `rig.runs` and `rig.leaderboard` and an agent's table
+//! (`BattleSpec`, `RunSpec`, `BattleFilter`, `AgentSpec`, ...) and what
+//! the calls return and stream (`TurnOutcome`, `AgentEvent`, `BattleView`,
+//! `RunEvent`, ...) are not declared here: `types/views.d.ts` is generated
+//! from the core's schemas (`scripts/views-dts.mjs`) and heads
+//! `index.d.ts`. `test/rig.test.mjs` and `test/flow_runtime.test.mjs`
+//! check real values against the types, and `test/names.test.mjs` every
+//! string union against the core's lists.
 
 use napi_derive::napi;
 
@@ -46,126 +46,6 @@ pub struct RigOptions {
     /// the config file's.
     #[napi(ts_type = "'enforce' | 'auto' | 'off' | { mode?: 'enforce' | 'auto' | 'off' } | null")]
     pub sandbox: Option<String>,
-}
-
-/// One entry of `coderig.toml`'s `[agents]` table, as `new Rig({agents})`
-/// takes it (snake_case keys, as in the file). Which keys a kind takes is
-/// checked by the core: a key of another kind is `INVALID_INPUT`.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct AgentSpec {
-    /// What the agent is.
-    #[napi(ts_type = "'cli' | 'openai' | 'scripted' | 'native'")]
-    pub kind: String,
-    /// Its lane (default `'cloud'`).
-    #[napi(ts_type = "'local' | 'cloud' | null")]
-    pub lane: Option<String>,
-    /// Default wall-clock limit of a turn (seconds or `'20m'`).
-    #[napi(ts_type = "number | string | null")]
-    pub timeout: Option<String>,
-    /// Default idle limit of a turn.
-    #[napi(js_name = "idle_timeout", ts_type = "number | string | null")]
-    pub idle_timeout: Option<String>,
-    /// Environment added to a CLI's process.
-    #[napi(ts_type = "Record<string, string> | null")]
-    pub env: Option<String>,
-    /// Models the agent is known to serve.
-    #[napi(ts_type = "string[] | null")]
-    pub models: Option<String>,
-    /// cli: which CLI.
-    #[napi(ts_type = "'claude' | 'qwen' | 'codex' | 'opencode' | 'custom' | null")]
-    pub preset: Option<String>,
-    /// cli: the binary (default: the preset's on `PATH`).
-    #[napi(ts_type = "string | null")]
-    pub command: Option<String>,
-    /// cli `custom`: its arguments, with `{prompt}`, `{model}`, `{workdir}`.
-    #[napi(ts_type = "string[] | null")]
-    pub args: Option<String>,
-    /// cli: arguments appended to the preset's own.
-    #[napi(js_name = "extra_args", ts_type = "string[] | null")]
-    pub extra_args: Option<String>,
-    /// cli `custom`: the stdout format.
-    #[napi(ts_type = "'claude-stream-json' | 'codex-json' | 'opencode-json' | 'text' | null")]
-    pub format: Option<String>,
-    /// cli `custom`: its arguments really keep a read-only turn from writing.
-    #[napi(js_name = "enforces_read_only", ts_type = "boolean | null")]
-    pub enforces_read_only: Option<String>,
-    /// cli: extra directories the CLI keeps state in, writable inside its
-    /// sandbox (absolute or `~/...`; each preset declares its own).
-    #[napi(js_name = "state_dirs", ts_type = "string[] | null")]
-    pub state_dirs: Option<String>,
-    /// cli: the network of its sandbox (`allow`, `deny`, `loopback:PORT`;
-    /// default: the loopback ports of its model-server URLs, else `allow`).
-    #[napi(ts_type = "string | null")]
-    pub network: Option<String>,
-    /// openai, native: the base URL, ending in `/v1`.
-    #[napi(js_name = "base_url", ts_type = "string | null")]
-    pub base_url: Option<String>,
-    /// openai, native: the API key (prefer `api_key_env`).
-    #[napi(js_name = "api_key", ts_type = "string | null")]
-    pub api_key: Option<String>,
-    /// openai, native: the environment variable holding the API key.
-    #[napi(js_name = "api_key_env", ts_type = "string | null")]
-    pub api_key_env: Option<String>,
-    /// openai, native: the model when a turn names none.
-    #[napi(ts_type = "string | null")]
-    pub model: Option<String>,
-    /// openai, native: extra HTTP headers.
-    #[napi(ts_type = "Record<string, string> | null")]
-    pub headers: Option<String>,
-    /// scripted: the script played for every model without its own.
-    #[napi(ts_type = "Array<Record<string, unknown>> | null")]
-    pub script: Option<String>,
-    /// scripted: scripts by model name.
-    #[napi(ts_type = "Record<string, Array<Record<string, unknown>>> | null")]
-    pub scripts: Option<String>,
-    /// native: the wire API (default `'chat'`).
-    #[napi(ts_type = "'chat' | 'anthropic' | 'responses' | null")]
-    pub api: Option<String>,
-    /// native: its tools (default `'coderig'`; `'bash'`: only `run` and
-    /// `finish`).
-    #[napi(ts_type = "'coderig' | 'bash' | null")]
-    pub tools: Option<String>,
-    /// native: `read_file` shows `LINE#HH|` anchors and `edit_lines` is
-    /// offered.
-    #[napi(ts_type = "boolean | null")]
-    pub hashline: Option<String>,
-    /// native: the most model requests of a turn (default 50).
-    #[napi(js_name = "max_steps", ts_type = "number | null")]
-    pub max_steps: Option<String>,
-    /// native: the turn stops cleanly after this long (seconds or `'20m'`).
-    #[napi(js_name = "max_wall", ts_type = "number | string | null")]
-    pub max_wall: Option<String>,
-    /// native: the turn stops once it spent this many tokens.
-    #[napi(js_name = "max_tokens", ts_type = "number | null")]
-    pub max_tokens: Option<String>,
-    /// native: the turn stops past this cost in US dollars.
-    #[napi(js_name = "max_cost_usd", ts_type = "number | null")]
-    pub max_cost_usd: Option<String>,
-    /// native: the most output tokens of one request (default 4096).
-    #[napi(js_name = "max_output_tokens", ts_type = "number | null")]
-    pub max_output_tokens: Option<String>,
-    /// native: the model's context window (default: asked of the server).
-    #[napi(js_name = "context_window", ts_type = "number | null")]
-    pub context_window: Option<String>,
-    /// native: sampling options added to every request (`temperature`, ...).
-    #[napi(ts_type = "Record<string, unknown> | null")]
-    pub sampling: Option<String>,
-    /// native: US dollars per million tokens (`input`, `output`,
-    /// `cache_read`).
-    #[napi(ts_type = "Record<string, number> | null")]
-    pub prices: Option<String>,
-    /// native: replaces coderig's system prompt.
-    #[napi(js_name = "system_prompt", ts_type = "string | null")]
-    pub system_prompt: Option<String>,
-    /// native: per-model `system_prompt`, `sampling` and `context_window`.
-    #[napi(
-        js_name = "model_overrides",
-        ts_type = "Record<string, Record<string, unknown>> | null"
-    )]
-    pub model_overrides: Option<String>,
-    /// native: the default and longest timeout of one `run` command.
-    #[napi(js_name = "run_timeout", ts_type = "number | string | null")]
-    pub run_timeout: Option<String>,
 }
 
 /// What `rig.runTurn(identity, model, prompt, options)` takes besides the

@@ -103,6 +103,142 @@ export interface AgentInfo {
   sandbox: string
 }
 
+/**
+ * One `[agents.<identity>]` table. Which keys are allowed depends on
+ * `kind` (see [`ConfigFile::validate`]; the schema lists every key, each
+ * described with the kinds that take it).
+ */
+export interface AgentSpec {
+  /** native: the wire API, `chat` (default) | `anthropic` | `responses`. */
+  api?: null | 'chat' | 'anthropic' | 'responses'
+  /** openai, native: the API key (prefer `api_key_env`). */
+  api_key?: string | null
+  /** openai, native: the environment variable holding the API key. */
+  api_key_env?: string | null
+  /** cli `custom`: the arguments, with `{prompt}`, `{model}`, `{workdir}`. */
+  args?: Array<string> | null
+  /** openai, native: the base URL, ending in `/v1`. */
+  base_url?: string | null
+  /** cli: the binary (default: the preset's binary on `PATH`). */
+  command?: string | null
+  /**
+   * native: the model's context window in tokens (default: asked of
+   * the server — vLLM `/v1/models`, llama.cpp `/props`, Ollama
+   * `/api/show`).
+   */
+  context_window?: number | null
+  /**
+   * cli `custom`: whether its arguments really enforce read-only turns
+   * (otherwise a `read_only` turn is refused as `unavailable` when the
+   * sandbox does not confine its writes either).
+   */
+  enforces_read_only?: boolean
+  /** Environment added to the process (cli) or sent nowhere (others). */
+  env?: Record<string, string>
+  /** cli: arguments appended to the preset's own. */
+  extra_args?: Array<string>
+  /**
+   * cli `custom`: the stream format of its stdout
+   * (`claude-stream-json | codex-json | opencode-json | text`).
+   */
+  format?: null | 'claude-stream-json' | 'codex-json' | 'opencode-json' | 'text'
+  /**
+   * native: `read_file` shows `LINE#HH|` anchors and `edit_lines` is
+   * offered.
+   */
+  hashline?: boolean
+  /** openai, native: extra HTTP headers. */
+  headers?: Record<string, string>
+  /** The default idle timeout of a turn. */
+  idle_timeout?: null | number | string
+  /** What the agent is. */
+  kind: 'cli' | 'openai' | 'scripted' | 'native'
+  /**
+   * The lane its turns run in (default `cloud`; `local` shares the
+   * global local lane).
+   */
+  lane?: null | 'local' | 'cloud' | 'driver'
+  /**
+   * native: the turn stops (`max_cost`) past this cost, from `prices`
+   * or the server's reported cost.
+   */
+  max_cost_usd?: number | null
+  /**
+   * native: the most output tokens of one request (default 4,096, and
+   * never more than a quarter of the context window).
+   */
+  max_output_tokens?: number | null
+  /** native: the most model requests of a turn (default 50). */
+  max_steps?: number | null
+  /**
+   * native: the turn stops (`max_tokens`) once it has spent this many
+   * tokens (input, cached input and output).
+   */
+  max_tokens?: number | null
+  /** native: the turn stops cleanly (`max_wall`) after this long. */
+  max_wall?: null | number | string
+  /** openai, native: the model when the turn names none. */
+  model?: string | null
+  /**
+   * native: per-model overrides of `system_prompt`, `sampling` and
+   * `context_window`, by model name.
+   */
+  model_overrides?: Record<string, ModelOverride>
+  /**
+   * Models the agent is known to serve (listed by `agents()` when the
+   * backend cannot say).
+   */
+  models?: Array<string>
+  /**
+   * cli: what the sandbox lets the CLI reach at `read_only` and `edit`
+   * (native: what its `run` commands may reach, default `deny`):
+   * `allow`, `deny` or `loopback:PORT[,PORT…]`. Default: derived — the
+   * ports of the loopback URLs (`http://127.0.0.1:P`, `localhost:P`,
+   * `[::1]:P`) in its `env` values and arguments, else `allow` (a cloud
+   * agent must reach its provider, and the kernel filters TCP by port,
+   * not by host).
+   */
+  network?: null | string
+  /** cli: `claude | qwen | codex | opencode | custom`. */
+  preset?: null | 'claude' | 'qwen' | 'codex' | 'opencode' | 'custom'
+  /**
+   * native: US dollars per million tokens, for `max_cost_usd` and the
+   * outcome's cost.
+   */
+  prices?: null | Prices
+  /**
+   * native: the default and longest timeout of one `run` command
+   * (default 5 minutes).
+   */
+  run_timeout?: null | number | string
+  /**
+   * native: sampling options added to every request (`temperature`,
+   * `top_p`, `top_k`, `seed`, ...).
+   */
+  sampling?: Record<string, unknown>
+  /** scripted: the script played for every model without its own. */
+  script?: Array<ScriptAction> | null
+  /** scripted: scripts by model name. */
+  scripts?: Record<string, Array<ScriptAction>>
+  /**
+   * cli: directories the CLI writes its own state to, kept writable in
+   * its sandbox at `read_only` and `edit` (absolute, or `~/…` under the
+   * turn's `HOME`; created when missing). A `custom` agent's only state
+   * dirs; added to a preset's own (see
+   * [`CliPreset::state_paths`]).
+   */
+  state_dirs?: Array<string>
+  /** native: replaces coderig's system prompt. */
+  system_prompt?: string | null
+  /** The default wall-clock timeout of a turn. */
+  timeout?: null | number | string
+  /**
+   * native: the tool set, `coderig` (default) | `bash` (only `run` and
+   * `finish`).
+   */
+  tools?: null | 'coderig' | 'bash'
+}
+
 /** An agent and model. */
 export interface AgentRef {
   /** A configured agent's identity. */
@@ -644,7 +780,7 @@ export interface RunSpec {
     /** The steps this one waits for. */
     deps?: Array<string> | null
     /** Extra environment variables (a name has no `=` or NUL); values are templates. */
-    env?: Record<string, unknown> | null
+    env?: Record<string, string> | null
     /** Unique id (hyphens allowed). */
     id: string
     kind: 'command'
@@ -705,7 +841,7 @@ export interface RunSpec {
     /** The steps this one waits for. */
     deps?: Array<string> | null
     /** Extra environment variables (a name has no `=` or NUL); values are templates. */
-    env?: Record<string, unknown> | null
+    env?: Record<string, string> | null
     /** Unique id (hyphens allowed). */
     id: string
     kind: 'command'
@@ -926,6 +1062,16 @@ export interface LeaderboardOptions {
   project?: string | null
 }
 
+/** What one model overrides of the agent's table. */
+export interface ModelOverride {
+  /** This model's context window. */
+  context_window?: number | null
+  /** Sampling options added over the agent's. */
+  sampling?: Record<string, unknown>
+  /** Replaces the system prompt for this model. */
+  system_prompt?: string | null
+}
+
 /**
  * Commands that test each contestant's patch on a fresh checkout of the base: repro, suite or both.
  */
@@ -940,6 +1086,16 @@ export interface OracleSpec {
   suite?: string | null
   /** Each command's timeout (default 10 min). */
   timeout?: number | string | null
+}
+
+/** US dollars per million tokens. */
+export interface Prices {
+  /** Input read from the provider's cache (default: the input price). */
+  cache_read?: number | null
+  /** Uncached input. */
+  input?: number
+  /** Output. */
+  output?: number
 }
 
 /**
@@ -1149,6 +1305,91 @@ export interface SandboxReport {
   /** The writable paths (the private temp dir included). */
   writable: Array<string>
 }
+
+/**
+ * One action of a script, run in order by the scripted agent.
+ *
+ * JSON / TOML form: a one-key object, `{"text": "…"}`, `{"reasoning": "…"}`,
+ * `{"tool_call": {"name", "input"}}`, `{"tool_result": {"ok", "output"}}`,
+ * `{"write": {"path", "content"}}`, `{"delete": {"path"}}`, `{"sleep_ms":
+ * N}`, `{"usage": {"input", "output"}}`, `{"fail": {"message", "class"?}}`,
+ * `{"hang": true}`. Unknown actions and unknown fields are refused.
+ */
+export type ScriptAction =
+  | {
+    /** Streams text (the final text is the concatenated `text` actions). */
+    text: string
+  }
+  | {
+    /** Streams reasoning text. */
+    reasoning: string
+  }
+  | {
+    /** Reports a tool call (nothing is run). */
+    tool_call: {
+      /** Its input. */
+      input?: unknown
+      /** The tool's name. */
+      name: string
+    }
+  }
+  | {
+    /** Reports the result of the last tool call. */
+    tool_result: {
+      /** Whether it succeeded. */
+      ok?: boolean
+      /** Its output. */
+      output?: string
+    }
+  }
+  | {
+    /**
+     * Writes a file under the work dir (refused, as a failed tool result,
+     * in a read-only turn).
+     */
+    write: {
+      /** The bytes to write (UTF-8). */
+      content: string
+      /** Relative to the work dir, confined to it. */
+      path: string
+    }
+  }
+  | {
+    /** Deletes a file under the work dir (refused in a read-only turn). */
+    delete: {
+      /** Relative to the work dir, confined to it. */
+      path: string
+    }
+  }
+  | {
+    /** Waits this many milliseconds (counts toward the idle timeout). */
+    sleep_ms: number
+  }
+  | {
+    /** Reports token usage. */
+    usage: {
+      /** Uncached input tokens. */
+      input?: number
+      /** Output tokens. */
+      output?: number
+    }
+  }
+  | {
+    /** Ends the turn with a provider error. */
+    fail: {
+      /** Its class (default: classified from the message). */
+      class?: null | 'retry' | 'fallback' | 'stop' | 'fatal'
+      /** The error message. */
+      message: string
+    }
+  }
+  | {
+    /**
+     * Never returns: for timeout, idle and cancel tests. `{"hang": false}`
+     * does nothing.
+     */
+    hang: boolean
+  }
 
 /** `step_updated`. */
 export interface StepUpdated {

@@ -11,8 +11,8 @@ a string enumeration is. A schema with a `type` discriminator (the agent's event
 Union alias of one TypedDict per variant, each with `type: Literal[...]`.
 
 What the runtime calls take is held to tests/schemas/inputs.json (coderig::json::inputs,
-what the core's decoders accept) by name: the battle spec's TypedDicts have exactly the
-spec's keys, and the keyword arguments of Rig.battles, Rig.runs and Rig.leaderboard are
+what the core's decoders accept) by name: the battle spec's and the agent table's
+TypedDicts have exactly the core's keys, and the keyword arguments of Rig.battles, Rig.runs and Rig.leaderboard are
 exactly their filters' fields.
 """
 
@@ -324,6 +324,7 @@ def _input_keys(schema: dict) -> dict:
 
 @pytest.mark.parametrize("schema_name, stub", [
     ("BattleSpec", "_BattleSpec"), ("ContestantSpec", "_ContestantSpec"), ("OracleSpec", "_Oracle"),
+    ("AgentSpec", "_AgentSpec"),
 ])
 def test_a_spec_typed_dict_has_the_decoders_keys(schema_name, stub):
     keys = _input_keys(INPUTS[schema_name])

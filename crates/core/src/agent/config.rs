@@ -92,9 +92,11 @@ pub struct StoreConfig {
 }
 
 /// One `[agents.<identity>]` table. Which keys are allowed depends on
-/// `kind` (see [`ConfigFile::validate`]).
+/// `kind` (see [`ConfigFile::validate`]; the schema lists every key, each
+/// described with the kinds that take it).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AgentSpec {
     /// What the agent is.
     pub kind: AgentKind,
@@ -104,9 +106,11 @@ pub struct AgentSpec {
     pub lane: Option<Lane>,
     /// The default wall-clock timeout of a turn.
     #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::json::schema::DurationInput>))]
     pub timeout: Option<Duration>,
     /// The default idle timeout of a turn.
     #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::json::schema::DurationInput>))]
     pub idle_timeout: Option<Duration>,
     /// Environment added to the process (cli) or sent nowhere (others).
     #[serde(default)]
@@ -117,9 +121,11 @@ pub struct AgentSpec {
     pub models: Vec<String>,
     /// cli: `claude | qwen | codex | opencode | custom`.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::agent::preset::CliPreset>))]
     pub preset: Option<String>,
     /// cli: the binary (default: the preset's binary on `PATH`).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub command: Option<PathBuf>,
     /// cli `custom`: the arguments, with `{prompt}`, `{model}`, `{workdir}`.
     #[serde(default)]
@@ -130,6 +136,7 @@ pub struct AgentSpec {
     /// cli `custom`: the stream format of its stdout
     /// (`claude-stream-json | codex-json | opencode-json | text`).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::agent::parse::StreamFormat>))]
     pub format: Option<String>,
     /// cli `custom`: whether its arguments really enforce read-only turns
     /// (otherwise a `read_only` turn is refused as `unavailable` when the
@@ -142,6 +149,7 @@ pub struct AgentSpec {
     /// dirs; added to a preset's own (see
     /// [`CliPreset::state_paths`]).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
     pub state_dirs: Vec<PathBuf>,
     /// cli: what the sandbox lets the CLI reach at `read_only` and `edit`
     /// (native: what its `run` commands may reach, default `deny`):
@@ -183,6 +191,7 @@ pub struct AgentSpec {
     pub max_steps: Option<u32>,
     /// native: the turn stops cleanly (`max_wall`) after this long.
     #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::json::schema::DurationInput>))]
     pub max_wall: Option<Duration>,
     /// native: the turn stops (`max_tokens`) once it has spent this many
     /// tokens (input, cached input and output).
@@ -204,6 +213,7 @@ pub struct AgentSpec {
     /// native: sampling options added to every request (`temperature`,
     /// `top_p`, `top_k`, `seed`, ...).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub sampling: serde_json::Map<String, serde_json::Value>,
     /// native: US dollars per million tokens, for `max_cost_usd` and the
     /// outcome's cost.
@@ -219,12 +229,15 @@ pub struct AgentSpec {
     /// native: the default and longest timeout of one `run` command
     /// (default 5 minutes).
     #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::json::schema::DurationInput>))]
     pub run_timeout: Option<Duration>,
     /// scripted: the script played for every model without its own.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<crate::agent::script::ScriptAction>>))]
     pub script: Option<Script>,
     /// scripted: scripts by model name.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<String, Vec<crate::agent::script::ScriptAction>>))]
     pub scripts: BTreeMap<String, Script>,
 }
 

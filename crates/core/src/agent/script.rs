@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 /// `{"hang": true}`. Unknown actions and unknown fields are refused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum ScriptAction {
     /// Streams text (the final text is the concatenated `text` actions).
     Text(String),

@@ -1,7 +1,8 @@
 //! The JSON Schemas of what a face's runtime calls take (feature
-//! `openapi`): a battle spec, a flow spec, and the filters of the lists of
-//! battles and runs and of the leaderboard — every input a `Rig` of Python
-//! and Node and the server decode through the core.
+//! `openapi`): a battle spec, a flow spec, the filters of the lists of
+//! battles and runs and of the leaderboard, and an agent's table (the
+//! `agents` of a `Rig`, `[agents.<identity>]` of `coderig.toml`) — every
+//! input a `Rig` of Python and Node and the server decode through the core.
 //!
 //! Each schema says what the core's decoder accepts ([`BattleSpec::from_json`],
 //! [`FlowSpec::from_json`], serde's strict decoding of the filters): the
@@ -13,6 +14,7 @@
 //! as `null` ("not given").
 
 use super::views::root;
+use crate::agent::config::AgentSpec;
 use crate::arena::runner::{BattleFilter, LeaderboardFilter};
 use crate::arena::BattleSpec;
 use crate::flow::engine::RunFilter;
@@ -32,6 +34,7 @@ pub fn schemas() -> Map<String, Value> {
     root::<BattleFilter>(&mut found);
     root::<RunFilter>(&mut found);
     root::<LeaderboardFilter>(&mut found);
+    root::<AgentSpec>(&mut found);
     let mut out = Map::new();
     for (name, schema) in found {
         out.insert(name, serde_json::to_value(&schema).unwrap_or(Value::Null));

@@ -83,6 +83,30 @@ pub(crate) fn duration_of(description: &str, zero_ok: bool) -> Value {
     })
 }
 
+/// A duration as `agent::duration::deserialize_opt` reads it: seconds as a
+/// non-negative number, or a number with a unit (`"90s"`). The
+/// `value_type` of the durations of derived schemas (a component named
+/// `Duration`).
+pub(crate) struct DurationInput;
+
+impl PartialSchema for DurationInput {
+    fn schema() -> RefOr<Schema> {
+        from_json(json!({
+            "description": "Seconds, or a number with a unit: \"500ms\", \"90s\", \"20m\", \"2h\".",
+            "anyOf": [
+                {"type": "number", "minimum": 0, "maximum": 3_200_000_000u64},
+                {"type": "string", "pattern": duration_pattern(true)},
+            ]
+        }))
+    }
+}
+
+impl ToSchema for DurationInput {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Duration")
+    }
+}
+
 /// The grammar of `NetworkPolicy::from_str` (what the decoder reads a
 /// command step's `sandbox.network` and an oracle's `network` with) as a regex: `allow`, `deny`, or
 /// `loopback:` and a comma-separated list of ports, each with optional

@@ -121,6 +121,19 @@ impl FromStr for NetworkPolicy {
     }
 }
 
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for NetworkPolicy {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::json::schema::from_json(serde_json::json!({
+            "type": "string", "pattern": crate::json::schema::network_pattern(),
+            "description": "`allow`, `deny`, or `loopback:PORT[,PORT...]` (TCP to those ports only)."
+        }))
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for NetworkPolicy {}
+
 impl Serialize for NetworkPolicy {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.name())

@@ -4,11 +4,13 @@
 // must compile. The values are the shapes the core's decoders take.
 
 import type {
+  AgentSpec,
   BattleFilter,
   BattleSpec,
   ContestantSpec,
   LeaderboardOptions,
   Rig,
+  RigOptions,
   RetrySpec,
   RunBatchConfig,
   RunCaseSpec,
@@ -77,6 +79,32 @@ export const runs: RunFilter = { status: 'waiting' }
 export const boards: LeaderboardOptions = { battle_type: 'qa' }
 // @ts-expect-error a run is never judging
 export const badStatus: RunFilter = { status: 'judging' }
+
+// An agent's table, as `coderig.toml`'s `[agents.<identity>]` and `new Rig({agents})`.
+const scripted: AgentSpec = {
+  kind: 'scripted',
+  lane: 'local',
+  timeout: 30,
+  script: [{ text: 'hi' }, { sleep_ms: 5 }, { tool_call: { name: 'read', input: { path: 'a' } } }, { hang: false }],
+  scripts: { m1: [{ fail: { message: 'quota', class: 'stop' } }] },
+}
+const native: AgentSpec = {
+  kind: 'native',
+  base_url: 'http://127.0.0.1:8000/v1',
+  api: 'anthropic',
+  tools: 'bash',
+  max_wall: '20m',
+  prices: { input: 3, output: 15 },
+  model_overrides: { small: { context_window: 8192, sampling: { temperature: 0.2 } } },
+  network: 'loopback:8000',
+}
+export const options: RigOptions = { agents: { scripted, native } }
+// @ts-expect-error no such kind of agent
+export const badAgent: AgentSpec = { kind: 'robot' }
+// @ts-expect-error no such script action
+export const badAction: AgentSpec = { kind: 'scripted', script: [{ speak: 'hi' }] }
+// @ts-expect-error a duration is seconds or text, not a flag
+export const badTimeout: AgentSpec = { kind: 'cli', timeout: true }
 
 // The calls take them.
 export async function calls(rig: Rig): Promise<void> {

@@ -31,6 +31,7 @@ pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(300);
 /// US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Prices {
     /// Uncached input.
     #[serde(default)]
@@ -56,12 +57,14 @@ impl Prices {
 /// What one model overrides of the agent's table.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ModelOverride {
     /// Replaces the system prompt for this model.
     #[serde(default)]
     pub system_prompt: Option<String>,
     /// Sampling options added over the agent's.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub sampling: Map<String, Value>,
     /// This model's context window.
     #[serde(default)]
