@@ -588,10 +588,11 @@ fi
 # screenshots of every page into target/dashboard-screenshots.
 (cd tests/dashboard && CODERIG_BIN="$BIN_DIR/coderig" CODERIG_SCREENSHOTS="$TARGET_DIR/dashboard-screenshots" npm test)
 
-stage "Faces agree (one run through HTTP+SSE, the CLI, Python and Node)"
-# The same flow run in every face, each on its own real store: the same
-# events in the same order with the same end; a cancelled run shows every
-# step final in the first read after the cancel and in every stream.
+stage "Faces agree (a run and a battle through HTTP+SSE, the CLI, Python and Node)"
+# The same flow run and the same battle in every face, each on its own real
+# store: the same events in the same order with the same end; a cancelled
+# run and a stopped battle show every step or contestant final in the first
+# read after the cancel and in every stream.
 "$VENV/bin/python" tests/faces/agree.py "$BIN_DIR"
 
 stage "Python and Node examples (examples/*.py, examples/*.mjs)"

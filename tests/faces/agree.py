@@ -1,19 +1,27 @@
-"""The four faces follow a run the same way: same events, same order, same end.
+"""The four faces follow a run and a battle the same way: same events, same
+order, same end.
 
-One flow spec, run once through each face on its own real SQLite store:
+One flow spec and one battle spec, each run once through each face on its
+own real SQLite store:
 
-- HTTP: `coderig serve`, `POST /api/runs`, then `GET /api/events?run_id=`
-  (SSE) read until the run's final `run_updated`;
-- CLI: `coderig run FLOW.json --json` (every stored event as a JSON line,
-  then the final view);
-- Python: `Rig.run_flow(...)`, `run.events()` (sync) and `wait()`;
-- Node: `new Rig(...).runFlow(...)`, `for await (... of run.events())`.
+- HTTP: `coderig serve`, `POST /api/runs` / `POST /api/battles`, then
+  `GET /api/events?run_id=` / `?battle_id=` (SSE) read until the subject's
+  final update;
+- CLI: `coderig run FLOW.json --json` / `coderig battle run ... --json`
+  (every stored event as a JSON line, then the final view);
+- Python: `Rig.run_flow(...)` / `Rig.start_battle(...)`, `.events()`
+  (sync) and `wait()`;
+- Node: `rig.runFlow(...)` / `rig.startBattle(...)`, `for await (... of
+  .events())`.
 
-The streams are compared as (type, step, status, attempt, skip reason)
-tuples: equal in every face. A second scenario cancels a run while its
-first step sleeps: every face's stream has each step's `cancelled` update
-before the run's, and the first read after the cancel returned (HTTP and
-Python) shows no live step. Real processes, real HTTP on loopback, no mock.
+The streams are compared as (type, step or contestant, status, attempt,
+skip reason) tuples: equal in every face. A second scenario of each cancels
+(stops) the subject while its first step or contestant works: every face's
+stream has each member's `cancelled` update before the subject's, and the
+first read after the cancel returned (HTTP, Python, Node) shows no live
+member. The battle is a qa battle of scripted agents (the local lane runs
+its contestants one at a time, so its order is the same everywhere). Real
+processes, real HTTP on loopback, no mock.
 
 Usage: python tests/faces/agree.py BIN_DIR  (the cargo build's directory
 of binaries, holding `coderig`; the Python module importable; crates/node
@@ -31,8 +39,52 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIVE_STEP = {"pending", "running", "waiting"}
-FINAL_RUN = {"completed", "failed", "cancelled"}
+FINAL = {"completed", "failed", "cancelled"}
+
+
+class Subject:
+    """What differs between following a run and a battle."""
+
+    def __init__(self, name, final_type, member_type, member_key, members, live):
+        self.name, self.final_type = name, final_type
+        self.member_type, self.member_key = member_type, member_key
+        # The members' list in the subject's view, and their live statuses.
+        self.members, self.live = members, live
+
+    def is_final(self, event):
+        return event.get("type") == self.final_type and event.get("status") in FINAL
+
+    def starts_work(self, event):
+        return event.get("type") == self.member_type and event.get("status") == "running"
+
+    def member(self, event):
+        """A step's id, or a contestant's place (`c1`): its id holds the battle's."""
+        value = event.get(self.member_key)
+        return value.rsplit("-", 1)[-1] if value and self.name == "battle" else value
+
+
+RUN = Subject("run", "run_updated", "step_updated", "step_id", "steps",
+              {"pending", "running", "waiting"})
+BATTLE = Subject("battle", "battle_updated", "contestant_updated", "contestant_id", "contestants",
+                 {"queued", "running"})
+
+# Scripted agents: alice answers at once ("slow" never returns, for the stop);
+# bob answers too. The judge is alice.
+AGENTS = """[agents.alice]
+kind = "scripted"
+script = [ { text = "done" } ]
+scripts = { slow = [ { hang = true } ] }
+[agents.bob]
+kind = "scripted"
+script = [ { text = "hi" } ]
+"""
+
+
+def battle(first_model):
+    return {"battle_type": "qa", "prompt": "Say hi.",
+            "contestants": [{"identity": "alice", "model": first_model},
+                            {"identity": "bob", "model": "m1"}],
+            "judge": {"identity": "alice", "model": "j"}}
 
 # A chain with a failure, a skip and an all_done join: deterministic order.
 FLOW = {
@@ -55,11 +107,11 @@ SLOW = {
 }
 
 
-def key(event):
-    """What must agree: the event's type and, for steps, which, how, which attempt."""
+def key(subject, event):
+    """What must agree: the event's type and, for members, which, how, which attempt."""
     return (
         event["type"],
-        event.get("step_id"),
+        subject.member(event),
         event.get("status"),
         event.get("attempt"),
         event.get("skip_reason"),
@@ -71,33 +123,32 @@ def stored(events):
     return [e for e in events if "seq" in e]
 
 
-def check_stream(face, events):
+def check_stream(subject, face, events):
     seqs = [e["seq"] for e in events]
     assert seqs == sorted(set(seqs)), f"{face}: seqs not strictly increasing: {seqs}"
-    last = events[-1]
-    assert last["type"] == "run_updated" and last["status"] in FINAL_RUN, f"{face}: ends with {last}"
-    finals = [e for e in events if e["type"] == "run_updated" and e["status"] in FINAL_RUN]
-    assert len(finals) == 1, f"{face}: {len(finals)} final run updates"
-    # Every step's last update before the end is final.
+    assert subject.is_final(events[-1]), f"{face}: ends with {events[-1]}"
+    finals = [e for e in events if subject.is_final(e)]
+    assert len(finals) == 1, f"{face}: {len(finals)} final {subject.name} updates"
+    # Every member's last update before the end is final.
     latest = {}
     for e in events:
-        if e["type"] == "step_updated":
-            latest[e["step_id"]] = e["status"]
-    live = {s: st for s, st in latest.items() if st in LIVE_STEP}
-    assert not live, f"{face}: the stream ended with live steps {live}"
+        if e["type"] == subject.member_type:
+            latest[subject.member(e)] = e["status"]
+    live = {m: st for m, st in latest.items() if st in subject.live}
+    assert not live, f"{face}: the stream ended with live members {live}"
 
 
-def assert_no_live_step(face, view):
-    live = [(s["id"], s["status"]) for s in view["steps"] if s["status"] in LIVE_STEP]
-    assert not live, f"{face}: after the cancel returned, steps are still {live}"
+def assert_no_live_member(subject, face, view):
+    live = [(m["id"], m["status"]) for m in view[subject.members] if m["status"] in subject.live]
+    assert not live, f"{face}: after the cancel returned, {subject.members} are still {live}"
 
 
 class Server:
-    def __init__(self, binary, data, root):
+    def __init__(self, binary, data, root, config):
         self.log = open(os.path.join(data, "serve.log"), "w+")
         self.proc = subprocess.Popen(
             [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data,
-             "--project-root", root],
+             "--project-root", root, "--config", config],
             stdout=self.log, stderr=subprocess.STDOUT, cwd=root, env=clean_env())
         deadline = time.time() + 60
         self.url = None
@@ -121,9 +172,9 @@ class Server:
         with urllib.request.urlopen(request, timeout=60) as response:
             return json.load(response)
 
-    def events(self, run_id, on_event=None):
-        """The run's SSE stream from the start, until its final run_updated."""
-        request = urllib.request.Request(f"{self.url}/api/events?run_id={run_id}&after=0")
+    def events(self, subject, id, on_event=None):
+        """The subject's SSE stream from the start, until its final update."""
+        request = urllib.request.Request(f"{self.url}/api/events?{subject.name}_id={id}&after=0")
         out = []
         with urllib.request.urlopen(request, timeout=120) as response:
             data = []
@@ -137,9 +188,9 @@ class Server:
                     out.append(event)
                     if on_event:
                         on_event(event)
-                    if event.get("type") == "run_updated" and event.get("status") in FINAL_RUN:
+                    if subject.is_final(event):
                         return out
-        raise AssertionError("the SSE stream closed before the run ended")
+        raise AssertionError(f"the SSE stream closed before the {subject.name} ended")
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -157,43 +208,57 @@ def clean_env():
     return env
 
 
-def via_http(binary, base, spec, cancel=False):
+def via_http(binary, base, subject, spec, cancel=False):
     data = os.path.join(base, "http")
     os.makedirs(data)
-    server = Server(binary, data, base)
+    server = Server(binary, data, base, os.path.join(base, "coderig.toml"))
     try:
-        run_id = server.call("POST", "/api/runs", {"spec": spec, "input": {}})["run_id"]
+        if subject is RUN:
+            id = server.call("POST", "/api/runs", {"spec": spec, "input": {}})["run_id"]
+        else:
+            id = server.call("POST", "/api/battles", spec)["battle_id"]
         after_cancel = {}
 
         def on_event(event):
-            if cancel and not after_cancel and event.get("type") == "step_updated" \
-                    and event.get("status") == "running":
-                after_cancel["view"] = server.call("POST", f"/api/runs/{run_id}/cancel")
+            if cancel and not after_cancel and subject.starts_work(event):
+                action = "cancel" if subject is RUN else "stop"
+                after_cancel["view"] = server.call("POST", f"/api/{subject.name}s/{id}/{action}")
 
-        events = server.events(run_id, on_event)
+        events = server.events(subject, id, on_event)
         if cancel:
-            assert_no_live_step("http", after_cancel["view"])
+            assert_no_live_member(subject, "http", after_cancel["view"])
         return events
     finally:
         server.stop()
 
 
-def via_cli(binary, base, spec, cancel=False):
+def cli_command(binary, data, base, subject, spec):
+    if subject is RUN:
+        flow = os.path.join(data, "flow.json")
+        with open(flow, "w") as f:
+            json.dump(spec, f)
+        return [binary, "run", flow, "--json", "--data-dir", data, "--project-root", base]
+    command = [binary, "battle", "run", "--type", spec["battle_type"], "--prompt", spec["prompt"],
+               "--judge", f"{spec['judge']['identity']}:{spec['judge']['model']}", "--json",
+               "--data-dir", data, "--config", os.path.join(base, "coderig.toml")]
+    for c in spec["contestants"]:
+        command += ["--contestant", f"{c['identity']}:{c['model']}"]
+    return command
+
+
+def via_cli(binary, base, subject, spec, cancel=False):
     data = os.path.join(base, "cli")
     os.makedirs(data)
-    flow = os.path.join(data, "flow.json")
-    with open(flow, "w") as f:
-        json.dump(spec, f)
     proc = subprocess.Popen(
-        [binary, "run", flow, "--json", "--data-dir", data, "--project-root", base],
+        cli_command(binary, data, base, subject, spec),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=base, env=clean_env(), text=True)
     events = []
     for line in proc.stdout:
         value = json.loads(line)
-        if value.get("type") == "run":
+        if value.get("type") == subject.name:  # the final view
             continue
         events.append(value)
-        if cancel and value.get("type") == "step_updated" and value.get("status") == "running":
+        if cancel and subject.starts_work(value):
             proc.send_signal(signal.SIGINT)
     proc.wait(timeout=120)
     stderr = proc.stderr.read()
@@ -201,33 +266,37 @@ def via_cli(binary, base, spec, cancel=False):
     return events
 
 
-def via_python(base, spec, cancel=False):
+def via_python(base, subject, spec, cancel=False):
     import coderig
     data = os.path.join(base, "py")
-    rig = coderig.Rig(data_dir=data, project_roots=[base])
-    run = rig.run_flow(spec, {})
+    rig = coderig.Rig(data_dir=data, project_roots=[base], config=os.path.join(base, "coderig.toml"))
+    handle = rig.run_flow(spec, {}) if subject is RUN else rig.start_battle(spec)
     events = []
-    for event in run.events():
+    for event in handle.events():
         events.append(event)
-        if cancel and event.get("type") == "step_updated" and event.get("status") == "running":
-            view = run.cancel()
-            assert_no_live_step("python", view)
-    view = run.wait(60)
-    assert view["status"] in FINAL_RUN
+        if cancel and subject.starts_work(event):
+            view = handle.cancel() if subject is RUN else handle.stop()
+            assert_no_live_member(subject, "python", view)
+    view = handle.wait(60)
+    assert view["status"] in FINAL
     return events
 
 
 NODE_SCRIPT = r"""
 const { Rig } = require(process.argv[1])
-const [data, root, specText, cancel] = process.argv.slice(2)
+const [data, root, config, kind, specText, cancel] = process.argv.slice(2)
+const LIVE = { run: ['pending', 'running', 'waiting'], battle: ['queued', 'running'] }
 ;(async () => {
-  const rig = new Rig({ dataDir: data, projectRoots: [root] })
-  const run = await rig.runFlow(JSON.parse(specText), {})
-  for await (const event of run.events()) {
+  const rig = new Rig({ dataDir: data, projectRoots: [root], config })
+  const spec = JSON.parse(specText)
+  const handle = kind === 'run' ? await rig.runFlow(spec, {}) : await rig.startBattle(spec)
+  const member = kind === 'run' ? 'step_updated' : 'contestant_updated'
+  for await (const event of handle.events()) {
     process.stdout.write(JSON.stringify(event) + '\n')
-    if (cancel === '1' && event.type === 'step_updated' && event.status === 'running') {
-      const view = await run.cancel()
-      const live = view.steps.filter((s) => ['pending', 'running', 'waiting'].includes(s.status))
+    if (cancel === '1' && event.type === member && event.status === 'running') {
+      const view = kind === 'run' ? await handle.cancel() : await handle.stop()
+      const members = kind === 'run' ? view.steps : view.contestants
+      const live = members.filter((m) => LIVE[kind].includes(m.status))
       if (live.length) { console.error('live after cancel', live); process.exit(9) }
     }
   }
@@ -236,49 +305,56 @@ const [data, root, specText, cancel] = process.argv.slice(2)
 """
 
 
-def via_node(base, spec, cancel=False):
+def via_node(base, subject, spec, cancel=False):
     data = os.path.join(base, "node")
     out = subprocess.run(
         ["node", "-e", NODE_SCRIPT, os.path.join(ROOT, "crates", "node"), data, base,
-         json.dumps(spec), "1" if cancel else "0"],
+         os.path.join(base, "coderig.toml"), subject.name, json.dumps(spec), "1" if cancel else "0"],
         capture_output=True, text=True, timeout=180, cwd=base, env=clean_env())
     assert out.returncode == 0, f"node: exit {out.returncode}\n{out.stderr}"
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 
 
-def scenario(binary, spec, cancel):
+def scenario(binary, subject, spec, cancel):
     base = os.path.realpath(tempfile.mkdtemp(prefix="coderig-agree-"))
+    with open(os.path.join(base, "coderig.toml"), "w") as f:
+        f.write(AGENTS)
     try:
         streams = {
-            "http": via_http(binary, base, spec, cancel),
-            "cli": via_cli(binary, base, spec, cancel),
-            "python": via_python(base, spec, cancel),
-            "node": via_node(base, spec, cancel),
+            "http": via_http(binary, base, subject, spec, cancel),
+            "cli": via_cli(binary, base, subject, spec, cancel),
+            "python": via_python(base, subject, spec, cancel),
+            "node": via_node(base, subject, spec, cancel),
         }
     finally:
         shutil.rmtree(base, ignore_errors=True)
     keys = {}
     for face, events in streams.items():
         events = stored(events)
-        check_stream(face, events)
-        keys[face] = [key(e) for e in events]
+        check_stream(subject, face, events)
+        keys[face] = [key(subject, e) for e in events]
     reference = keys["http"]
     for face, seq in keys.items():
         assert seq == reference, (
             f"{face} differs from http:\n  {face}: {seq}\n  http: {reference}")
     if cancel:
-        cancelled = [k for k in reference if k[0] == "step_updated" and k[2] == "cancelled"]
-        assert {k[1] for k in cancelled} == {s["id"] for s in spec["steps"]}, reference
-        assert reference[-1][:3] == ("run_updated", None, "cancelled"), reference
+        cancelled = {k[1] for k in reference if k[0] == subject.member_type and k[2] == "cancelled"}
+        members = {s["id"] for s in spec["steps"]} if subject is RUN else {"c1", "c2"}
+        assert cancelled == members, reference
+        assert reference[-1][:3] == (subject.final_type, None, "cancelled"), reference
     return reference
 
 
 def main():
     binary = os.path.abspath(os.path.join(sys.argv[1], "coderig"))
-    done = scenario(binary, FLOW, cancel=False)
-    print(f"faces agree on a finished run: {len(done)} events, ending {done[-1][:3]}")
-    cancelled = scenario(binary, SLOW, cancel=True)
-    print(f"faces agree on a cancelled run: {len(cancelled)} events, ending {cancelled[-1][:3]}")
+    for subject, spec, cancel, what in [
+        (RUN, FLOW, False, "a finished run"),
+        (RUN, SLOW, True, "a cancelled run"),
+        (BATTLE, battle("m0"), False, "a finished battle"),
+        (BATTLE, battle("slow"), True, "a stopped battle"),
+    ]:
+        done = scenario(binary, subject, spec, cancel)
+        print(f"faces agree on {what}: {len(done)} events, ending {done[-1][:3]}")
 
 
 if __name__ == "__main__":
