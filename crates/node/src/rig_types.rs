@@ -1,12 +1,13 @@
 //! The TypeScript shapes of what the runtime's calls take that the core
-//! has no input schema of: the options of `new Rig`, `rig.runTurn`,
-//! `rig.agents` and `rig.runFlow` (its code steps' callables and their
-//! context), an approval's decision, and the details of a failed turn.
+//! has no input schema of: the options of `new Rig`, `rig.agents` and
+//! `rig.runFlow` (its code steps' callables and their context), and the
+//! details of a failed turn.
 //!
 //! Types only (`object_to_js` / `object_from_js` off): inputs are decoded
 //! by the core's decoders. The battle and flow specs, the filters of
-//! `rig.battles`, `rig.runs` and `rig.leaderboard` and an agent's table
-//! (`BattleSpec`, `RunSpec`, `BattleFilter`, `AgentSpec`, ...) and what
+//! `rig.battles`, `rig.runs` and `rig.leaderboard`, an agent's table, a
+//! turn's options and an approval's decision (`BattleSpec`, `RunSpec`,
+//! `BattleFilter`, `AgentSpec`, `TurnOptions`, `Decision`, ...) and what
 //! the calls return and stream (`TurnOutcome`, `AgentEvent`, `BattleView`,
 //! `RunEvent`, ...) are not declared here: `types/views.d.ts` is generated
 //! from the core's schemas (`scripts/views-dts.mjs`) and heads
@@ -46,36 +47,6 @@ pub struct RigOptions {
     /// the config file's.
     #[napi(ts_type = "'enforce' | 'auto' | 'off' | { mode?: 'enforce' | 'auto' | 'off' } | null")]
     pub sandbox: Option<String>,
-}
-
-/// What `rig.runTurn(identity, model, prompt, options)` takes besides the
-/// prompt. Durations are seconds (a number) or strings with a unit
-/// (`'500ms'`, `'90s'`, `'20m'`, `'2h'`).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct TurnOptions {
-    /// The directory the agent works in.
-    #[napi(ts_type = "string | null")]
-    pub workdir: Option<String>,
-    /// What the agent may do (default `'read_only'`).
-    #[napi(ts_type = "'read_only' | 'edit' | 'full' | null")]
-    pub access: Option<String>,
-    /// Wall-clock limit of the turn (default: the agent's).
-    #[napi(ts_type = "number | string | null")]
-    pub timeout: Option<String>,
-    /// The turn fails as hung when no event came for this long (default:
-    /// the agent's).
-    #[napi(ts_type = "number | string | null")]
-    pub idle_timeout: Option<String>,
-    /// A system prompt.
-    #[napi(ts_type = "string | null")]
-    pub system: Option<String>,
-    /// Environment variables added for this turn.
-    #[napi(ts_type = "Record<string, string> | null")]
-    pub env: Option<String>,
-    /// A directory for the turn's records (the native agent's transcript
-    /// and cut tool outputs).
-    #[napi(ts_type = "string | null")]
-    pub artifacts: Option<String>,
 }
 
 /// What `rig.agents(options)` takes.
@@ -143,15 +114,4 @@ pub struct RunFlowOptions {
     /// step's `retry`).
     #[napi(ts_type = "Record<string, (ctx: CodeContext) => unknown | Promise<unknown>> | null")]
     pub code: Option<String>,
-}
-
-/// Who decides an approval, and why (`run.approve(step, decision)`).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct Decision {
-    /// Who (free text).
-    #[napi(ts_type = "string | null")]
-    pub by: Option<String>,
-    /// A comment.
-    #[napi(ts_type = "string | null")]
-    pub comment: Option<String>,
 }

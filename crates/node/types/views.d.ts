@@ -709,6 +709,18 @@ export interface CrossExamView {
   verdict: string | null
 }
 
+/**
+ * Who decided an approval, and why: what every face's approve and reject
+ * take (the body of `POST .../approve`, `run.approve(step, decision)`),
+ * decoded strictly — an unknown key is refused.
+ */
+export interface Decision {
+  /** Who decides (free text, recorded). */
+  by?: string | null
+  /** Why (recorded; a rejection's error message carries it). */
+  comment?: string | null
+}
+
 /** What the oracle recorded for one contestant. */
 export interface Evidence {
   /** Why the oracle could not run for this contestant, if it could not. */
@@ -1507,6 +1519,35 @@ export interface TaskRescued {
   task_id: string
   /** The worker whose lease expired. */
   worker?: string
+}
+
+/**
+ * Everything of a [`Turn`] but its prompt and model, decoded strictly
+ * (`coderig::json::decode`: unknown keys refused, the JSON path of a bad
+ * value in the message; `null` = not given). Durations are seconds or a
+ * string with a unit (`"90s"`).
+ */
+export interface TurnOptions {
+  /** What the agent may do: `read_only` (default), `edit` or `full`. */
+  access?: null | 'read_only' | 'edit' | 'full'
+  /**
+   * A directory for the turn's artifacts (the native agent's
+   * transcript and cut tool outputs).
+   */
+  artifacts?: string | null
+  /** Environment variables added for this turn. */
+  env?: Record<string, string> | null
+  /**
+   * The turn fails as hung when no event came for this long
+   * (default: the agent's).
+   */
+  idle_timeout?: null | number | string
+  /** A system prompt. */
+  system?: string | null
+  /** The turn's wall-clock limit (default: the agent's). */
+  timeout?: null | number | string
+  /** The directory the agent works in (default: the current one). */
+  workdir?: string | null
 }
 
 /** How a turn ended when it ended well. */

@@ -12,8 +12,8 @@ Union alias of one TypedDict per variant, each with `type: Literal[...]`.
 
 What the runtime calls take is held to tests/schemas/inputs.json (coderig::json::inputs,
 what the core's decoders accept) by name: the battle spec's and the agent table's
-TypedDicts have exactly the core's keys, and the keyword arguments of Rig.battles, Rig.runs and Rig.leaderboard are
-exactly their filters' fields.
+TypedDicts have exactly the core's keys, and the keyword arguments of the list calls,
+run_turn, approve and reject are exactly their inputs' fields.
 """
 
 import ast
@@ -333,17 +333,28 @@ def test_a_spec_typed_dict_has_the_decoders_keys(schema_name, stub):
         assert {k: r for k, (_, r) in TYPED[stub].items()} == keys
 
 
-def _rig_method(name: str) -> ast.FunctionDef:
+def _method(cls: str, name: str) -> ast.FunctionDef:
     stub = (PACKAGE_DIR / "__init__.pyi").read_text(encoding="utf-8")
-    rig = next(n for n in ast.parse(stub).body if isinstance(n, ast.ClassDef) and n.name == "Rig")
-    return next(n for n in rig.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    found = next(n for n in ast.parse(stub).body if isinstance(n, ast.ClassDef) and n.name == cls)
+    return next(n for n in found.body if isinstance(n, ast.FunctionDef) and n.name == name)
 
 
-@pytest.mark.parametrize("method, schema_name", [
-    ("battles", "BattleFilter"), ("runs", "RunFilter"), ("leaderboard", "LeaderboardFilter"),
-])
-def test_a_list_call_takes_its_filters_fields(method, schema_name):
-    args = [a.arg for a in _rig_method(method).args.args if a.arg != "self"]
-    assert sorted(args) == sorted(INPUTS[schema_name]["properties"])
-    assert callable(getattr(coderig.Rig, method))
+# Each call whose keyword arguments are one input of the core: (class, method, the
+# arguments that are not the input's, the input).
+KEYWORD_INPUTS = [
+    ("Rig", "battles", set(), "BattleFilter"),
+    ("Rig", "runs", set(), "RunFilter"),
+    ("Rig", "leaderboard", set(), "LeaderboardFilter"),
+    ("Rig", "run_turn", {"identity", "model", "prompt"}, "TurnOptions"),
+    ("Run", "approve", {"step"}, "Decision"),
+    ("Run", "reject", {"step"}, "Decision"),
+]
+
+
+@pytest.mark.parametrize("cls, method, own, schema_name", KEYWORD_INPUTS)
+def test_a_call_takes_its_inputs_fields(cls, method, own, schema_name):
+    args = {a.arg for a in _method(cls, method).args.args} - {"self"}
+    assert own <= args
+    assert sorted(args - own) == sorted(INPUTS[schema_name]["properties"])
+    assert callable(getattr(getattr(coderig, cls), method))
 

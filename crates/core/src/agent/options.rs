@@ -14,18 +14,23 @@ use std::time::Duration;
 /// string with a unit (`"90s"`).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TurnOptions {
-    /// The work dir.
+    /// The directory the agent works in (default: the current one).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub workdir: Option<PathBuf>,
-    /// `read_only` (default), `edit` or `full`.
+    /// What the agent may do: `read_only` (default), `edit` or `full`.
     #[serde(default)]
     pub access: Option<Access>,
-    /// The wall-clock timeout.
+    /// The turn's wall-clock limit (default: the agent's).
     #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::json::schema::DurationInput>))]
     pub timeout: Option<Duration>,
-    /// The idle timeout.
+    /// The turn fails as hung when no event came for this long
+    /// (default: the agent's).
     #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::json::schema::DurationInput>))]
     pub idle_timeout: Option<Duration>,
     /// A system prompt.
     #[serde(default)]
@@ -36,6 +41,7 @@ pub struct TurnOptions {
     /// A directory for the turn's artifacts (the native agent's
     /// transcript and cut tool outputs).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub artifacts: Option<PathBuf>,
 }
 

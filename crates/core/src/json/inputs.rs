@@ -1,8 +1,9 @@
 //! The JSON Schemas of what a face's runtime calls take (feature
 //! `openapi`): a battle spec, a flow spec, the filters of the lists of
-//! battles and runs and of the leaderboard, and an agent's table (the
-//! `agents` of a `Rig`, `[agents.<identity>]` of `coderig.toml`) — every
-//! input a `Rig` of Python and Node and the server decode through the core.
+//! battles and runs and of the leaderboard, an agent's table (the `agents`
+//! of a `Rig`, `[agents.<identity>]` of `coderig.toml`), a turn's options
+//! and an approval's decision — every input a `Rig` of Python and Node and
+//! the server decode through the core.
 //!
 //! Each schema says what the core's decoder accepts ([`BattleSpec::from_json`],
 //! [`FlowSpec::from_json`], serde's strict decoding of the filters): the
@@ -15,9 +16,10 @@
 
 use super::views::root;
 use crate::agent::config::AgentSpec;
+use crate::agent::TurnOptions;
 use crate::arena::runner::{BattleFilter, LeaderboardFilter};
 use crate::arena::BattleSpec;
-use crate::flow::engine::RunFilter;
+use crate::flow::engine::{Decision, RunFilter};
 use crate::flow::FlowSpec;
 use serde_json::{Map, Value};
 use utoipa::openapi::schema::Schema;
@@ -35,6 +37,8 @@ pub fn schemas() -> Map<String, Value> {
     root::<RunFilter>(&mut found);
     root::<LeaderboardFilter>(&mut found);
     root::<AgentSpec>(&mut found);
+    root::<TurnOptions>(&mut found);
+    root::<Decision>(&mut found);
     let mut out = Map::new();
     for (name, schema) in found {
         out.insert(name, serde_json::to_value(&schema).unwrap_or(Value::Null));

@@ -40,7 +40,6 @@ use coderig::Error;
 use napi::bindgen_prelude::{AsyncGenerator, FromNapiValue, PromiseRaw, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
-use serde::Deserialize;
 use serde_json::Value;
 use std::future::Future;
 use std::path::Path;
@@ -72,14 +71,6 @@ fn decode_spec(env: &Env, spec: Unknown) -> Res<FlowSpec> {
     }
     // The spec's own paths (`steps[0].kind`), as the server reports them.
     Ok(FlowSpec::from_json(&to_json(env, spec, "")?)?)
-}
-
-/// The decision of `run.approve` / `run.reject`, decoded.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DecisionArgs {
-    by: Option<String>,
-    comment: Option<String>,
 }
 
 // ---------------------------------------------------------------------------
@@ -226,15 +217,9 @@ impl Run {
             env,
             || {
                 let step = arg::<String>(env, "step", step)?;
-                let args: DecisionArgs =
+                let decision: Decision =
                     coderig::json::decode_object(options_json(env, decision)?)?;
-                Ok((
-                    step,
-                    Decision {
-                        by: args.by,
-                        comment: args.comment,
-                    },
-                ))
+                Ok((step, decision))
             },
             |(step, decision)| {
                 self.call(env, move |engine, id| async move {

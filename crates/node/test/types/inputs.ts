@@ -8,6 +8,7 @@ import type {
   BattleFilter,
   BattleSpec,
   ContestantSpec,
+  Decision,
   LeaderboardOptions,
   Rig,
   RigOptions,
@@ -17,6 +18,8 @@ import type {
   RunFilter,
   RunSpec,
   RunStepSpec,
+  Run,
+  TurnOptions,
 } from '../../index'
 
 const contestants: ContestantSpec[] = [
@@ -106,8 +109,17 @@ export const badAction: AgentSpec = { kind: 'scripted', script: [{ speak: 'hi' }
 // @ts-expect-error a duration is seconds or text, not a flag
 export const badTimeout: AgentSpec = { kind: 'cli', timeout: true }
 
+export const turn: TurnOptions = { workdir: '/repo', access: 'edit', timeout: '20m', idle_timeout: 90, env: { K: 'v' } }
+// @ts-expect-error no such access
+export const badAccess: TurnOptions = { access: 'root' }
+export const decision: Decision = { by: 'ana', comment: 'ship it' }
+// @ts-expect-error a decision has who and why, nothing else
+export const badDecision: Decision = { by: 'ana', when: 'now' }
+
 // The calls take them.
-export async function calls(rig: Rig): Promise<void> {
+export async function calls(rig: Rig, run: Run): Promise<void> {
+  rig.runTurn('claude', null, 'Fix it.', turn)
+  await run.approve('gate', decision)
   await rig.startBattle(coding)
   await rig.runFlow(flow)
   await rig.battles(battles)

@@ -218,31 +218,10 @@ pub(crate) async fn cancel_run(
     Ok(ApiJson(state.engine().cancel(&id).await?))
 }
 
-/// The body of approve and reject (optional).
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct DecisionRequest {
-    /// Who decides (free text, recorded).
-    #[serde(default)]
-    by: Option<String>,
-    /// Why (recorded; a rejection's error message carries it).
-    #[serde(default)]
-    comment: Option<String>,
-}
-
-impl From<DecisionRequest> for Decision {
-    fn from(d: DecisionRequest) -> Decision {
-        Decision {
-            by: d.by,
-            comment: d.comment,
-        }
-    }
-}
-
 /// Approves a `waiting` approval step: it is `done`, the decision (who,
 /// comment, when) its output, and the run goes on.
 #[utoipa::path(post, tag = "runs", path = "/api/runs/{id}/steps/{step}/approve", params(StepPath),
-    request_body(content = Option<DecisionRequest>, description = "Optional; no body records no name and no comment."),
+    request_body(content = Option<Decision>, description = "Optional; no body records no name and no comment."),
     responses(
         (status = 200, description = "Approved: the step, `done`.", body = StepView),
         (status = 400, description = "invalid_input: a bad body.", body = RunInvalidInput),
@@ -253,10 +232,10 @@ impl From<DecisionRequest> for Decision {
 pub(crate) async fn approve_step(
     State(state): State<AppState>,
     path: Result<Path<StepPath>, PathRejection>,
-    OptionalBody(body): OptionalBody<DecisionRequest>,
+    OptionalBody(body): OptionalBody<Decision>,
 ) -> Result<ApiJson<StepView>, ApiError> {
     let Path(StepPath { id, step }) = path.map_err(bad_path)?;
-    let view = state.engine().approve(&id, &step, body.into()).await?;
+    let view = state.engine().approve(&id, &step, body).await?;
     Ok(ApiJson(view))
 }
 
@@ -264,7 +243,7 @@ pub(crate) async fn approve_step(
 /// rejected it and why), and the trigger rules of the steps after it
 /// decide what runs next.
 #[utoipa::path(post, tag = "runs", path = "/api/runs/{id}/steps/{step}/reject", params(StepPath),
-    request_body(content = Option<DecisionRequest>, description = "Optional; no body records no name and no comment."),
+    request_body(content = Option<Decision>, description = "Optional; no body records no name and no comment."),
     responses(
         (status = 200, description = "Rejected: the step, `failed`.", body = StepView),
         (status = 400, description = "invalid_input: a bad body.", body = RunInvalidInput),
@@ -275,9 +254,9 @@ pub(crate) async fn approve_step(
 pub(crate) async fn reject_step(
     State(state): State<AppState>,
     path: Result<Path<StepPath>, PathRejection>,
-    OptionalBody(body): OptionalBody<DecisionRequest>,
+    OptionalBody(body): OptionalBody<Decision>,
 ) -> Result<ApiJson<StepView>, ApiError> {
     let Path(StepPath { id, step }) = path.map_err(bad_path)?;
-    let view = state.engine().reject(&id, &step, body.into()).await?;
+    let view = state.engine().reject(&id, &step, body).await?;
     Ok(ApiJson(view))
 }

@@ -240,12 +240,18 @@ impl NewRun {
     }
 }
 
-/// Who decided an approval, and why.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Who decided an approval, and why: what every face's approve and reject
+/// take (the body of `POST .../approve`, `run.approve(step, decision)`),
+/// decoded strictly — an unknown key is refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Decision {
-    /// Who (free text).
+    /// Who decides (free text, recorded).
+    #[serde(default)]
     pub by: Option<String>,
-    /// A comment.
+    /// Why (recorded; a rejection's error message carries it).
+    #[serde(default)]
     pub comment: Option<String>,
 }
 
