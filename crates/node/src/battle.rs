@@ -18,14 +18,14 @@
 //! `battle.events()` and `battle.wait()` follow the battle with the core's
 //! `Watch` (`events.rs`): its end rule is the one of every face.
 
-use crate::events::{next_event, watch, Events};
+use crate::events::WatchEvents;
 use crate::helpers::{arg, promise, to_js_error, to_json, to_named_js_error, with_args, Count};
 use crate::rig::{options_json, to_value, Rig};
 use coderig::arena::runner::{Arena, BattleFilter, BattleView, LeaderboardFilter};
 use coderig::arena::{AgentRef, BattleSpec};
 use coderig::rig::{Rig as CoreRig, Subject};
 use coderig::Error;
-use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{PromiseRaw, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use serde_json::Value;
@@ -252,10 +252,8 @@ impl Battle {
     /// a battle already finished: after its history). Each iterator is
     /// independent; leaving the loop early stops nothing.
     #[napi(ts_return_type = "AsyncIterable<BattleEvent>")]
-    pub fn events(&self) -> BattleEvents {
-        BattleEvents {
-            events: watch(&self.rig, Subject::Battle(self.id.clone())),
-        }
+    pub fn events(&self) -> WatchEvents {
+        WatchEvents::new(&self.rig, Subject::Battle(self.id.clone()))
     }
 
     /// Stops a running or judging battle (its agents stopped, it
@@ -402,27 +400,5 @@ impl Battle {
     #[napi(ts_return_type = "Promise<string>")]
     pub fn analysis<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Value>> {
         self.call(env, |arena, id| async move { arena.analysis(&id).await })
-    }
-}
-
-/// The events of a battle as an async iterator (what `battle.events()`
-/// returns).
-#[napi(async_iterator)]
-pub struct BattleEvents {
-    events: Events,
-}
-
-#[napi]
-impl AsyncGenerator for BattleEvents {
-    // `battle.events()` declares the items as `BattleEvent`s.
-    type Yield = Value;
-    type Next = ();
-    type Return = ();
-
-    fn next(
-        &mut self,
-        _value: Option<Self::Next>,
-    ) -> impl Future<Output = napi::Result<Option<Self::Yield>>> + Send + 'static {
-        next_event(self.events.clone())
     }
 }

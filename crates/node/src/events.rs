@@ -1,5 +1,5 @@
 //! `battle.events()` and `run.events()`: the core's [`Watch`] as the state
-//! behind an napi async iterator. Following (subscribe, replay, live,
+//! behind one napi async iterator ([`WatchEvents`]). Following (subscribe, replay, live,
 //! de-duplicate) and the one end rule are the core's; this room only
 //! converts each event to its JSON object (a stored one with its `seq` and
 //! `epoch`, the live-only `agent_output` without) and a refusal to an
@@ -8,22 +8,49 @@
 use crate::rig::to_value;
 use coderig::bus::BusEvent;
 use coderig::rig::{Rig, Subject, Watch};
+use napi::bindgen_prelude::AsyncGenerator;
+use napi_derive::napi;
 use serde_json::Value;
+use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-/// One iterator's watch, shared by its `next()` calls.
-pub(crate) type Events = Arc<Mutex<Watch>>;
-
-/// A watch of `subject`, subscribed now: nothing committed after this
-/// call is missed, however late the first `next()` comes.
-pub(crate) fn watch(rig: &Rig, subject: Subject) -> Events {
-    Arc::new(Mutex::new(rig.watch(subject)))
+/// The events of a battle or a run as an async iterator: what
+/// `battle.events()` and `run.events()` return (typed there as
+/// `AsyncIterable<BattleEvent>` and `AsyncIterable<RunEvent>`).
+#[napi(async_iterator)]
+pub struct WatchEvents {
+    // Shared by the iterator's `next()` calls.
+    watch: Arc<Mutex<Watch>>,
 }
 
-/// The next event of the iterator `events`, as the `next()` of an napi
-/// async iterator returns it (`None`: the watch ended).
-pub(crate) async fn next_event(events: Events) -> napi::Result<Option<Value>> {
+impl WatchEvents {
+    /// A watch of `subject`, subscribed now: nothing committed after this
+    /// call is missed, however late the first `next()` comes.
+    pub(crate) fn new(rig: &Rig, subject: Subject) -> Self {
+        WatchEvents {
+            watch: Arc::new(Mutex::new(rig.watch(subject))),
+        }
+    }
+}
+
+#[napi]
+impl AsyncGenerator for WatchEvents {
+    type Yield = Value;
+    type Next = ();
+    type Return = ();
+
+    fn next(
+        &mut self,
+        _value: Option<Self::Next>,
+    ) -> impl Future<Output = napi::Result<Option<Self::Yield>>> + Send + 'static {
+        next_event(self.watch.clone())
+    }
+}
+
+/// The watch's next event as the `next()` of an napi async iterator
+/// returns it (`None`: the watch ended).
+async fn next_event(events: Arc<Mutex<Watch>>) -> napi::Result<Option<Value>> {
     let event = events.lock().await.next().await.map_err(|e| {
         // No Env here to build the taxonomy's JS error: the code leads
         // the message.

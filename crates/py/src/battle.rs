@@ -212,28 +212,10 @@ impl Battle {
     }
 }
 
-/// The events of a battle as dicts (`{"type": "battle_started", "seq": 1,
-/// "epoch": ..., "battle_id": ..., ...}`): an iterator (blocking, the GIL
-/// released; Ctrl-C raises `KeyboardInterrupt` and leaves the battle
-/// running) and an async iterator. See `Battle.events`.
-#[pyclass(module = "coderig", frozen)]
-pub struct BattleEvents(Events);
-
-#[pymethods]
-impl BattleEvents {
-    fn __iter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        self.0.next_blocking(py)
-    }
-
-    fn __aiter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.0.next_async(py)
-    }
-}
+crate::watch::events_class!(
+    /// The events of a battle as dicts (`{"type": "battle_started", "seq": 1,
+    /// "epoch": ..., "battle_id": ..., ...}`): an iterator (blocking, the GIL
+    /// released; Ctrl-C raises `KeyboardInterrupt` and leaves the battle
+    /// running) and an async iterator. See `Battle.events`.
+    BattleEvents
+);

@@ -72,3 +72,35 @@ async fn next(watch: &Mutex<Watch>) -> Result<Option<Value>, Error> {
     json.map(Some)
         .map_err(|e| Error::internal(format!("an event as JSON: {e}")))
 }
+
+/// Declares a Python class of one `events()` stream: a sync iterator
+/// (blocking, the GIL released) and an async iterator over one [`Events`].
+/// `Battle.events()` and `Run.events()` each return their own class, so
+/// the stubs can type each one's items.
+macro_rules! events_class {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[pyclass(module = "coderig", frozen)]
+        pub struct $name(pub(crate) $crate::watch::Events);
+
+        #[pymethods]
+        impl $name {
+            fn __iter__(slf: Py<Self>) -> Py<Self> {
+                slf
+            }
+
+            fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+                self.0.next_blocking(py)
+            }
+
+            fn __aiter__(slf: Py<Self>) -> Py<Self> {
+                slf
+            }
+
+            fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.0.next_async(py)
+            }
+        }
+    };
+}
+pub(crate) use events_class;

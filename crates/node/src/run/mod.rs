@@ -26,7 +26,7 @@
 
 mod code;
 
-use crate::events::{next_event, watch, Events};
+use crate::events::WatchEvents;
 use crate::helpers::{
     arg, promise, to_js_error, to_json, to_named_js_error, with_args, Count, Res,
 };
@@ -37,7 +37,7 @@ use coderig::flow::engine::{Decision, Engine, FlowSource, NewRun, RunFilter, Run
 use coderig::flow::FlowSpec;
 use coderig::rig::{Rig as CoreRig, Subject};
 use coderig::Error;
-use napi::bindgen_prelude::{AsyncGenerator, FromNapiValue, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{FromNapiValue, PromiseRaw, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
@@ -315,10 +315,8 @@ impl Run {
     /// a run already ended: after its history). Each iterator is
     /// independent; leaving the loop early stops nothing.
     #[napi(ts_return_type = "AsyncIterable<RunEvent>")]
-    pub fn events(&self) -> RunEvents {
-        RunEvents {
-            events: watch(&self.rig, Subject::Run(self.id.clone())),
-        }
+    pub fn events(&self) -> WatchEvents {
+        WatchEvents::new(&self.rig, Subject::Run(self.id.clone()))
     }
 
     /// Cancels a live run: it is `cancelled` at once, its running steps
@@ -356,28 +354,6 @@ impl Run {
         #[napi(ts_arg_type = "Decision | null")] decision: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
         self.decide(env, false, step, decision)
-    }
-}
-
-/// The events of a run as an async iterator (what `run.events()`
-/// returns).
-#[napi(async_iterator)]
-pub struct RunEvents {
-    events: Events,
-}
-
-#[napi]
-impl AsyncGenerator for RunEvents {
-    // `run.events()` declares the items as `RunEvent`s.
-    type Yield = Value;
-    type Next = ();
-    type Return = ();
-
-    fn next(
-        &mut self,
-        _value: Option<Self::Next>,
-    ) -> impl Future<Output = napi::Result<Option<Self::Yield>>> + Send + 'static {
-        next_event(self.events.clone())
     }
 }
 

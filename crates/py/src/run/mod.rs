@@ -287,29 +287,11 @@ impl Run {
 // ---------------------------------------------------------------------------
 // Events.
 
-/// The events of a run as dicts (`{"type": "step_updated", "seq": 3,
-/// "epoch": ..., "run_id": ..., "step_id": ..., "status": ..., "attempt":
-/// 1}`): an iterator (blocking, the GIL released; Ctrl-C raises
-/// `KeyboardInterrupt` and leaves the run running) and an async iterator.
-/// See `Run.events`.
-#[pyclass(module = "coderig", frozen)]
-pub struct RunEvents(Events);
-
-#[pymethods]
-impl RunEvents {
-    fn __iter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        self.0.next_blocking(py)
-    }
-
-    fn __aiter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.0.next_async(py)
-    }
-}
+crate::watch::events_class!(
+    /// The events of a run as dicts (`{"type": "step_updated", "seq": 3,
+    /// "epoch": ..., "run_id": ..., "step_id": ..., "status": ..., "attempt":
+    /// 1}`): an iterator (blocking, the GIL released; Ctrl-C raises
+    /// `KeyboardInterrupt` and leaves the run running) and an async iterator.
+    /// See `Run.events`.
+    RunEvents
+);
