@@ -172,6 +172,36 @@ async fn a_watch_of_an_unknown_subject_is_not_found_and_ends() {
     rig.shutdown(Duration::from_secs(5)).await;
 }
 
+/// A wait whose time runs out first is the one error every face raises
+/// for it, and the run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_that_times_out_says_so_and_leaves_the_run_going() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rig = open(tmp.path()).await;
+    let id = rig.engine().start_run(chain(1, 3_000)).await.unwrap();
+    let err = rig
+        .wait_run(&id, Some(Duration::from_millis(100)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    let details = err.details();
+    assert_eq!(details["reason"], "timeout");
+    assert_eq!(details["run_id"], id.as_str());
+    assert_eq!(details["status"], "running");
+    assert_eq!(details["timeout_ms"], 100);
+    assert!(
+        err.message().contains("wait again or cancel it"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(
+        rig.engine().run(&id).await.unwrap().status,
+        RunStatus::Running
+    );
+    rig.engine().cancel(&id).await.unwrap();
+    rig.shutdown(Duration::from_secs(5)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rig_refuses_a_bad_project_root_and_leaves_nothing_running() {
     let tmp = tempfile::tempdir().unwrap();

@@ -19,9 +19,9 @@
 //! `Watch` (`events.rs`): its end rule is the one of every face.
 
 use crate::events::WatchEvents;
-use crate::helpers::{arg, promise, to_js_error, to_json, to_named_js_error, with_args, Count};
+use crate::helpers::{arg, promise, to_json, with_args, Count};
 use crate::rig::{options_json, to_value, Rig};
-use coderig::arena::runner::{Arena, BattleFilter, BattleView, LeaderboardFilter};
+use coderig::arena::runner::{Arena, BattleFilter, LeaderboardFilter};
 use coderig::arena::{AgentRef, BattleSpec};
 use coderig::rig::{Rig as CoreRig, Subject};
 use coderig::Error;
@@ -179,19 +179,6 @@ impl Battle {
     }
 }
 
-/// The error `wait` rejects with when the battle did not finish in time.
-fn timed_out(view: &BattleView, timeout_ms: u64) -> Error {
-    Error::unavailable(format!(
-        "battle {:?} is still {} after {timeout_ms} ms",
-        view.id,
-        view.status.as_str()
-    ))
-    .with_detail("reason", "timeout")
-    .with_detail("battle_id", view.id.clone())
-    .with_detail("status", view.status.as_str())
-    .with_detail("timeout_ms", timeout_ms)
-}
-
 #[napi]
 impl Battle {
     /// The battle's id.
@@ -224,20 +211,11 @@ impl Battle {
             env,
             || Ok(arg::<Option<Count>>(env, "timeoutMs", timeout_ms)?.map(|c| c.0)),
             |timeout_ms| {
-                env.spawn_future_with_callback(
-                    async move {
-                        let timeout = timeout_ms.map(Duration::from_millis);
-                        Ok(rig.wait_battle(&id, timeout).await)
-                    },
-                    move |env, result| match result {
-                        Ok(view) if view.is_finished() => Ok(to_value(&view)),
-                        Ok(view) => Err(to_named_js_error(
-                            env,
-                            &timed_out(&view, timeout_ms.unwrap_or(0)),
-                            "TimeoutError",
-                        )),
-                        Err(e) => Err(to_js_error(env, &e)),
-                    },
+                let timeout = timeout_ms.map(Duration::from_millis);
+                promise(
+                    env,
+                    async move { rig.wait_battle(&id, timeout).await },
+                    |view| to_value(&view),
                 )
             },
         )

@@ -18,12 +18,9 @@
 use crate::helpers::to_py_err;
 use crate::turn::{block_on, to_dict};
 use crate::watch::Events;
-use coderig::arena::runner::BattleView;
 use coderig::rig::{Rig, Subject};
 use coderig::Error;
-use pyo3::exceptions::PyTimeoutError;
 use pyo3::prelude::*;
-use std::time::Duration;
 
 /// Registers `Battle` and `BattleEvents`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -57,15 +54,6 @@ impl Battle {
     }
 }
 
-fn not_finished(limit: Option<Duration>, view: &BattleView) -> PyErr {
-    PyTimeoutError::new_err(format!(
-        "battle {} is still {} after {:?} (it goes on; wait again or stop it)",
-        view.id,
-        view.status,
-        limit.unwrap_or_default()
-    ))
-}
-
 #[pymethods]
 impl Battle {
     /// The battle's id.
@@ -91,9 +79,6 @@ impl Battle {
     fn wait(&self, py: Python<'_>, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let limit = crate::rig::duration(timeout, "timeout")?;
         let view = call(py, self.rig.wait_battle(&self.id, limit))?;
-        if !view.is_finished() {
-            return Err(not_finished(limit, &view));
-        }
         to_dict(py, &view)
     }
 
@@ -109,9 +94,6 @@ impl Battle {
         let id = self.id.clone();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let view = rig.wait_battle(&id, limit).await.map_err(to_py_err)?;
-            if !view.is_finished() {
-                return Err(not_finished(limit, &view));
-            }
             Python::attach(|py| to_dict(py, &view))
         })
     }

@@ -9,7 +9,7 @@
 use coderig::names::ParseNameError;
 use coderig::{Error, ErrorKind, GuardViolation};
 use pyo3::conversion::FromPyObjectOwned;
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTimeoutError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PyString, PyTuple, PyType};
@@ -256,6 +256,11 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
 /// here.
 pub fn to_py_err(e: impl Into<Error>) -> PyErr {
     let e = e.into();
+    // A wait that ran out of time (the core's `wait_timed_out`): Python's
+    // own `TimeoutError`, as `wait(timeout=...)` promises.
+    if e.details().get("reason").and_then(Value::as_str) == Some("timeout") {
+        return PyTimeoutError::new_err(e.message().to_owned());
+    }
     Python::attach(|py| build(py, &e).unwrap_or_else(|failure| failure))
 }
 

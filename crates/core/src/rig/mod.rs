@@ -47,6 +47,7 @@ use crate::arena::runner::{Arena, ArenaConfig, BattleView};
 use crate::arena::Lane;
 use crate::bus::EventBus;
 use crate::error::Error;
+use crate::event::RunStatus;
 use crate::flow::engine::{Engine, EngineConfig, RunView};
 use crate::flow::runspec::FlowSpec;
 use crate::sandbox::SandboxMode;
@@ -430,23 +431,41 @@ impl Rig {
         Watch::new(&self.inner.bus, subject)
     }
 
-    /// Waits until battle `id` is finished (the watch's end rule) or
-    /// `timeout` passes, and returns it as it is then (check
-    /// [`BattleView::is_finished`]), as [`Arena::wait`]. `not_found_id` for an unknown battle.
+    /// Waits until battle `id` is finished (the watch's end rule) and
+    /// returns it, as [`Arena::wait`]. When `timeout` passes first: the
+    /// error every face raises for it ([`wait_timed_out`]); the battle goes
+    /// on. `not_found_id` for an unknown battle.
     pub async fn wait_battle(
         &self,
         id: &str,
         timeout: Option<Duration>,
     ) -> Result<BattleView, Error> {
-        self.inner.arena.wait(id, timeout).await
+        let view = self.inner.arena.wait(id, timeout).await?;
+        if view.is_finished() {
+            return Ok(view);
+        }
+        Err(wait_timed_out(
+            &Subject::Battle(view.id),
+            view.status.as_str(),
+            timeout,
+        ))
     }
 
     /// Waits until run `id` is finished (the watch's end rule: every step
-    /// final too) or `timeout` passes, and returns it as it is then, as
-    /// [`Engine::wait`].
-    /// `not_found_id` for an unknown run.
+    /// final too) and returns it, as [`Engine::wait`]. When `timeout`
+    /// passes first: the error every face raises for it
+    /// ([`wait_timed_out`]); the run goes on. `not_found_id` for an unknown
+    /// run.
     pub async fn wait_run(&self, id: &str, timeout: Option<Duration>) -> Result<RunView, Error> {
-        self.inner.engine.wait(id, timeout).await
+        let view = self.inner.engine.wait(id, timeout).await?;
+        if !matches!(view.status, RunStatus::Running | RunStatus::Waiting) {
+            return Ok(view);
+        }
+        Err(wait_timed_out(
+            &Subject::Run(view.id),
+            view.status.as_str(),
+            timeout,
+        ))
     }
 
     /// Stops the rig, in order, within `grace` in all: the compactor (a
@@ -486,6 +505,25 @@ impl Rig {
     pub fn is_shut_down(&self) -> bool {
         self.inner.shut_down.load(Ordering::SeqCst)
     }
+}
+
+/// The error of a wait whose `timeout` passed before `subject` finished:
+/// `unavailable`, its details `{reason: "timeout", battle_id | run_id,
+/// status, timeout_ms}`, its message saying the subject goes on. Python
+/// raises it as `TimeoutError`, Node rejects with it named `TimeoutError`.
+pub fn wait_timed_out(subject: &Subject, status: &str, timeout: Option<Duration>) -> Error {
+    let (what, id, end) = match subject {
+        Subject::Battle(id) => ("battle", id, "stop it"),
+        Subject::Run(id) => ("run", id, "cancel it"),
+    };
+    let ms = timeout.unwrap_or_default().as_millis() as u64;
+    Error::unavailable(format!(
+        "{what} {id} is still {status} after {ms} ms (it goes on; wait again or {end})"
+    ))
+    .with_detail("reason", "timeout")
+    .with_detail(&format!("{what}_id"), id.clone())
+    .with_detail("status", status)
+    .with_detail("timeout_ms", ms)
 }
 
 #[cfg(test)]

@@ -61,20 +61,15 @@ const RESERVED: &[&str] = &["code", "kind", "message", "details", "name", "stack
 ///
 /// Every error the addon throws for a refusal of the core is built here.
 pub fn to_js_error(env: &Env, e: &Error) -> napi::Error {
-    build_error(env, e, None).unwrap_or_else(|failure| failure)
+    build_error(env, e).unwrap_or_else(|failure| failure)
 }
 
-/// [`to_js_error`] with the JS error's `name` set (`'TimeoutError'`, the
-/// name JS gives a wait that ran out of time), so callers can tell such a
-/// refusal apart without reading its `details`.
-pub fn to_named_js_error(env: &Env, e: &Error, name: &str) -> napi::Error {
-    build_error(env, e, Some(name)).unwrap_or_else(|failure| failure)
-}
-
-fn build_error(env: &Env, e: &Error, name: Option<&str>) -> napi::Result<napi::Error> {
+fn build_error(env: &Env, e: &Error) -> napi::Result<napi::Error> {
     let mut error = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
-    if let Some(name) = name {
-        error.set_named_property("name", name)?;
+    // A wait that ran out of time (the core's `wait_timed_out`) is named
+    // as JS names one, so callers tell it apart without reading `details`.
+    if e.details().get("reason").and_then(Value::as_str) == Some("timeout") {
+        error.set_named_property("name", "TimeoutError")?;
     }
     error.set_named_property("code", e.code())?;
     error.set_named_property("kind", e.kind().as_str())?;

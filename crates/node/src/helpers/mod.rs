@@ -24,7 +24,7 @@ pub use args::{
     arg, decode_named, name_arg, opt_name_arg, options, parse_name, records, require_object,
     snake_case, snake_keys,
 };
-pub use error::{js, throwable, to_js_error, to_named_js_error, Fail, Res};
+pub use error::{js, throwable, to_js_error, Fail, Res};
 pub use json::{number, to_json, to_json_with_functions, JsFunction};
 pub use numbers::{js_count, Count, Int, LineNo, Uint, MAX_SAFE_INTEGER, U32};
 pub(crate) use promise::{promise, with_args};

@@ -27,13 +27,10 @@
 mod code;
 
 use crate::events::WatchEvents;
-use crate::helpers::{
-    arg, promise, to_js_error, to_json, to_named_js_error, with_args, Count, Res,
-};
+use crate::helpers::{arg, promise, to_json, with_args, Count, Res};
 use crate::rig::{options_json, to_value, Rig};
 use code::decode_code;
-use coderig::event::RunStatus;
-use coderig::flow::engine::{Decision, Engine, FlowSource, NewRun, RunFilter, RunView};
+use coderig::flow::engine::{Decision, Engine, FlowSource, NewRun, RunFilter};
 use coderig::flow::FlowSpec;
 use coderig::rig::{Rig as CoreRig, Subject};
 use coderig::Error;
@@ -234,24 +231,6 @@ impl Run {
     }
 }
 
-/// True for the statuses a run ends in.
-fn ended(status: RunStatus) -> bool {
-    !matches!(status, RunStatus::Running | RunStatus::Waiting)
-}
-
-/// The error `wait` rejects with when the run did not end in time.
-fn timed_out(view: &RunView, timeout_ms: u64) -> Error {
-    Error::unavailable(format!(
-        "run {:?} is still {} after {timeout_ms} ms",
-        view.id,
-        view.status.as_str()
-    ))
-    .with_detail("reason", "timeout")
-    .with_detail("run_id", view.id.clone())
-    .with_detail("status", view.status.as_str())
-    .with_detail("timeout_ms", timeout_ms)
-}
-
 #[napi]
 impl Run {
     /// The run's id.
@@ -286,20 +265,11 @@ impl Run {
             env,
             || Ok(arg::<Option<Count>>(env, "timeoutMs", timeout_ms)?.map(|c| c.0)),
             |timeout_ms| {
-                env.spawn_future_with_callback(
-                    async move {
-                        let timeout = timeout_ms.map(Duration::from_millis);
-                        Ok(rig.wait_run(&id, timeout).await)
-                    },
-                    move |env, result| match result {
-                        Ok(view) if ended(view.status) => Ok(to_value(&view)),
-                        Ok(view) => Err(to_named_js_error(
-                            env,
-                            &timed_out(&view, timeout_ms.unwrap_or(0)),
-                            "TimeoutError",
-                        )),
-                        Err(e) => Err(to_js_error(env, &e)),
-                    },
+                let timeout = timeout_ms.map(Duration::from_millis);
+                promise(
+                    env,
+                    async move { rig.wait_run(&id, timeout).await },
+                    |view| to_value(&view),
                 )
             },
         )

@@ -23,15 +23,13 @@ use crate::battle::call;
 use crate::helpers::{to_json, to_py_err};
 use crate::turn::to_dict;
 use crate::watch::Events;
-use coderig::event::RunStatus;
-use coderig::flow::engine::{Decision, RunView};
+use coderig::flow::engine::Decision;
 use coderig::flow::runspec::FlowSpec;
 use coderig::rig::{Rig, Subject};
-use pyo3::exceptions::{PyTimeoutError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// Registers `Run` and `RunEvents`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -102,20 +100,6 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
 
 // ---------------------------------------------------------------------------
 // Run.
-
-/// Whether the run ended: `wait()`'s answer to "did the time run out?".
-fn ended(view: &RunView) -> bool {
-    !matches!(view.status, RunStatus::Running | RunStatus::Waiting)
-}
-
-fn still_running(limit: Option<Duration>, view: &RunView) -> PyErr {
-    PyTimeoutError::new_err(format!(
-        "run {} is still {} after {:?} (it goes on; wait again or cancel it)",
-        view.id,
-        view.status,
-        limit.unwrap_or_default()
-    ))
-}
 
 /// A decision's keyword arguments.
 fn decision(by: Option<String>, comment: Option<String>) -> Decision {
@@ -189,9 +173,6 @@ impl Run {
     fn wait(&self, py: Python<'_>, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let limit = crate::rig::duration(timeout, "timeout")?;
         let view = call(py, self.rig.wait_run(&self.id, limit))?;
-        if !ended(&view) {
-            return Err(still_running(limit, &view));
-        }
         to_dict(py, &view)
     }
 
@@ -207,9 +188,6 @@ impl Run {
         let id = self.id.clone();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let view = rig.wait_run(&id, limit).await.map_err(to_py_err)?;
-            if !ended(&view) {
-                return Err(still_running(limit, &view));
-            }
             Python::attach(|py| to_dict(py, &view))
         })
     }
