@@ -35,6 +35,16 @@ const NAMES = {
 }
 
 /**
+ * Options objects: Node takes their top-level keys in camelCase (the
+ * addon's `helpers::options` turns them into the core's snake_case), so
+ * their interfaces name them so; specs and tables (a battle or flow spec,
+ * an agent's table) keep the snake_case keys of their files.
+ */
+const CAMEL_KEYS = new Set(['RigOptions', 'TurnOptions', 'BattleFilter', 'RunFilter', 'LeaderboardFilter', 'Decision'])
+
+const camel = (key) => key.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase())
+
+/**
  * Parts of an input that have no schema of their own, named for those who
  * type them: [name, the part of a generated type it is, its description].
  */
@@ -146,7 +156,7 @@ function declare(name, schema, all) {
     out += `export interface ${tsName} {\n`
     for (const [n, [prop, required]] of Object.entries(fields(schema, all))) {
       out += doc(describe(prop), '  ')
-      out += `  ${field(n, prop, required, all, '  ')}\n`
+      out += `  ${field(CAMEL_KEYS.has(name) ? camel(n) : n, prop, required, all, '  ')}\n`
     }
     return out + '}\n'
   }

@@ -21,7 +21,7 @@
 use crate::exit::shut_down_at_exit;
 use crate::helpers::{decode_named, js, options, Res};
 use coderig::agent::{Registry, DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE};
-use coderig::rig::{resolve_project_roots, Rig as CoreRig, RigConfig, DEFAULT_DATA_DIR};
+use coderig::rig::{Rig as CoreRig, RigConfig, RigOptions};
 use coderig::Error;
 use napi::bindgen_prelude::{PromiseRaw, Unknown};
 use napi::Env;
@@ -29,22 +29,9 @@ use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::Value;
 use std::future::Future;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OnceCell;
-
-/// `new Rig(options)`, decoded (`RigOptions`).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RigArgs {
-    data_dir: Option<String>,
-    db: Option<String>,
-    config: Option<String>,
-    agents: Option<Value>,
-    project_roots: Option<Vec<String>>,
-    sandbox: Option<Value>,
-}
 
 /// The options of `rig.agents`, decoded (`AgentsOptions`).
 #[derive(Deserialize)]
@@ -128,31 +115,12 @@ impl Rig {
         #[napi(ts_arg_type = "RigOptions | null")] options: Option<Unknown>,
     ) -> napi::Result<Self> {
         js(&env, || {
-            let args: RigArgs = decode_named("options", options_json(&env, options)?)?;
-            let (mut registry, config) =
-                Registry::open(args.config.as_deref().map(Path::new), args.agents)?;
-            if let Some(sandbox) = args.sandbox {
-                registry
-                    .set_sandbox_mode(coderig::sandbox::SandboxConfig::from_json(sandbox)?.mode);
-            }
-            let roots: Vec<PathBuf> = args
-                .project_roots
-                .iter()
-                .flatten()
-                .map(PathBuf::from)
-                .collect();
-            let project_roots = resolve_project_roots(&roots)?;
-            // Absolute now, so that a later `process.chdir` does not move
-            // the store.
-            let data_dir = Path::new(args.data_dir.as_deref().unwrap_or(DEFAULT_DATA_DIR));
-            let mut settings = RigConfig::new(
-                std::path::absolute(data_dir).unwrap_or_else(|_| data_dir.to_path_buf()),
-            );
-            settings.db = args.db.clone();
-            settings.project_roots = project_roots;
+            let given: RigOptions = decode_named("options", options_json(&env, options)?)?;
+            let (data_dir, db) = (given.data_dir.clone(), given.db.clone());
+            let (settings, config) = given.into_config()?;
             // A clone shares the turns (their cancel token and tracker):
             // the core rig's shutdown stops the turns of `run_turn` too.
-            settings.agents = registry.clone();
+            let registry = settings.agents.clone();
             let registry = Arc::new(registry);
             let core = Opened::default();
             shut_down_at_exit(&env, &registry, &core)?;
@@ -160,8 +128,8 @@ impl Rig {
                 registry,
                 settings: Arc::new(settings),
                 core,
-                data_dir: args.data_dir,
-                db: args.db,
+                data_dir: data_dir.map(|d| d.display().to_string()),
+                db,
                 config: config.map(|path| path.display().to_string()),
             })
         })

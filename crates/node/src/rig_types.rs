@@ -1,53 +1,21 @@
 //! The TypeScript shapes of what the runtime's calls take that the core
-//! has no input schema of: the options of `new Rig`, `rig.agents` and
-//! `rig.runFlow` (its code steps' callables and their context), and the
-//! details of a failed turn.
+//! has no input schema of: the options of `rig.agents` and `rig.runFlow`
+//! (its code steps' callables and their context), and the details of a
+//! failed turn.
 //!
 //! Types only (`object_to_js` / `object_from_js` off): inputs are decoded
 //! by the core's decoders. The battle and flow specs, the filters of
-//! `rig.battles`, `rig.runs` and `rig.leaderboard`, an agent's table, a
-//! turn's options and an approval's decision (`BattleSpec`, `RunSpec`,
-//! `BattleFilter`, `AgentSpec`, `TurnOptions`, `Decision`, ...) and what
-//! the calls return and stream (`TurnOutcome`, `AgentEvent`, `BattleView`,
-//! `RunEvent`, ...) are not declared here: `types/views.d.ts` is generated
-//! from the core's schemas (`scripts/views-dts.mjs`) and heads
-//! `index.d.ts`. `test/rig.test.mjs` and `test/flow_runtime.test.mjs`
-//! check real values against the types, and `test/names.test.mjs` every
-//! string union against the core's lists.
+//! `rig.battles`, `rig.runs` and `rig.leaderboard`, the options of `new
+//! Rig`, an agent's table, a turn's options and an approval's decision
+//! (`BattleSpec`, `RunSpec`, `BattleFilter`, `RigOptions`, `AgentSpec`,
+//! `TurnOptions`, `Decision`, ...) and what the calls return and stream
+//! (`TurnOutcome`, `AgentEvent`, `BattleView`, `RunEvent`, ...) are not
+//! declared here: `types/views.d.ts` is generated from the core's schemas
+//! (`scripts/views-dts.mjs`) and heads `index.d.ts`. `test/rig.test.mjs`
+//! and `test/flow_runtime.test.mjs` check real values against the types,
+//! and `test/names.test.mjs` every string union against the core's lists.
 
 use napi_derive::napi;
-
-/// What `new Rig(options)` takes. Every field may be absent or `null`.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct RigOptions {
-    /// Where the rig keeps its data: the SQLite store (without `db`) and
-    /// the battles' worktrees (default `./.coderig`).
-    #[napi(ts_type = "string | null")]
-    pub data_dir: Option<String>,
-    /// The store's URL (`postgres://...`, `sqlite://PATH` or a file path;
-    /// default SQLite in `dataDir`), opened by the first battle or run call.
-    #[napi(ts_type = "string | null")]
-    pub db: Option<String>,
-    /// Coding battles' projects and flow steps' `cwd` / `workdir` must lie
-    /// under one of these directories, each resolved when the `Rig` is
-    /// built (default: the current directory then).
-    #[napi(ts_type = "string[] | null")]
-    pub project_roots: Option<String>,
-    /// The path of a `coderig.toml` (not with `agents`).
-    #[napi(ts_type = "string | null")]
-    pub config: Option<String>,
-    /// The agents, in the JSON form of `coderig.toml`'s `[agents]` table:
-    /// `{alice: {kind: 'scripted', script: [{text: 'hi'}]}}` (snake_case
-    /// keys, as in the file; not with `config`).
-    #[napi(ts_type = "Record<string, AgentSpec> | null")]
-    pub agents: Option<String>,
-    /// The mode every process the rig starts runs under: `'enforce'`
-    /// (default: refuse what the kernel cannot confine), `'auto'` or
-    /// `'off'`, or the `[sandbox]` table (`{mode: 'auto'}`); it replaces
-    /// the config file's.
-    #[napi(ts_type = "'enforce' | 'auto' | 'off' | { mode?: 'enforce' | 'auto' | 'off' } | null")]
-    pub sandbox: Option<String>,
-}
 
 /// What `rig.agents(options)` takes.
 #[napi(object, object_to_js = false, object_from_js = false)]

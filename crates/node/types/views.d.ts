@@ -1069,7 +1069,7 @@ export interface LeaderboardEntry {
  */
 export interface LeaderboardOptions {
   /** Only this battle type's board. */
-  battle_type?: null | 'qa' | 'coding'
+  battleType?: null | 'qa' | 'coding'
   /** Only battles of this project (confined to the project roots). */
   project?: string | null
 }
@@ -1136,6 +1136,46 @@ export interface SandboxLimits {
    * what was written never reaches the disk. Needs user namespaces.
    */
   tmp_size?: number
+}
+
+/**
+ * The options of a face's `Rig`, decoded strictly (an unknown key is
+ * refused; `null` is "not given").
+ */
+export interface RigOptions {
+  /**
+   * The agents as the config file's `[agents]` table (snake_case keys,
+   * as in the file; not with `config`).
+   */
+  agents?: Record<string, AgentSpec> | null
+  /**
+   * The `coderig.toml` to read the agents from (not with `agents`);
+   * default `./coderig.toml` when it exists, else no agents.
+   */
+  config?: string | null
+  /**
+   * Where the embedded store, worktrees, artifacts and results live
+   * (default `./.coderig`); made absolute when the rig is made, so a
+   * later change of directory does not move it.
+   */
+  dataDir?: string | null
+  /**
+   * The store: `postgres://…` to share one PostgreSQL, an SQLite URL or
+   * path; default SQLite in the data directory.
+   */
+  db?: string | null
+  /**
+   * Where battles' projects, command steps' `cwd` and agent steps'
+   * `workdir` must lie; none given: the current directory.
+   */
+  projectRoots?: Array<string> | null
+  /**
+   * The mode every process the rig starts runs under — `enforce`
+   * (default: refuse what the kernel cannot confine), `auto` or `off`,
+   * or the `[sandbox]` table (`{"mode": "auto"}`); it replaces the
+   * config file's.
+   */
+  sandbox?: null | SandboxSetting
 }
 
 /**
@@ -1317,6 +1357,12 @@ export interface SandboxReport {
   /** The writable paths (the private temp dir included). */
   writable: Array<string>
 }
+
+export type SandboxSetting =
+  | 'enforce' | 'auto' | 'off'
+  | {
+    mode?: 'enforce' | 'auto' | 'off'
+  }
 
 /**
  * One action of a script, run in order by the scripted agent.
@@ -1541,7 +1587,7 @@ export interface TurnOptions {
    * The turn fails as hung when no event came for this long
    * (default: the agent's).
    */
-  idle_timeout?: null | number | string
+  idleTimeout?: null | number | string
   /** A system prompt. */
   system?: string | null
   /** The turn's wall-clock limit (default: the agent's). */

@@ -12,8 +12,8 @@ Union alias of one TypedDict per variant, each with `type: Literal[...]`.
 
 What the runtime calls take is held to tests/schemas/inputs.json (coderig::json::inputs,
 what the core's decoders accept) by name: the battle spec's and the agent table's
-TypedDicts have exactly the core's keys, and the keyword arguments of the list calls,
-run_turn, approve and reject are exactly their inputs' fields.
+TypedDicts have exactly the core's keys, and the keyword arguments of Rig(), the list
+calls, run_turn, approve and reject are exactly their inputs' fields.
 """
 
 import ast
@@ -342,6 +342,7 @@ def _method(cls: str, name: str) -> ast.FunctionDef:
 # Each call whose keyword arguments are one input of the core: (class, method, the
 # arguments that are not the input's, the input).
 KEYWORD_INPUTS = [
+    ("Rig", "__init__", set(), "RigOptions"),
     ("Rig", "battles", set(), "BattleFilter"),
     ("Rig", "runs", set(), "RunFilter"),
     ("Rig", "leaderboard", set(), "LeaderboardFilter"),

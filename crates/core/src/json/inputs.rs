@@ -1,9 +1,9 @@
 //! The JSON Schemas of what a face's runtime calls take (feature
 //! `openapi`): a battle spec, a flow spec, the filters of the lists of
 //! battles and runs and of the leaderboard, an agent's table (the `agents`
-//! of a `Rig`, `[agents.<identity>]` of `coderig.toml`), a turn's options
-//! and an approval's decision — every input a `Rig` of Python and Node and
-//! the server decode through the core.
+//! of a `Rig`, `[agents.<identity>]` of `coderig.toml`), a turn's options,
+//! an approval's decision and a `Rig`'s own options — every input a `Rig`
+//! of Python and Node and the server decode through the core.
 //!
 //! Each schema says what the core's decoder accepts ([`BattleSpec::from_json`],
 //! [`FlowSpec::from_json`], serde's strict decoding of the filters): the
@@ -21,6 +21,7 @@ use crate::arena::runner::{BattleFilter, LeaderboardFilter};
 use crate::arena::BattleSpec;
 use crate::flow::engine::{Decision, RunFilter};
 use crate::flow::FlowSpec;
+use crate::rig::RigOptions;
 use serde_json::{Map, Value};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
@@ -39,6 +40,7 @@ pub fn schemas() -> Map<String, Value> {
     root::<AgentSpec>(&mut found);
     root::<TurnOptions>(&mut found);
     root::<Decision>(&mut found);
+    root::<RigOptions>(&mut found);
     let mut out = Map::new();
     for (name, schema) in found {
         out.insert(name, serde_json::to_value(&schema).unwrap_or(Value::Null));

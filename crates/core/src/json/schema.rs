@@ -107,6 +107,34 @@ impl ToSchema for DurationInput {
     }
 }
 
+/// A `Rig`'s `sandbox` as `SandboxConfig::from_json` reads it: a mode's
+/// name, or the `[sandbox]` table (`{"mode": "auto"}`). The `value_type` of
+/// `RigOptions::sandbox` (a component named `SandboxSetting`).
+pub(crate) struct SandboxInput;
+
+impl PartialSchema for SandboxInput {
+    fn schema() -> RefOr<Schema> {
+        let mode = json!({"$ref": "#/components/schemas/SandboxMode"});
+        from_json(json!({
+            "oneOf": [
+                mode,
+                {"type": "object", "additionalProperties": false, "properties": {"mode": mode}},
+            ]
+        }))
+    }
+}
+
+impl ToSchema for SandboxInput {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("SandboxSetting")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        use crate::sandbox::SandboxMode;
+        schemas.push((SandboxMode::name().into_owned(), SandboxMode::schema()));
+    }
+}
+
 /// The grammar of `NetworkPolicy::from_str` (what the decoder reads a
 /// command step's `sandbox.network` and an oracle's `network` with) as a regex: `allow`, `deny`, or
 /// `loopback:` and a comma-separated list of ports, each with optional

@@ -60,6 +60,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
+mod options;
+pub use options::RigOptions;
 mod retention;
 pub use retention::COMPACT_EVERY;
 use std::time::Duration;

@@ -79,7 +79,7 @@ export const badRule: RunStepSpec = { id: 'x', kind: 'code', trigger_rule: 'some
 
 export const battles: BattleFilter = { project: '/repo', status: 'judging', limit: 10, cursor: null }
 export const runs: RunFilter = { status: 'waiting' }
-export const boards: LeaderboardOptions = { battle_type: 'qa' }
+export const boards: LeaderboardOptions = { battleType: 'qa' }
 // @ts-expect-error a run is never judging
 export const badStatus: RunFilter = { status: 'judging' }
 
@@ -101,7 +101,9 @@ const native: AgentSpec = {
   model_overrides: { small: { context_window: 8192, sampling: { temperature: 0.2 } } },
   network: 'loopback:8000',
 }
-export const options: RigOptions = { agents: { scripted, native } }
+export const options: RigOptions = { dataDir: '.coderig', projectRoots: ['/repo'], sandbox: { mode: 'auto' }, agents: { scripted, native } }
+// @ts-expect-error options keys are camelCase in Node
+export const snakeOptions: RigOptions = { data_dir: '.coderig' }
 // @ts-expect-error no such kind of agent
 export const badAgent: AgentSpec = { kind: 'robot' }
 // @ts-expect-error no such script action
@@ -109,7 +111,7 @@ export const badAction: AgentSpec = { kind: 'scripted', script: [{ speak: 'hi' }
 // @ts-expect-error a duration is seconds or text, not a flag
 export const badTimeout: AgentSpec = { kind: 'cli', timeout: true }
 
-export const turn: TurnOptions = { workdir: '/repo', access: 'edit', timeout: '20m', idle_timeout: 90, env: { K: 'v' } }
+export const turn: TurnOptions = { workdir: '/repo', access: 'edit', timeout: '20m', idleTimeout: 90, env: { K: 'v' } }
 // @ts-expect-error no such access
 export const badAccess: TurnOptions = { access: 'root' }
 export const decision: Decision = { by: 'ana', comment: 'ship it' }

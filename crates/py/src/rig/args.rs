@@ -1,11 +1,9 @@
 //! The arguments of `coderig.Rig` and of its runtime calls, converted for
 //! the core: durations by the core's duration decoder, paths as `str` or
-//! `os.PathLike`, project roots by the core's one policy
-//! ([`resolve_project_roots`]).
+//! `os.PathLike`, project roots as paths for the core's one policy.
 
 use crate::helpers::{fspath, to_json, to_py_err, Items};
 use coderig::arena::BattleSpec;
-use coderig::rig::resolve_project_roots;
 use coderig::Error;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -70,12 +68,12 @@ pub fn path_arg(value: Option<&Bound<'_, PyAny>>, at: &str) -> PyResult<Option<P
     }
 }
 
-/// The `project_roots` argument by the core's policy
-/// ([`resolve_project_roots`]), resolved when the `Rig` is made: each root
-/// canonical; none given (or `None`), the current directory. A root that
-/// cannot be resolved or is not a directory is the core's
-/// `InvalidInputError` at `project_roots[i]`; a value that is not a
-/// collection of paths a `TypeError`.
+/// The `project_roots` argument as paths, for the core's policy
+/// (`resolve_project_roots`, applied when the `Rig` is made: each root
+/// canonical; none given, the current directory; a root that cannot be
+/// resolved or is not a directory is `InvalidInputError` at
+/// `project_roots[i]`). A value that is not a collection of paths is a
+/// `TypeError`.
 pub fn project_roots(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>> {
     let mut given = Vec::new();
     if let Some(value) = value.filter(|v| !v.is_none()) {
@@ -90,7 +88,7 @@ pub fn project_roots(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PathBuf>>
             given.push(path);
         }
     }
-    resolve_project_roots(&given).map_err(to_py_err)
+    Ok(given)
 }
 
 /// The `db` argument: a URL or a path (`str` or `os.PathLike`).

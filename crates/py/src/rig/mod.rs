@@ -39,7 +39,7 @@ use coderig::agent::{Registry, TurnOptions, DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTD
 use coderig::arena::runner::BattleFilter;
 use coderig::event::RunStatus;
 use coderig::flow::engine::{NewRun, RunFilter};
-use coderig::rig::{Rig as CoreRig, RigConfig, DEFAULT_DATA_DIR};
+use coderig::rig::{Rig as CoreRig, RigConfig, RigOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
@@ -178,37 +178,22 @@ impl Rig {
         sandbox: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let data_dir = path_arg(data_dir, "data_dir")?;
-        let project_roots = args::project_roots(project_roots)?;
-        let db = db_arg(db)?;
-        let config_file = path_arg(config, "config")?;
-        let agents = match agents.filter(|v| !v.is_none()) {
-            Some(agents) => Some(to_json(agents, "agents")?),
-            None => None,
+        let json = |value: Option<&Bound<'_, PyAny>>, at: &str| -> PyResult<Option<Value>> {
+            value
+                .filter(|v| !v.is_none())
+                .map(|v| to_json(v, at))
+                .transpose()
         };
-        let sandbox = match sandbox.filter(|v| !v.is_none()) {
-            Some(sandbox) => Some(
-                coderig::sandbox::SandboxConfig::from_json(to_json(sandbox, "sandbox")?)
-                    .map_err(to_py_err)?,
-            ),
-            None => None,
+        let given = RigOptions {
+            data_dir: data_dir.clone(),
+            db: db_arg(db)?,
+            config: path_arg(config, "config")?,
+            agents: json(agents, "agents")?,
+            project_roots: Some(args::project_roots(project_roots)?),
+            sandbox: json(sandbox, "sandbox")?,
         };
-        // Registry::open may read a file: the GIL is released.
-        let (mut registry, config_file) = py
-            .detach(|| Registry::open(config_file.as_deref(), agents))
-            .map_err(to_py_err)?;
-        // On the registry itself, not only the config's `sandbox`: turns
-        // run before (or without) the runtime opening.
-        if let Some(sandbox) = sandbox {
-            registry.set_sandbox_mode(sandbox.mode);
-        }
-        let mut config = RigConfig::new(
-            data_dir
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
-        );
-        config.db = db;
-        config.project_roots = project_roots;
-        config.agents = registry;
+        // It may read a file: the GIL is released.
+        let (config, config_file) = py.detach(|| given.into_config()).map_err(to_py_err)?;
         let config = Arc::new(config);
         let mut live = lock(&LIVE);
         live.retain(|c| Arc::strong_count(c) > 1 || c.agents.running_turns() > 0);
