@@ -1,7 +1,6 @@
 //! The TypeScript shapes of what the runtime's calls take that the core
 //! has no input schema of: the options of `rig.agents` and `rig.runFlow`
-//! (its code steps' callables and their context), and the details of a
-//! failed turn.
+//! (its code steps' callables), and the details of a failed turn.
 //!
 //! Types only (`object_to_js` / `object_from_js` off): inputs are decoded
 //! by the core's decoders. The battle and flow specs, the filters of
@@ -9,11 +8,12 @@
 //! Rig`, an agent's table, a turn's options and an approval's decision
 //! (`BattleSpec`, `RunSpec`, `BattleFilter`, `RigOptions`, `AgentSpec`,
 //! `TurnOptions`, `Decision`, ...) and what the calls return and stream
-//! (`TurnOutcome`, `AgentEvent`, `BattleView`, `RunEvent`, ...) are not
-//! declared here: `types/views.d.ts` is generated from the core's schemas
-//! (`scripts/views-dts.mjs`) and heads `index.d.ts`. `test/rig.test.mjs`
-//! and `test/flow_runtime.test.mjs` check real values against the types,
-//! and `test/names.test.mjs` every string union against the core's lists.
+//! (`TurnOutcome`, `AgentEvent`, `BattleView`, `RunEvent`, a code step's
+//! `CodeContext`, ...) are not declared here: `types/views.d.ts` is
+//! generated from the core's schemas (`scripts/views-dts.mjs`) and heads
+//! `index.d.ts`. `test/rig.test.mjs` and `test/flow_runtime.test.mjs`
+//! check real values against the types, and `test/names.test.mjs` every
+//! string union against the core's lists.
 
 use napi_derive::napi;
 
@@ -52,24 +52,6 @@ pub struct TurnErrorDetails {
     /// The last lines of the CLI's stderr.
     #[napi(js_name = "stderr_tail")]
     pub stderr_tail: Option<String>,
-}
-
-/// What a code step's callable gets: the run's input and its own
-/// dependencies' results and states (a JSON copy).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct CodeContext {
-    /// The run's input.
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub input: String,
-    /// The results of its dependencies, by step id.
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub results: String,
-    /// The states of its dependencies, by step id: `{status, attempt,
-    /// exit_code?, error?}`.
-    #[napi(ts_type = "Record<string, Record<string, unknown>>")]
-    pub steps: String,
-    /// The loop iteration (0 outside loops).
-    pub iteration: u32,
 }
 
 /// The options of `rig.runFlow(spec, input, options)`.

@@ -570,6 +570,24 @@ export interface CallsRead {
   structured: number
 }
 
+/**
+ * What a run's templates, conditions and code steps see — a code step's
+ * callable gets it in Python and Node (`ctx`): the run's input, the
+ * results and states of the steps it may read (a code step: its
+ * dependencies; a template or condition: every step), and the loop
+ * iteration.
+ */
+export interface CodeContext {
+  /** The run's input. */
+  input: unknown
+  /** The 1-based iteration of the innermost loop (0 outside loops). */
+  iteration: number
+  /** The steps' results, by step id. */
+  results: Record<string, unknown>
+  /** The steps' states, by step id. */
+  steps: Record<string, StepState>
+}
+
 /** The record of one oracle command. */
 export interface CommandEvidence {
   /** Wall-clock time it ran, in milliseconds. */
@@ -1448,6 +1466,18 @@ export type ScriptAction =
      */
     hang: boolean
   }
+
+/** One step's entry under a [`CodeContext`]'s `steps`. */
+export interface StepState {
+  /** Its attempt (1-based; 0 before its first). */
+  attempt: number
+  /** Why its last attempt failed. */
+  error?: unknown
+  /** A command step's exit code, once it exited. */
+  exit_code?: number
+  /** Where the step stands (a `StepStatus` name, from the step's row). */
+  status: 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'
+}
 
 /** `step_updated`. */
 export interface StepUpdated {

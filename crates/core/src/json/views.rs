@@ -1,8 +1,9 @@
 //! The JSON Schemas of what the runtime gives a face (feature `openapi`):
 //! the views of battles and runs, their pages, the leaderboard, a turn's
-//! outcome and events, the agents' infos and the events of battles and runs
-//! — every value a `Rig`, `Battle`, `Run` or `Turn` of Python and Node
-//! returns or streams, and the bodies the server answers with.
+//! outcome and events, the agents' infos, the events of battles and runs,
+//! and the context a code step's callable is given — every value a `Rig`,
+//! `Battle`, `Run` or `Turn` of Python and Node returns, streams or passes,
+//! and the bodies the server answers with.
 //!
 //! Two of them are no Rust type: `BattleEvent` and `RunEvent`, what a
 //! battle's and a run's event streams yield — a union on `type` of the
@@ -32,7 +33,7 @@ use crate::event::{
     AgentOutput, BattleStarted, BattleUpdated, ContestantUpdated, EventType, OutputKind,
     OutputSource, RunUpdated, StepUpdated, TaskRescued,
 };
-use crate::flow::engine::{RunPage, RunView};
+use crate::flow::engine::{CodeContext, RunPage, RunView};
 use serde_json::{json, Map, Value};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
@@ -53,6 +54,7 @@ pub fn schemas() -> Map<String, Value> {
     root::<TurnOutcome>(&mut found);
     root::<AgentEvent>(&mut found);
     root::<AgentInfo>(&mut found);
+    root::<CodeContext>(&mut found);
     for (name, types) in [
         ("BattleEvent", &BATTLE_EVENTS[..]),
         ("RunEvent", &RUN_EVENTS[..]),

@@ -14,6 +14,7 @@ import type {
   RigOptions,
   RetrySpec,
   RunBatchConfig,
+  RunFlowOptions,
   RunCaseSpec,
   RunFilter,
   RunSpec,
@@ -118,12 +119,21 @@ export const decision: Decision = { by: 'ana', comment: 'ship it' }
 // @ts-expect-error a decision has who and why, nothing else
 export const badDecision: Decision = { by: 'ana', when: 'now' }
 
+// A code step's callable gets the core's CodeContext.
+export const code: RunFlowOptions = {
+  code: {
+    sum: (ctx) => (ctx.steps.test?.status === 'done' ? ctx.results.test : ctx.iteration + ctx.steps.test.attempt),
+    // @ts-expect-error a step's state has no such status
+    odd: (ctx) => ctx.steps.test.status === 'finished',
+  },
+}
+
 // The calls take them.
 export async function calls(rig: Rig, run: Run): Promise<void> {
   rig.runTurn('claude', null, 'Fix it.', turn)
   await run.approve('gate', decision)
   await rig.startBattle(coding)
-  await rig.runFlow(flow)
+  await rig.runFlow(flow, {}, code)
   await rig.battles(battles)
   await rig.runs(runs)
   await rig.leaderboard(boards)

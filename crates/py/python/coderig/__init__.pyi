@@ -714,10 +714,25 @@ _FlowSpec = Dict[str, Any]
 "deps"?, "trigger_rule"?, "batch"?, "timeout"?, "retry"?, "when"?, ...fields of its kind}],
 "report"?, "batch_config"?}."""
 
-_CodeStep = Callable[[Dict[str, Any]], Any]
-"""A code step's callable: called with {"input", "results", "steps", "iteration"} (results
-and steps of its dependencies); sync, or async (returning an awaitable); returns a
-JSON-like value, the step's result. An exception fails the attempt with its message."""
+class _StepState(TypedDict):
+    """One step's entry under a code step's context's steps."""
+    status: _StepStatus
+    attempt: int
+    exit_code: NotRequired[int]
+    error: NotRequired[Any]
+
+class _CodeContext(TypedDict):
+    """What a code step's callable is called with: the run's input, the results and
+    states of its dependencies, and the loop iteration (0 outside loops)."""
+    input: Any
+    results: Dict[str, Any]
+    steps: Dict[str, _StepState]
+    iteration: int
+
+_CodeStep = Callable[[_CodeContext], Any]
+"""A code step's callable: called with its _CodeContext; sync, or async (returning an
+awaitable); returns a JSON-like value, the step's result. An exception fails the attempt
+with its message."""
 
 class _RunSummary(TypedDict):
     """A run as Rig.runs lists it (the core's RunSummary)."""

@@ -71,6 +71,7 @@
 
 mod artifacts;
 mod context;
+pub use context::{CodeContext, StepState};
 pub mod data;
 mod driver;
 mod exec;

@@ -139,7 +139,7 @@ impl Driver {
 
     pub(super) fn ctx_full(&mut self) -> Value {
         if self.rows.is_empty() {
-            return context(&self.input, self.results.clone(), Map::new(), 0);
+            return context(&self.input, self.results.clone(), Default::default(), 0);
         }
         let mut c = self.ctx(0);
         c["iteration"] = json!(0);

@@ -3,6 +3,7 @@
 //! contexts built for templates and code steps.
 
 use super::*;
+use std::collections::BTreeMap;
 
 impl Driver {
     // ----- the scheduler's decisions -----
@@ -53,7 +54,7 @@ impl Driver {
     pub(super) fn ctx(&mut self, i: usize) -> Value {
         let iteration = self.iteration_of(i);
         if self.ctx_cache.is_none() {
-            let mut steps = Map::new();
+            let mut steps = BTreeMap::new();
             for (j, row) in self.rows.iter().enumerate() {
                 steps.insert(
                     self.compiled.spec().steps[j].id.clone(),
@@ -76,7 +77,7 @@ impl Driver {
     pub(super) fn deps_ctx(&self, i: usize) -> Value {
         let step = &self.compiled.spec().steps[i];
         let mut results = Map::new();
-        let mut steps = Map::new();
+        let mut steps = BTreeMap::new();
         for d in &step.deps {
             if let Some(&j) = self.index.get(d) {
                 if let Some(out) = self.results.get(d) {
