@@ -29,6 +29,7 @@ export const OUTPUT = new URL('../types/views.d.ts', import.meta.url)
 const NAMES = {
   AgentView: 'AgentRef', // also what a battle spec's judge is
   Applied: 'AppliedPatch', // `Applied` is the edit functions' result
+  AgentErrorDetails: 'TurnErrorDetails',
   ResourceLimits: 'SandboxLimits',
   FlowSpec: 'RunSpec', // `flow.FlowSpec` is the pure scheduler's spec
   LeaderboardFilter: 'LeaderboardOptions',
@@ -40,7 +41,7 @@ const NAMES = {
  * their interfaces name them so; specs and tables (a battle or flow spec,
  * an agent's table) keep the snake_case keys of their files.
  */
-const CAMEL_KEYS = new Set(['RigOptions', 'TurnOptions', 'BattleFilter', 'RunFilter', 'LeaderboardFilter', 'Decision'])
+const CAMEL_KEYS = new Set(['RigOptions', 'AgentsOptions', 'TurnOptions', 'BattleFilter', 'RunFilter', 'LeaderboardFilter', 'Decision'])
 
 const camel = (key) => key.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase())
 

@@ -20,29 +20,17 @@
 
 use crate::exit::shut_down_at_exit;
 use crate::helpers::{decode_named, js, options, Res};
-use coderig::agent::{Registry, DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE};
+use coderig::agent::{AgentsOptions, Registry, DEFAULT_SHUTDOWN_GRACE};
 use coderig::rig::{Rig as CoreRig, RigConfig, RigOptions};
 use coderig::Error;
 use napi::bindgen_prelude::{PromiseRaw, Unknown};
 use napi::Env;
 use napi_derive::napi;
-use serde::Deserialize;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OnceCell;
-
-/// The options of `rig.agents`, decoded (`AgentsOptions`).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AgentsArgs {
-    #[serde(
-        default,
-        deserialize_with = "coderig::agent::duration::deserialize_opt"
-    )]
-    probe_timeout: Option<Duration>,
-}
 
 /// The options object of a call as the JSON object the core decodes
 /// (`null` fields left out, keys in snake_case).
@@ -169,10 +157,10 @@ impl Rig {
         env: &'env Env,
         #[napi(ts_arg_type = "AgentsOptions | null")] options: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let args: AgentsArgs = js(env, || {
+        let given: AgentsOptions = js(env, || {
             Ok(coderig::json::decode_object(options_json(env, options)?)?)
         })?;
-        let probe = args.probe_timeout.unwrap_or(DEFAULT_PROBE_TIMEOUT);
+        let probe = given.probe();
         let registry = Arc::clone(&self.registry);
         env.spawn_future(async move { Ok(to_value(&registry.info(probe).await)) })
     }

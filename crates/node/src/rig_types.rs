@@ -1,58 +1,18 @@
-//! The TypeScript shapes of what the runtime's calls take that the core
-//! has no input schema of: the options of `rig.agents` and `rig.runFlow`
-//! (its code steps' callables), and the details of a failed turn.
+//! The TypeScript shape of what a runtime call takes that the core has no
+//! schema of: the options of `rig.runFlow` (its code steps' callables,
+//! JavaScript functions).
 //!
-//! Types only (`object_to_js` / `object_from_js` off): inputs are decoded
-//! by the core's decoders. The battle and flow specs, the filters of
-//! `rig.battles`, `rig.runs` and `rig.leaderboard`, the options of `new
-//! Rig`, an agent's table, a turn's options and an approval's decision
-//! (`BattleSpec`, `RunSpec`, `BattleFilter`, `RigOptions`, `AgentSpec`,
-//! `TurnOptions`, `Decision`, ...) and what the calls return and stream
-//! (`TurnOutcome`, `AgentEvent`, `BattleView`, `RunEvent`, a code step's
-//! `CodeContext`, ...) are not declared here: `types/views.d.ts` is
-//! generated from the core's schemas (`scripts/views-dts.mjs`) and heads
-//! `index.d.ts`. `test/rig.test.mjs` and `test/flow_runtime.test.mjs`
-//! check real values against the types, and `test/names.test.mjs` every
-//! string union against the core's lists.
+//! Types only (`object_to_js` / `object_from_js` off). Every other input
+//! — the battle and flow specs, the filters of `rig.battles`, `rig.runs`
+//! and `rig.leaderboard`, the options of `new Rig` and `rig.agents`, an
+//! agent's table, a turn's options, an approval's decision — and what the
+//! calls return, stream or pass (`TurnOutcome`, `BattleView`, `RunEvent`,
+//! a code step's `CodeContext`, a failed turn's `TurnErrorDetails`, ...)
+//! is generated from the core's schemas into `types/views.d.ts`
+//! (`scripts/views-dts.mjs`), which heads `index.d.ts`.
+//! `test/types.test.mjs` compiles them against real values.
 
 use napi_derive::napi;
-
-/// What `rig.agents(options)` takes.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct AgentsOptions {
-    /// How long an HTTP agent may take to list its models (seconds or a
-    /// duration string; default 2 s).
-    #[napi(ts_type = "number | string | null")]
-    pub probe_timeout: Option<String>,
-}
-
-/// The `details` of the error `turn.wait()` rejects with when the turn
-/// failed (`code` `AGENT`, or `UNAVAILABLE` when the agent cannot do what
-/// the turn asks).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct TurnErrorDetails {
-    /// What failed.
-    #[napi(
-        js_name = "agent_error",
-        ts_type = "'spawn' | 'timeout' | 'idle' | 'cancelled' | 'protocol' | 'provider' | 'exit' | 'unavailable'"
-    )]
-    pub agent_error: String,
-    /// What to do about it.
-    #[napi(ts_type = "'retry' | 'fallback' | 'stop' | 'fatal'")]
-    pub class: String,
-    /// The provider's HTTP status.
-    #[napi(js_name = "http_status")]
-    pub http_status: Option<u32>,
-    /// How long the provider asked to wait before a retry.
-    #[napi(js_name = "retry_after_ms")]
-    pub retry_after_ms: Option<f64>,
-    /// The CLI's exit code.
-    #[napi(js_name = "exit_code")]
-    pub exit_code: Option<i32>,
-    /// The last lines of the CLI's stderr.
-    #[napi(js_name = "stderr_tail")]
-    pub stderr_tail: Option<String>,
-}
 
 /// The options of `rig.runFlow(spec, input, options)`.
 #[napi(object, object_to_js = false, object_from_js = false)]

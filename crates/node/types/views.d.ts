@@ -7,6 +7,26 @@
 // `npm run types`.
 
 /**
+ * The details of the error an agent's failure becomes (see
+ * `From<AgentError> for Error`): what a failed turn's error carries in
+ * every face (Node types it as `TurnErrorDetails`).
+ */
+export interface TurnErrorDetails {
+  /** What failed. */
+  agent_error: 'spawn' | 'timeout' | 'idle' | 'cancelled' | 'protocol' | 'provider' | 'exit' | 'unavailable'
+  /** What to do about it: retry, fall back, stop or give up. */
+  class: 'retry' | 'fallback' | 'stop' | 'fatal'
+  /** The CLI's exit code, where it exited. */
+  exit_code?: number
+  /** The provider's HTTP status, where known. */
+  http_status?: number
+  /** How long the provider asked to wait before a retry, in milliseconds. */
+  retry_after_ms?: number
+  /** The last lines of the CLI's stderr (bounded). */
+  stderr_tail?: string
+}
+
+/**
  * One normalized event of a turn, whatever the agent (AGENTS.md, part C).
  *
  * `Usage` events **add up**: a parser emits each increment once (Claude's
@@ -245,6 +265,18 @@ export interface AgentRef {
   identity: string
   /** The model. */
   model: string
+}
+
+/**
+ * What a face's `agents()` takes ([`Registry::info`]'s probe), decoded
+ * strictly — an unknown key is refused.
+ */
+export interface AgentsOptions {
+  /**
+   * How long an HTTP agent may take to list its models (seconds or a
+   * duration string; default 2 s).
+   */
+  probeTimeout?: null | number | string
 }
 
 /** What [`Arena::apply`] applied. */

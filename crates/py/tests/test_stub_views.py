@@ -13,7 +13,7 @@ Union alias of one TypedDict per variant, each with `type: Literal[...]`.
 What the runtime calls take is held to tests/schemas/inputs.json (coderig::json::inputs,
 what the core's decoders accept) by name: the battle spec's and the agent table's
 TypedDicts have exactly the core's keys, and the keyword arguments of Rig(), the list
-calls, run_turn, approve and reject are exactly their inputs' fields.
+calls, agents, run_turn, approve and reject are exactly their inputs' fields.
 """
 
 import ast
@@ -31,6 +31,7 @@ INPUTS = json.loads((ROOT / "tests" / "schemas" / "inputs.json").read_text("utf-
 
 # The stub type of each of the core's schemas (the stub names are private to the stubs).
 STUB_OF = {
+    "AgentErrorDetails": "_AgentErrorDetails",
     "AgentEvent": "_AgentEvent",
     "AgentInfo": "_AgentInfo",
     "AgentView": "_AgentRef",
@@ -347,6 +348,7 @@ KEYWORD_INPUTS = [
     ("Rig", "__init__", set(), "RigOptions"),
     ("Rig", "battles", set(), "BattleFilter"),
     ("Rig", "runs", set(), "RunFilter"),
+    ("Rig", "agents", set(), "AgentsOptions"),
     ("Rig", "leaderboard", set(), "LeaderboardFilter"),
     ("Rig", "run_turn", {"identity", "model", "prompt"}, "TurnOptions"),
     ("Run", "approve", {"step"}, "Decision"),

@@ -40,7 +40,9 @@ pub mod types;
 pub use options::TurnOptions;
 pub use outcome::OutcomeBuilder;
 pub use preset::CliPreset;
-pub use types::{Access, AgentError, AgentErrorKind, AgentEvent, Turn, TurnOutcome, Usage};
+pub use types::{
+    Access, AgentError, AgentErrorDetails, AgentErrorKind, AgentEvent, Turn, TurnOutcome, Usage,
+};
 
 #[cfg(feature = "runtime")]
 mod registry;
@@ -48,7 +50,7 @@ mod registry;
 mod runtime;
 #[cfg(feature = "runtime")]
 pub use registry::{
-    find_executable, AgentEntry, AgentInfo, Registry, TurnHandle, DEFAULT_CONFIG,
+    find_executable, AgentEntry, AgentInfo, AgentsOptions, Registry, TurnHandle, DEFAULT_CONFIG,
     DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
 };
 #[cfg(feature = "runtime")]

@@ -6,7 +6,7 @@ use super::{Agent, AgentError, AgentErrorKind, AgentEvent, ScriptedAgent, Turn, 
 use crate::error::{Error, ErrorKind};
 use crate::sandbox::SandboxMode;
 use crate::task::Lane;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -118,6 +118,26 @@ pub const DEFAULT_CONFIG: &str = "coderig.toml";
 
 /// How long `agents()` waits for an HTTP agent's model list by default.
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What a face's `agents()` takes ([`Registry::info`]'s probe), decoded
+/// strictly — an unknown key is refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AgentsOptions {
+    /// How long an HTTP agent may take to list its models (seconds or a
+    /// duration string; default 2 s).
+    #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::json::schema::DurationInput>))]
+    pub probe_timeout: Option<Duration>,
+}
+
+impl AgentsOptions {
+    /// The probe's limit: the one given, else [`DEFAULT_PROBE_TIMEOUT`].
+    pub fn probe(&self) -> Duration {
+        self.probe_timeout.unwrap_or(DEFAULT_PROBE_TIMEOUT)
+    }
+}
 
 /// How long [`Registry::shutdown`] waits by default for the cancelled
 /// turns to end: a CLI's kill grace (5 s from SIGTERM to SIGKILL) and a

@@ -437,29 +437,51 @@ impl AgentError {
     }
 }
 
+/// The details of the error an agent's failure becomes (see
+/// `From<AgentError> for Error`): what a failed turn's error carries in
+/// every face (Node types it as `TurnErrorDetails`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AgentErrorDetails {
+    /// What failed.
+    pub agent_error: AgentErrorKind,
+    /// What to do about it: retry, fall back, stop or give up.
+    pub class: ErrorClass,
+    /// The provider's HTTP status, where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+    /// How long the provider asked to wait before a retry, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// The CLI's exit code, where it exited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The last lines of the CLI's stderr (bounded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_tail: Option<String>,
+}
+
 impl From<AgentError> for crate::Error {
     /// Kind `agent` (`unavailable` for [`AgentErrorKind::Unavailable`]),
-    /// with `agent_error` (the kind), `class`, and the status, retry delay,
-    /// exit code and stderr tail where known, as details.
+    /// with the [`AgentErrorDetails`] as details.
     fn from(e: AgentError) -> Self {
         let kind = match e.kind {
             AgentErrorKind::Unavailable => crate::ErrorKind::Unavailable,
             _ => crate::ErrorKind::Agent,
         };
-        let mut err = crate::Error::new(kind, e.message.clone())
-            .with_detail("agent_error", e.kind.as_str())
-            .with_detail("class", e.class.as_str());
-        if let Some(s) = e.http_status {
-            err = err.with_detail("http_status", s);
-        }
-        if let Some(ms) = e.retry_after_ms {
-            err = err.with_detail("retry_after_ms", ms);
-        }
-        if let Some(c) = e.exit_code {
-            err = err.with_detail("exit_code", c);
-        }
-        if !e.stderr_tail.is_empty() {
-            err = err.with_detail("stderr_tail", e.stderr_tail);
+        let details = AgentErrorDetails {
+            agent_error: e.kind,
+            class: e.class,
+            http_status: e.http_status,
+            retry_after_ms: e.retry_after_ms,
+            exit_code: e.exit_code,
+            stderr_tail: Some(e.stderr_tail).filter(|t| !t.is_empty()),
+        };
+        let mut err = crate::Error::new(kind, e.message);
+        if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(details) {
+            for (key, value) in fields {
+                err = err.with_detail(&key, value);
+            }
         }
         err
     }

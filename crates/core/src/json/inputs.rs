@@ -2,7 +2,8 @@
 //! `openapi`): a battle spec, a flow spec, the filters of the lists of
 //! battles and runs and of the leaderboard, an agent's table (the `agents`
 //! of a `Rig`, `[agents.<identity>]` of `coderig.toml`), a turn's options,
-//! an approval's decision and a `Rig`'s own options — every input a `Rig`
+//! an approval's decision, a `Rig`'s own options and those of its
+//! `agents()` — every input a `Rig`
 //! of Python and Node and the server decode through the core.
 //!
 //! Each schema says what the core's decoder accepts ([`BattleSpec::from_json`],
@@ -16,7 +17,7 @@
 
 use super::views::root;
 use crate::agent::config::AgentSpec;
-use crate::agent::TurnOptions;
+use crate::agent::{AgentsOptions, TurnOptions};
 use crate::arena::runner::{BattleFilter, LeaderboardFilter};
 use crate::arena::BattleSpec;
 use crate::flow::engine::{Decision, RunFilter};
@@ -41,6 +42,7 @@ pub fn schemas() -> Map<String, Value> {
     root::<TurnOptions>(&mut found);
     root::<Decision>(&mut found);
     root::<RigOptions>(&mut found);
+    root::<AgentsOptions>(&mut found);
     let mut out = Map::new();
     for (name, schema) in found {
         out.insert(name, serde_json::to_value(&schema).unwrap_or(Value::Null));

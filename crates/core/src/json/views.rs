@@ -27,7 +27,7 @@
 //! decoder accepts; these describe what a face is given). The `face_views`
 //! test checks that promise against serde on every view.
 
-use crate::agent::{AgentEvent, AgentInfo, TurnOutcome};
+use crate::agent::{AgentErrorDetails, AgentEvent, AgentInfo, TurnOutcome};
 use crate::arena::runner::{Applied, BattlePage, BattleView, Leaderboard};
 use crate::event::{
     AgentOutput, BattleStarted, BattleUpdated, ContestantUpdated, EventType, OutputKind,
@@ -55,6 +55,7 @@ pub fn schemas() -> Map<String, Value> {
     root::<AgentEvent>(&mut found);
     root::<AgentInfo>(&mut found);
     root::<CodeContext>(&mut found);
+    root::<AgentErrorDetails>(&mut found);
     for (name, types) in [
         ("BattleEvent", &BATTLE_EVENTS[..]),
         ("RunEvent", &RUN_EVENTS[..]),

@@ -5,6 +5,7 @@
 
 import type {
   AgentSpec,
+  AgentsOptions,
   BattleFilter,
   BattleSpec,
   ContestantSpec,
@@ -128,6 +129,8 @@ export const code: RunFlowOptions = {
   },
 }
 
+export const probe: AgentsOptions = { probeTimeout: '500ms' }
+
 // The calls take them.
 export async function calls(rig: Rig, run: Run): Promise<void> {
   rig.runTurn('claude', null, 'Fix it.', turn)
@@ -137,4 +140,5 @@ export async function calls(rig: Rig, run: Run): Promise<void> {
   await rig.battles(battles)
   await rig.runs(runs)
   await rig.leaderboard(boards)
+  await rig.agents(probe)
 }

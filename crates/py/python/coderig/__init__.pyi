@@ -178,6 +178,17 @@ class NotFoundIdError(Error):
 class UnavailableError(Error): ...
 class AgentError(Error): ...
 
+# The details of the AgentError (or UnavailableError) a failed turn raises ("class" is
+# a keyword, hence the functional form).
+_AgentErrorDetails = TypedDict("_AgentErrorDetails", {
+    "agent_error": _AgentErrorKind,
+    "class": _ErrorClass,
+    "http_status": NotRequired[int],
+    "retry_after_ms": NotRequired[int],
+    "exit_code": NotRequired[int],
+    "stderr_tail": NotRequired[str],
+})
+
 class IoError(Error, OSError):
     """Reading or writing a file failed."""
 
