@@ -55,18 +55,76 @@ pub(crate) fn step_entry(
     }
 }
 
-/// The context object, as JSON.
+/// The context object, as JSON. Built by moving its parts into place: the
+/// results can be every step's output, and this runs on each dispatch
+/// (serde's `to_value` would copy them all once more). The test below
+/// holds it to the [`CodeContext`] serde writes.
 pub(crate) fn context(
     input: &Value,
     results: Map<String, Value>,
     steps: BTreeMap<String, StepState>,
     iteration: u32,
 ) -> Value {
-    let context = CodeContext {
-        input: input.clone(),
-        results: results.into_iter().collect(),
-        steps,
-        iteration,
-    };
-    serde_json::to_value(context).unwrap_or(Value::Null)
+    let steps: Map<String, Value> = steps
+        .into_iter()
+        .map(|(id, state)| (id, state.into_value()))
+        .collect();
+    let mut context = Map::new();
+    context.insert("input".into(), input.clone());
+    context.insert("results".into(), Value::Object(results));
+    context.insert("steps".into(), Value::Object(steps));
+    context.insert("iteration".into(), Value::from(iteration));
+    Value::Object(context)
+}
+
+impl StepState {
+    /// This entry as JSON, its parts moved (as serde writes it).
+    fn into_value(self) -> Value {
+        let mut entry = Map::new();
+        entry.insert("status".into(), Value::String(self.status));
+        entry.insert("attempt".into(), Value::from(self.attempt));
+        if let Some(code) = self.exit_code {
+            entry.insert("exit_code".into(), Value::from(code));
+        }
+        if let Some(error) = self.error {
+            entry.insert("error".into(), error);
+        }
+        Value::Object(entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_context_is_what_serde_writes_of_a_code_context() {
+        let cases = [
+            (None, None),
+            (Some(3), None),
+            (None, Some(json!({"message": "boom"}))),
+            (Some(0), Some(json!("x"))),
+        ];
+        for (exit_code, error) in cases {
+            let state = StepState {
+                status: "failed".into(),
+                attempt: 2,
+                exit_code,
+                error: error.clone(),
+            };
+            let results: Map<String, Value> = [("a".to_string(), json!({"ok": true}))]
+                .into_iter()
+                .collect();
+            let steps: BTreeMap<String, StepState> = [("a".to_string(), state)].into();
+            let typed = CodeContext {
+                input: json!({"n": 1}),
+                results: results.clone().into_iter().collect(),
+                steps: steps.clone(),
+                iteration: 4,
+            };
+            let built = context(&json!({"n": 1}), results, steps, 4);
+            assert_eq!(built, serde_json::to_value(typed).unwrap());
+        }
+    }
 }
