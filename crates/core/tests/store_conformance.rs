@@ -40,34 +40,8 @@ use common::*;
 use serde_json::json;
 use std::time::Duration;
 
-macro_rules! conformance {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let harness = crate::common::sqlite().await;
-                    super::$name(&harness).await;
-                    harness.finish().await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let Some(harness) = crate::common::postgres("store_conformance").await else {
-                        return;
-                    };
-                    super::$name(&harness).await;
-                    harness.finish().await;
-                }
-            )*
-        }
-    };
-}
-
-conformance!(
+common::on_both_stores!(
+    "store_conformance";
     creation_is_atomic,
     claims_lease_from_the_database_clock,
     fenced_writes_reject_a_stale_lease,

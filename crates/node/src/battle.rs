@@ -19,7 +19,7 @@
 //! `Watch` (`events.rs`): its end rule is the one of every face.
 
 use crate::events::WatchEvents;
-use crate::helpers::{arg, promise, to_json, with_args, Count};
+use crate::helpers::{arg, promise, to_json, with_args};
 use crate::rig::{options_json, to_value, Rig};
 use coderig::arena::runner::{Arena, BattleFilter, LeaderboardFilter};
 use coderig::arena::{AgentRef, BattleSpec};
@@ -30,7 +30,6 @@ use napi::Env;
 use napi_derive::napi;
 use serde_json::Value;
 use std::future::Future;
-use std::time::Duration;
 
 #[napi]
 impl Rig {
@@ -206,19 +205,7 @@ impl Battle {
         env: &'env Env,
         #[napi(ts_arg_type = "number | null")] timeout_ms: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let (rig, id) = (self.rig.clone(), self.id.clone());
-        with_args(
-            env,
-            || Ok(arg::<Option<Count>>(env, "timeoutMs", timeout_ms)?.map(|c| c.0)),
-            |timeout_ms| {
-                let timeout = timeout_ms.map(Duration::from_millis);
-                promise(
-                    env,
-                    async move { rig.wait_battle(&id, timeout).await },
-                    |view| to_value(&view),
-                )
-            },
-        )
+        crate::events::wait(env, &self.rig, Subject::Battle(self.id.clone()), timeout_ms)
     }
 
     /// The battle's events as an async iterator (`for await (const e of

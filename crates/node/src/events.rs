@@ -5,15 +5,45 @@
 //! `epoch`, the live-only `agent_output` without) and a refusal to an
 //! error.
 
+use crate::helpers::{arg, promise, with_args, Count};
 use crate::rig::to_value;
 use coderig::bus::BusEvent;
 use coderig::rig::{Rig, Subject, Watch};
-use napi::bindgen_prelude::AsyncGenerator;
+use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, Unknown};
+use napi::Env;
 use napi_derive::napi;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::Mutex;
+
+/// `wait(timeoutMs)` of a battle or a run: a Promise of its view once it
+/// is finished — the core's [`Rig::wait_battle`] or [`Rig::wait_run`],
+/// whose end rule is the watch's; a timeout rejects with the core's
+/// `wait_timed_out` (a `TimeoutError` by name).
+pub(crate) fn wait<'env>(
+    env: &'env Env,
+    rig: &Rig,
+    subject: Subject,
+    timeout_ms: Option<Unknown>,
+) -> napi::Result<PromiseRaw<'env, Value>> {
+    let rig = rig.clone();
+    with_args(
+        env,
+        || Ok(arg::<Option<Count>>(env, "timeoutMs", timeout_ms)?.map(|c| c.0)),
+        |timeout_ms| {
+            let limit = timeout_ms.map(Duration::from_millis);
+            let work = async move {
+                Ok(match &subject {
+                    Subject::Battle(id) => to_value(&rig.wait_battle(id, limit).await?),
+                    Subject::Run(id) => to_value(&rig.wait_run(id, limit).await?),
+                })
+            };
+            promise(env, work, |view| view)
+        },
+    )
+}
 
 /// The events of a battle or a run as an async iterator: what
 /// `battle.events()` and `run.events()` return (typed there as

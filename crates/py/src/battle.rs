@@ -52,6 +52,10 @@ impl Battle {
     pub fn new(rig: Rig, id: String) -> Self {
         Battle { rig, id }
     }
+
+    fn subject(&self) -> Subject {
+        Subject::Battle(self.id.clone())
+    }
 }
 
 #[pymethods]
@@ -77,9 +81,7 @@ impl Battle {
     /// on too (only `stop()` ends it).
     #[pyo3(signature = (timeout=None))]
     fn wait(&self, py: Python<'_>, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        let limit = crate::rig::duration(timeout, "timeout")?;
-        let view = call(py, self.rig.wait_battle(&self.id, limit))?;
-        to_dict(py, &view)
+        crate::watch::wait(py, &self.rig, self.subject(), timeout)
     }
 
     /// `wait()` as an awaitable (on the running asyncio loop).
@@ -89,13 +91,7 @@ impl Battle {
         py: Python<'py>,
         timeout: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let limit = crate::rig::duration(timeout, "timeout")?;
-        let rig = self.rig.clone();
-        let id = self.id.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let view = rig.wait_battle(&id, limit).await.map_err(to_py_err)?;
-            Python::attach(|py| to_dict(py, &view))
-        })
+        crate::watch::wait_async(py, &self.rig, self.subject(), timeout)
     }
 
     /// The battle's events as dicts: both an iterator (`for`, blocking with
@@ -109,7 +105,7 @@ impl Battle {
     /// contestant's final update comes before it. A rig shut down before
     /// the battle ended raises `UnavailableError`.
     fn events(&self) -> BattleEvents {
-        BattleEvents(Events::new(&self.rig, Subject::Battle(self.id.clone())))
+        BattleEvents(Events::new(&self.rig, self.subject()))
     }
 
     /// Stops a running or judging battle (every contestant still working

@@ -22,6 +22,7 @@ use pyo3::exceptions::PyStopAsyncIteration;
 use pyo3::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::Mutex;
 
 /// One `events()` stream: a core [`Watch`], subscribed when the stream was
@@ -71,6 +72,45 @@ async fn next(watch: &Mutex<Watch>) -> Result<Option<Value>, Error> {
     };
     json.map(Some)
         .map_err(|e| Error::internal(format!("an event as JSON: {e}")))
+}
+
+/// `wait(timeout)` of a battle or a run: the core's [`Rig::wait_battle`]
+/// or [`Rig::wait_run`] (its end rule is the watch's), the view as a dict;
+/// blocking with the GIL released. A timeout is the core's
+/// `wait_timed_out`, raised as `TimeoutError`.
+pub fn wait(
+    py: Python<'_>,
+    rig: &Rig,
+    subject: Subject,
+    timeout: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let limit = crate::rig::duration(timeout, "timeout")?;
+    let view = call(py, view_at_end(rig.clone(), subject, limit))?;
+    Ok(to_py(py, &view)?.unbind())
+}
+
+/// [`wait`] as an awaitable (on the running asyncio loop).
+pub fn wait_async<'py>(
+    py: Python<'py>,
+    rig: &Rig,
+    subject: Subject,
+    timeout: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let limit = crate::rig::duration(timeout, "timeout")?;
+    let rig = rig.clone();
+    pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        let view = view_at_end(rig, subject, limit).await.map_err(to_py_err)?;
+        Python::attach(|py| Ok(to_py(py, &view)?.unbind()))
+    })
+}
+
+/// The subject's view once it is finished, as the core's JSON.
+async fn view_at_end(rig: Rig, subject: Subject, limit: Option<Duration>) -> Result<Value, Error> {
+    let json = match &subject {
+        Subject::Battle(id) => serde_json::to_value(rig.wait_battle(id, limit).await?),
+        Subject::Run(id) => serde_json::to_value(rig.wait_run(id, limit).await?),
+    };
+    json.map_err(|e| Error::internal(format!("a view as JSON: {e}")))
 }
 
 /// Declares a Python class of one `events()` stream: a sync iterator

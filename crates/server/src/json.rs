@@ -1,4 +1,5 @@
-//! Request bodies decoded by the core's strict decoders, and JSON answers.
+//! Request bodies decoded by the core's strict decoders (required or
+//! optional), and JSON answers.
 
 use crate::error::ApiError;
 use axum::body::Bytes;
@@ -56,6 +57,35 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         let text = text_of(request, state).await?;
         Ok(RawBody(coderig::json::parse_str(&text)?))
+    }
+}
+
+/// A JSON body that may be left out: no body at all (no `Content-Type`, no
+/// bytes) or a JSON `null` is `T::default()`; any other body is decoded as
+/// [`Body`] decodes one (declared as JSON, strict).
+pub(crate) struct OptionalBody<T>(pub(crate) T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        if !request.headers().contains_key(header::CONTENT_TYPE) {
+            let bytes = Bytes::from_request(request, state)
+                .await
+                .map_err(|rejection| ApiError::from_body_rejection(&rejection))?;
+            if bytes.is_empty() {
+                return Ok(OptionalBody(T::default()));
+            }
+            return Err(coderig::Error::invalid_input(
+                "the body must be JSON sent with `Content-Type: application/json` (or left out)",
+            )
+            .into());
+        }
+        let RawBody(value) = RawBody::from_request(request, state).await?;
+        if value.is_null() {
+            return Ok(OptionalBody(T::default()));
+        }
+        Ok(OptionalBody(coderig::json::decode_object(value)?))
     }
 }
 

@@ -18,7 +18,7 @@ use coderig::rig::RigConfig;
 use coderig_scripted_model::script::Script;
 use coderig_scripted_model::ScriptedModelServer;
 use coderig_server::Config;
-use common::{json_of, SseClient};
+use common::SseClient;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -102,9 +102,8 @@ script = [ {{ text = "The judge must not be asked about a lone result." }} ]
 }
 
 struct World {
-    url: String,
+    api: common::Api,
     project: PathBuf,
-    client: reqwest::Client,
     _server: ScriptedModelServer,
 }
 
@@ -121,22 +120,21 @@ async fn world() -> World {
     rig.poll = Some(Duration::from_millis(100));
     let served = common::spawn_rig(Config::default(), rig, tmp).await;
     World {
-        url: served.url,
+        api: common::Api::new(served.url, None),
         project,
-        client: reqwest::Client::new(),
         _server: server,
     }
 }
 
-impl World {
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut request = self.client.request(method, format!("{}{path}", self.url));
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        json_of(request.send().await.unwrap()).await
-    }
+impl std::ops::Deref for World {
+    type Target = common::Api;
 
+    fn deref(&self) -> &common::Api {
+        &self.api
+    }
+}
+
+impl World {
     /// Follows the SSE stream of `filter` until an event of type `kind`
     /// says `status`.
     async fn until(&self, filter: &str, kind: &str, status: &str) -> Vec<Value> {

@@ -22,34 +22,8 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
-macro_rules! backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let harness = crate::common::sqlite().await;
-                    super::$name(&harness).await;
-                    harness.finish().await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let Some(harness) = crate::common::postgres("bus").await else {
-                        return;
-                    };
-                    super::$name(&harness).await;
-                    harness.finish().await;
-                }
-            )*
-        }
-    };
-}
-
-backends!(
+common::on_both_stores!(
+    "bus";
     stored_events_reach_every_subscriber_once_in_order,
     replay_then_live_has_no_gap_or_duplicate_while_a_writer_writes,
     a_lagging_subscriber_recovers_every_stored_event_from_the_store,

@@ -352,6 +352,22 @@ pub fn run(id: &str, steps: usize) -> NewWork {
     }
 }
 
+/// A run `id` with `steps` steps and its driver task `<id>-driver` (on
+/// the first step), claimed with a 30 s lease: the holder that changes are
+/// fenced by, and that a finish must fence out.
+pub async fn claimed_run(store: &dyn Store, id: &str, steps: usize) -> Claim {
+    store.create_work(run(id, steps)).await.unwrap();
+    let driver = step_task(&format!("{id}-driver"), &format!("{id}-s0"), Lane::Cloud);
+    store.enqueue(vec![driver], None).await.unwrap();
+    let claim =
+        ClaimRequest::new(format!("driver-{id}")).lease_ttl(std::time::Duration::from_secs(30));
+    let mut claims = store.claim(&claim).await.unwrap();
+    assert_eq!(claims.len(), 1);
+    let claim = claims.remove(0);
+    assert_eq!(claim.task.work_id, id);
+    claim
+}
+
 /// A task for step `step` of a run.
 pub fn step_task(id: &str, step: &str, lane: Lane) -> TaskSpec {
     TaskSpec::new(
@@ -371,3 +387,38 @@ pub fn contestant_event(task: &Task, status: &str) -> NewEvent {
         json!({"battle_id": task.work_id, "contestant_id": task.owner.id, "status": status}),
     )
 }
+
+/// `on_both_stores!("suite"; a, b, ...)`: each named `async fn(&Harness)`
+/// becomes two tests, `sqlite::a` on a fresh SQLite file and `postgres::a`
+/// on a fresh schema of `DATABASE_URL` (skipped as [`database_url`] says),
+/// each finishing its harness — the one conformance rule every store suite
+/// runs by.
+#[allow(unused_macros)]
+macro_rules! on_both_stores {
+    ($suite:literal; $($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let harness = crate::common::sqlite().await;
+                    super::$name(&harness).await;
+                    harness.finish().await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let Some(harness) = crate::common::postgres($suite).await else {
+                        return;
+                    };
+                    super::$name(&harness).await;
+                    harness.finish().await;
+                }
+            )*
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use on_both_stores;

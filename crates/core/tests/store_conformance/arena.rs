@@ -1,7 +1,7 @@
 //! The conformance tests of the store's additions for the arena runner:
 //! judge and cross-examination owners, `add_owner`, `owner`, claims by
 //! owner kind, `list_works`, and migration 0002 keeping the data of a store
-//! created by 0001. Run on both backends by `conformance!` (their names are
+//! created by 0001. Run on both backends by `on_both_stores!` (their names are
 //! listed there).
 
 use crate::common::*;

@@ -1,6 +1,6 @@
 //! The conformance tests of `Store::record_changes`: one transaction fenced
 //! by one task's lease over its work, several of its owners and several
-//! events. Run on both backends by `conformance!` (their names are listed
+//! events. Run on both backends by `on_both_stores!` (their names are listed
 //! there).
 
 use crate::common::*;
@@ -13,31 +13,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const TTL: Duration = Duration::from_secs(30);
-
-/// A run `id` with `steps` steps and its driver task `<id>-driver` (on the
-/// first step), claimed: the lease the changes are fenced by.
-async fn driven_run(store: &dyn Store, id: &str, steps: usize) -> Claim {
-    store.create_work(run(id, steps)).await.unwrap();
-    store
-        .enqueue(
-            vec![step_task(
-                &format!("{id}-driver"),
-                &format!("{id}-s0"),
-                Lane::Cloud,
-            )],
-            None,
-        )
-        .await
-        .unwrap();
-    let mut claims = store
-        .claim(&ClaimRequest::new(format!("driver-{id}")).lease_ttl(TTL))
-        .await
-        .unwrap();
-    assert_eq!(claims.len(), 1);
-    let claim = claims.remove(0);
-    assert_eq!(claim.task.work_id, id);
-    claim
-}
 
 fn step_event(run: &str, step: &str, status: &str) -> ChangeEvent {
     ChangeEvent::about(
@@ -85,7 +60,7 @@ fn everything(run: &str) -> Changes {
 // gives, and nothing is written; empty changes check only the fence.
 pub async fn record_changes_is_fenced_like_record(h: &Harness) {
     let store = &*h.store;
-    let claim = driven_run(store, "r", 2).await;
+    let claim = claimed_run(store, "r", 2).await;
     let before = state_of(store, "r").await;
 
     let stale = Fence {
@@ -156,7 +131,7 @@ pub async fn record_changes_is_fenced_like_record(h: &Harness) {
 // not_found_id, and nothing of the call is written.
 pub async fn record_changes_touch_only_the_fenced_work(h: &Harness) {
     let store = &*h.store;
-    let claim = driven_run(store, "r", 2).await;
+    let claim = claimed_run(store, "r", 2).await;
     store.create_work(run("other", 1)).await.unwrap();
     store
         .create_work(battle("b", 1, Lane::Cloud))
@@ -217,7 +192,7 @@ pub async fn record_changes_touch_only_the_fenced_work(h: &Harness) {
 // row, its status and the allowed ones; the whole call rolls back.
 pub async fn record_changes_roll_back_on_a_from_mismatch(h: &Harness) {
     let store = &*h.store;
-    let claim = driven_run(store, "r", 3).await;
+    let claim = claimed_run(store, "r", 3).await;
     let before = state_of(store, "r").await;
 
     let work_mismatch = Changes::new()
@@ -310,7 +285,7 @@ pub async fn record_changes_roll_back_on_a_from_mismatch(h: &Harness) {
 // stored.
 pub async fn record_changes_apply_in_order(h: &Harness) {
     let store = &*h.store;
-    let claim = driven_run(store, "r", 3).await;
+    let claim = claimed_run(store, "r", 3).await;
     let before = store.work("r").await.unwrap();
     // The database clock moves on (for the updated_at comparisons below).
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -378,7 +353,7 @@ pub async fn record_changes_apply_in_order(h: &Harness) {
 // nothing is written.
 pub async fn record_changes_append_their_events_in_order(h: &Harness) {
     let store = &*h.store;
-    let claim = driven_run(store, "r", 2).await;
+    let claim = claimed_run(store, "r", 2).await;
     let first_seq = store.event_window().await.unwrap().newest as i64;
     let changes = Changes::new()
         .owner(
@@ -452,7 +427,7 @@ pub async fn record_changes_append_their_events_in_order(h: &Harness) {
 pub async fn record_changes_of_a_thousand_rows_in_one_call(h: &Harness) {
     const STEPS: usize = 500;
     let store = &*h.store;
-    let claim = driven_run(store, "r", STEPS).await;
+    let claim = claimed_run(store, "r", STEPS).await;
     let mut changes = Changes::new();
     for i in 0..STEPS {
         changes = changes.owner(
@@ -504,8 +479,8 @@ pub async fn record_changes_of_a_thousand_rows_in_one_call(h: &Harness) {
 pub async fn concurrent_record_changes_lose_no_event(h: &Harness) {
     const ROUNDS: usize = 30;
     const STEPS: usize = 3;
-    let a = driven_run(&*h.store, "ra", STEPS).await;
-    let b = driven_run(&*h.store, "rb", STEPS).await;
+    let a = claimed_run(&*h.store, "ra", STEPS).await;
+    let b = claimed_run(&*h.store, "rb", STEPS).await;
     let start = h.store.event_window().await.unwrap().newest as i64;
     let stop = Arc::new(AtomicBool::new(false));
     let tail = {

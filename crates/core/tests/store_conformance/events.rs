@@ -1,7 +1,7 @@
 //! The conformance tests of completions, cancels, compare-and-set
 //! transitions and the event log: atomic with their events, in seq order
 //! under concurrent writers, never `busy`. Run on both backends by
-//! `conformance!` (their names are listed there).
+//! `on_both_stores!` (their names are listed there).
 
 use super::{all_events, claim_request, TTL};
 use crate::common::*;

@@ -1,10 +1,9 @@
 //! The conformance tests of `Store::finish_work`: a work's final status,
 //! its owners' and their events in one transaction without a lease, and
 //! optionally its live tasks cancelled so their holders are fenced out.
-//! Run on both backends by `conformance!` (their names are listed there).
+//! Run on both backends by `on_both_stores!` (their names are listed there).
 
 use crate::common::*;
-use coderig::arena::Lane;
 use coderig::store::*;
 use coderig::task::TaskState;
 use coderig::ErrorKind;
@@ -13,29 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const TTL: Duration = Duration::from_secs(30);
-
-/// A run `id` with `steps` steps and a driver task `<id>-driver` (on the
-/// first step), claimed: the holder a finish must fence out.
-async fn held_run(store: &dyn Store, id: &str, steps: usize) -> Claim {
-    store.create_work(run(id, steps)).await.unwrap();
-    store
-        .enqueue(
-            vec![step_task(
-                &format!("{id}-driver"),
-                &format!("{id}-s0"),
-                Lane::Cloud,
-            )],
-            None,
-        )
-        .await
-        .unwrap();
-    let mut claims = store
-        .claim(&ClaimRequest::new(format!("holder-{id}")).lease_ttl(TTL))
-        .await
-        .unwrap();
-    assert_eq!(claims.len(), 1);
-    claims.remove(0)
-}
 
 fn step_event(run: &str, step: &str, status: &str) -> ChangeEvent {
     ChangeEvent::about(
@@ -94,7 +70,7 @@ async fn state_of(store: &dyn Store, work: &str) -> (WorkSnapshot, usize) {
 // of any kind is a conflict and changes nothing.
 pub async fn finish_work_settles_a_work_its_owners_and_its_tasks_at_once(h: &Harness) {
     let store = &*h.store;
-    let claim = held_run(store, "r", 3).await;
+    let claim = claimed_run(store, "r", 3).await;
     // The holder moved its first step on.
     store
         .record_changes(
@@ -217,7 +193,7 @@ pub async fn finish_work_settles_a_work_its_owners_and_its_tasks_at_once(h: &Har
 // own holder, or whose tasks ended already), and so is their holder.
 pub async fn finish_work_without_cancel_tasks_leaves_the_tasks(h: &Harness) {
     let store = &*h.store;
-    let claim = held_run(store, "r", 2).await;
+    let claim = claimed_run(store, "r", 2).await;
     let finished = store
         .finish_work("r", cancel_of("r", 2, &["pending"]))
         .await
@@ -258,7 +234,7 @@ pub async fn finish_work_without_cancel_tasks_leaves_the_tasks(h: &Harness) {
 // event.
 pub async fn finish_work_rolls_back_on_any_refusal(h: &Harness) {
     let store = &*h.store;
-    let _claim = held_run(store, "r", 3).await;
+    let _claim = claimed_run(store, "r", 3).await;
     store.create_work(run("other", 1)).await.unwrap();
     let before = (state_of(store, "r").await, state_of(store, "other").await);
     let unchanged = || async { (state_of(store, "r").await, state_of(store, "other").await) };
@@ -358,7 +334,7 @@ pub async fn finish_work_races_the_holder_and_wins_once(h: &Harness) {
     const STEPS: usize = 4;
     for round in 0..5 {
         let r = format!("race{round}");
-        let claim = held_run(&*h.store, &r, STEPS).await;
+        let claim = claimed_run(&*h.store, &r, STEPS).await;
         let holder = {
             let store = h.another().await;
             let r = r.clone();

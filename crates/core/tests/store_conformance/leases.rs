@@ -1,7 +1,7 @@
 //! The conformance tests of claims and leases: the database clock, fencing,
 //! exactly-once claims under concurrency, lane capacities, rescue of
 //! expired leases and retries' backoff. Run on both backends by
-//! `conformance!` (their names are listed there).
+//! `on_both_stores!` (their names are listed there).
 
 use super::{all_events, claim_request, TTL};
 use crate::common::*;

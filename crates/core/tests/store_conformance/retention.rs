@@ -1,6 +1,6 @@
 //! The conformance tests of `Store::compact`: what is final and old goes
 //! with everything of it, what is live or young stays, the log's newest
-//! event is never deleted. Run on both backends by `conformance!`.
+//! event is never deleted. Run on both backends by `on_both_stores!`.
 //!
 //! "Old" is made by moving rows' timestamps back two hours with raw SQL
 //! (compaction measures age by the database's clock), so nothing waits.

@@ -48,34 +48,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let harness = crate::common::sqlite().await;
-                    super::$name(&harness).await;
-                    harness.finish().await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    let Some(harness) = crate::common::postgres("task_worker").await else {
-                        return;
-                    };
-                    super::$name(&harness).await;
-                    harness.finish().await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_stores!(
+common::on_both_stores!(
+    "task_worker";
     with_cloud_capped_at_one_two_runs_are_driven_at_once,
     a_lost_lease_stops_the_holder_of_either_handler_and_it_writes_nothing,
     a_dead_workers_leases_are_rescued_and_both_handlers_finish_the_work,

@@ -27,7 +27,7 @@
 mod code;
 
 use crate::events::WatchEvents;
-use crate::helpers::{arg, promise, to_json, with_args, Count, Res};
+use crate::helpers::{arg, promise, to_json, with_args, Res};
 use crate::rig::{options_json, to_value, Rig};
 use code::decode_code;
 use coderig::flow::engine::{Decision, Engine, FlowSource, NewRun, RunFilter};
@@ -40,7 +40,6 @@ use napi_derive::napi;
 use serde_json::Value;
 use std::future::Future;
 use std::path::Path;
-use std::time::Duration;
 
 // ---------------------------------------------------------------------------
 // Arguments
@@ -260,19 +259,7 @@ impl Run {
         env: &'env Env,
         #[napi(ts_arg_type = "number | null")] timeout_ms: Option<Unknown>,
     ) -> napi::Result<PromiseRaw<'env, Value>> {
-        let (rig, id) = (self.rig.clone(), self.id.clone());
-        with_args(
-            env,
-            || Ok(arg::<Option<Count>>(env, "timeoutMs", timeout_ms)?.map(|c| c.0)),
-            |timeout_ms| {
-                let timeout = timeout_ms.map(Duration::from_millis);
-                promise(
-                    env,
-                    async move { rig.wait_run(&id, timeout).await },
-                    |view| to_value(&view),
-                )
-            },
-        )
+        crate::events::wait(env, &self.rig, Subject::Run(self.id.clone()), timeout_ms)
     }
 
     /// The run's events as an async iterator (`for await (const e of

@@ -119,6 +119,27 @@ impl Run {
     pub fn new(rig: Rig, id: String) -> Self {
         Run { rig, id }
     }
+
+    fn subject(&self) -> Subject {
+        Subject::Run(self.id.clone())
+    }
+
+    /// `approve` / `reject`: the step's `StepView` dict.
+    fn decide(
+        &self,
+        py: Python<'_>,
+        approve: bool,
+        step: String,
+        decision: Decision,
+    ) -> PyResult<Py<PyAny>> {
+        let engine = self.rig.engine();
+        let view = if approve {
+            call(py, engine.approve(&self.id, &step, decision))?
+        } else {
+            call(py, engine.reject(&self.id, &step, decision))?
+        };
+        to_dict(py, &view)
+    }
 }
 
 #[pymethods]
@@ -171,9 +192,7 @@ impl Run {
     /// it).
     #[pyo3(signature = (timeout=None))]
     fn wait(&self, py: Python<'_>, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        let limit = crate::rig::duration(timeout, "timeout")?;
-        let view = call(py, self.rig.wait_run(&self.id, limit))?;
-        to_dict(py, &view)
+        crate::watch::wait(py, &self.rig, self.subject(), timeout)
     }
 
     /// `wait()` as an awaitable (on the running asyncio loop).
@@ -183,13 +202,7 @@ impl Run {
         py: Python<'py>,
         timeout: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let limit = crate::rig::duration(timeout, "timeout")?;
-        let rig = self.rig.clone();
-        let id = self.id.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let view = rig.wait_run(&id, limit).await.map_err(to_py_err)?;
-            Python::attach(|py| to_dict(py, &view))
-        })
+        crate::watch::wait_async(py, &self.rig, self.subject(), timeout)
     }
 
     /// The run's events as dicts: both an iterator (`for`, blocking with
@@ -204,7 +217,7 @@ impl Run {
     /// run's). A rig shut down before the run ended raises
     /// `UnavailableError`.
     fn events(&self) -> RunEvents {
-        RunEvents(Events::new(&self.rig, Subject::Run(self.id.clone())))
+        RunEvents(Events::new(&self.rig, self.subject()))
     }
 
     /// Cancels a live run (running steps are stopped, their processes
@@ -228,13 +241,7 @@ impl Run {
         by: Option<String>,
         comment: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let view = call(
-            py,
-            self.rig
-                .engine()
-                .approve(&self.id, &step, decision(by, comment)),
-        )?;
-        to_dict(py, &view)
+        self.decide(py, true, step, decision(by, comment))
     }
 
     /// Rejects the approval step `step` (`waiting`, else `ConflictError`):
@@ -248,13 +255,7 @@ impl Run {
         by: Option<String>,
         comment: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let view = call(
-            py,
-            self.rig
-                .engine()
-                .reject(&self.id, &step, decision(by, comment)),
-        )?;
-        to_dict(py, &view)
+        self.decide(py, false, step, decision(by, comment))
     }
 
     fn __repr__(&self) -> String {

@@ -112,6 +112,22 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, coderig::Error> {
         .map_err(|e| coderig::Error::io(format!("cannot start the async runtime: {e}")))
 }
 
+/// A multi-thread runtime, for the commands whose work runs side by side
+/// (commands, agents, the oracle, the progress display; the server's
+/// connections): `workers` threads, or one per core with `None`.
+pub fn multi_thread_runtime(
+    workers: Option<usize>,
+) -> Result<tokio::runtime::Runtime, coderig::Error> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = workers {
+        builder.worker_threads(workers);
+    }
+    builder
+        .enable_all()
+        .build()
+        .map_err(|e| coderig::Error::io(format!("cannot start the async runtime: {e}")))
+}
+
 /// Prints one JSON line on stdout, flushed: the `--json` stream of `run`
 /// and `battle run` (a write error is ignored: stdout closed early is the
 /// reader's choice; the exit code still says how the work ended).

@@ -148,17 +148,9 @@ fn parse_lease(text: &str) -> Result<Duration, String> {
 /// Then it prints `coderig listening on http://ADDR` on stdout once the
 /// socket is bound, so scripts can read the real port.
 pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::multi_thread_runtime(None) {
         Ok(runtime) => runtime,
-        Err(e) => {
-            return super::fail(
-                "serve",
-                &coderig::Error::io(format!("cannot start the async runtime: {e}")),
-            )
-        }
+        Err(e) => return super::fail("serve", &e),
     };
     match runtime.block_on(serve(args, rig)) {
         Ok(()) => ExitCode::SUCCESS,

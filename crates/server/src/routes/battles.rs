@@ -9,19 +9,18 @@
 //! them, and the arena's errors keep their kinds (400 `invalid_input`, 404
 //! `not_found_id`, 409 `conflict`).
 
-use super::Route;
+use super::{bad_query, ApiPath, Route};
+use crate::json::OptionalBody;
 use crate::schema::{BattleInvalidInput, Conflict, NotFoundId, PayloadTooLarge};
 use crate::{ApiError, ApiJson, AppState, RawBody};
-use axum::body::Bytes;
-use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{FromRequest, Path, Query, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use coderig::arena::runner::{
     Applied, BattleFilter, BattlePage, BattleView, Leaderboard, LeaderboardFilter,
 };
 use coderig::arena::{AgentRef, BattleSpec};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
 pub(super) fn routes() -> Vec<Route> {
@@ -41,53 +40,10 @@ pub(super) fn routes() -> Vec<Route> {
     ]
 }
 
-/// A path parameter that could not be decoded (not UTF-8 once
-/// percent-decoded): a JSON 400, not axum's plain text.
-pub(super) fn bad_path(rejection: PathRejection) -> ApiError {
-    coderig::Error::invalid_input(format!("bad path parameter: {}", rejection.body_text())).into()
-}
-
-pub(super) fn bad_query(route: &str, takes: &str, rejection: QueryRejection) -> ApiError {
-    coderig::Error::invalid_input(format!(
-        "bad query of {route}: {}; it takes {takes}",
-        rejection.body_text()
-    ))
-    .into()
-}
-
 /// A project a request names, confined to the server's project roots and
 /// canonical (see [`AppState::confine_project`]).
 fn confine(state: &AppState, project: &str) -> Result<String, ApiError> {
     Ok(state.confine_project(project)?.display().to_string())
-}
-
-/// A JSON body that may be left out: no body at all (no `Content-Type`, no
-/// bytes) or a JSON `null` is `T::default()`; any other body is decoded as
-/// [`crate::Body`] decodes one (declared as JSON, strict).
-pub(crate) struct OptionalBody<T>(pub(crate) T);
-
-impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalBody<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
-        if !request.headers().contains_key(header::CONTENT_TYPE) {
-            let bytes = Bytes::from_request(request, state)
-                .await
-                .map_err(|rejection| ApiError::from_body_rejection(&rejection))?;
-            if bytes.is_empty() {
-                return Ok(OptionalBody(T::default()));
-            }
-            return Err(coderig::Error::invalid_input(
-                "the body must be JSON sent with `Content-Type: application/json` (or left out)",
-            )
-            .into());
-        }
-        let RawBody(value) = RawBody::from_request(request, state).await?;
-        if value.is_null() {
-            return Ok(OptionalBody(T::default()));
-        }
-        Ok(OptionalBody(coderig::json::decode_object(value)?))
-    }
 }
 
 /// `POST /api/battles`: the battle and its id.
@@ -189,9 +145,8 @@ pub(crate) struct ContestantPath {
     ))]
 pub(crate) async fn get_battle(
     State(state): State<AppState>,
-    path: Result<Path<BattleId>, PathRejection>,
+    ApiPath(BattleId { id }): ApiPath<BattleId>,
 ) -> Result<ApiJson<BattleView>, ApiError> {
-    let Path(BattleId { id }) = path.map_err(bad_path)?;
     Ok(ApiJson(state.arena().battle(&id).await?))
 }
 
@@ -205,9 +160,8 @@ pub(crate) async fn get_battle(
     ))]
 pub(crate) async fn stop_battle(
     State(state): State<AppState>,
-    path: Result<Path<BattleId>, PathRejection>,
+    ApiPath(BattleId { id }): ApiPath<BattleId>,
 ) -> Result<ApiJson<BattleView>, ApiError> {
-    let Path(BattleId { id }) = path.map_err(bad_path)?;
     Ok(ApiJson(state.arena().stop(&id).await?))
 }
 
@@ -234,10 +188,9 @@ pub(crate) struct AnalyzeRequest {
     ))]
 pub(crate) async fn analyze_battle(
     State(state): State<AppState>,
-    path: Result<Path<BattleId>, PathRejection>,
+    ApiPath(BattleId { id }): ApiPath<BattleId>,
     OptionalBody(body): OptionalBody<AnalyzeRequest>,
 ) -> Result<Response, ApiError> {
-    let Path(BattleId { id }) = path.map_err(bad_path)?;
     let view = state.arena().analyze(&id, body.force).await?;
     Ok((StatusCode::ACCEPTED, ApiJson(view)).into_response())
 }
@@ -258,9 +211,8 @@ pub(crate) struct AnalysisText {
     ))]
 pub(crate) async fn get_analysis(
     State(state): State<AppState>,
-    path: Result<Path<BattleId>, PathRejection>,
+    ApiPath(BattleId { id }): ApiPath<BattleId>,
 ) -> Result<ApiJson<AnalysisText>, ApiError> {
-    let Path(BattleId { id }) = path.map_err(bad_path)?;
     let text = state.arena().analysis(&id).await?;
     Ok(ApiJson(AnalysisText { text }))
 }
@@ -295,10 +247,9 @@ pub(crate) struct WinnerRequest {
     ))]
 pub(crate) async fn set_winner(
     State(state): State<AppState>,
-    path: Result<Path<BattleId>, PathRejection>,
+    ApiPath(BattleId { id }): ApiPath<BattleId>,
     crate::Body(body): crate::Body<WinnerRequest>,
 ) -> Result<ApiJson<BattleView>, ApiError> {
-    let Path(BattleId { id }) = path.map_err(bad_path)?;
     let Some(contestant) = body.contestant_id else {
         return Err(coderig::Error::invalid_input(
             "`contestant_id`: required: the winner's contestant id, or null to clear the winner",
@@ -320,9 +271,8 @@ pub(crate) async fn set_winner(
     ))]
 pub(crate) async fn get_diff(
     State(state): State<AppState>,
-    path: Result<Path<ContestantPath>, PathRejection>,
+    ApiPath(ContestantPath { id, cid }): ApiPath<ContestantPath>,
 ) -> Result<Response, ApiError> {
-    let Path(ContestantPath { id, cid }) = path.map_err(bad_path)?;
     let bytes = state.arena().diff(&id, &cid).await?;
     let mut headers = HeaderMap::new();
     headers.insert(
@@ -343,9 +293,8 @@ pub(crate) async fn get_diff(
     ))]
 pub(crate) async fn get_result(
     State(state): State<AppState>,
-    path: Result<Path<ContestantPath>, PathRejection>,
+    ApiPath(ContestantPath { id, cid }): ApiPath<ContestantPath>,
 ) -> Result<Response, ApiError> {
-    let Path(ContestantPath { id, cid }) = path.map_err(bad_path)?;
     let text = state.arena().result(&id, &cid).await?;
     let mut headers = HeaderMap::new();
     headers.insert(
@@ -389,10 +338,9 @@ pub(crate) struct CrossExamStarted {
     ))]
 pub(crate) async fn cross_examine(
     State(state): State<AppState>,
-    path: Result<Path<BattleId>, PathRejection>,
+    ApiPath(BattleId { id }): ApiPath<BattleId>,
     crate::Body(body): crate::Body<CrossExamRequest>,
 ) -> Result<Response, ApiError> {
-    let Path(BattleId { id }) = path.map_err(bad_path)?;
     let cross_exam_id = state
         .arena()
         .cross_examine(
@@ -433,10 +381,9 @@ pub(crate) struct ApplyRequest {
     ))]
 pub(crate) async fn apply_battle(
     State(state): State<AppState>,
-    path: Result<Path<BattleId>, PathRejection>,
+    ApiPath(BattleId { id }): ApiPath<BattleId>,
     OptionalBody(body): OptionalBody<ApplyRequest>,
 ) -> Result<ApiJson<Applied>, ApiError> {
-    let Path(BattleId { id }) = path.map_err(bad_path)?;
     let arena = state.arena();
     // The core refuses a qa battle and a contestant without an archived
     // patch with `conflict` (409), as every face sees it.

@@ -24,10 +24,43 @@ pub(crate) mod openapi;
 pub(crate) mod runs;
 
 use crate::{ApiError, AppState};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{FromRequestParts, Path};
 use axum::handler::Handler;
+use axum::http::request::Parts;
 use axum::http::Method;
 use axum::routing::MethodRouter;
 use axum::Router;
+
+/// A route's path parameters, decoded as axum's `Path` decodes them; one
+/// that does not decode (not UTF-8 once percent-decoded) is a JSON 400
+/// `invalid_input`, not axum's plain text.
+pub(crate) struct ApiPath<T>(pub(crate) T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(params)) => Ok(ApiPath(params)),
+            Err(rejection) => Err(coderig::Error::invalid_input(format!(
+                "bad path parameter: {}",
+                rejection.body_text()
+            ))
+            .into()),
+        }
+    }
+}
+
+/// A query string `route` refused: a JSON 400 `invalid_input` that says
+/// what the route `takes`.
+pub(crate) fn bad_query(route: &str, takes: &str, rejection: QueryRejection) -> ApiError {
+    coderig::Error::invalid_input(format!(
+        "bad query of {route}: {}; it takes {takes}",
+        rejection.body_text()
+    ))
+    .into()
+}
 
 /// One served route: its method, its path and the handler serving it.
 pub(crate) struct Route {

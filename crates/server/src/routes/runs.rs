@@ -11,12 +11,12 @@
 //! 409 `conflict`), so the HTTP face answers as the CLI, Python and Node do.
 //! Follow a run's progress on `GET /api/events?run_id=`.
 
-use super::battles::{bad_path, bad_query, OptionalBody};
-use super::Route;
+use super::{bad_query, ApiPath, Route};
+use crate::json::OptionalBody;
 use crate::schema::{PayloadTooLarge, RunConflict, RunInvalidInput, RunNotFoundId};
 use crate::{ApiError, ApiJson, AppState, RawBody};
-use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use coderig::flow::engine::{Decision, FlowSource, NewRun, RunFilter, RunPage, RunView, StepView};
@@ -195,9 +195,8 @@ pub(crate) struct StepPath {
     ))]
 pub(crate) async fn get_run(
     State(state): State<AppState>,
-    path: Result<Path<RunId>, PathRejection>,
+    ApiPath(RunId { id }): ApiPath<RunId>,
 ) -> Result<ApiJson<RunView>, ApiError> {
-    let Path(RunId { id }) = path.map_err(bad_path)?;
     Ok(ApiJson(state.engine().run(&id).await?))
 }
 
@@ -212,9 +211,8 @@ pub(crate) async fn get_run(
     ))]
 pub(crate) async fn cancel_run(
     State(state): State<AppState>,
-    path: Result<Path<RunId>, PathRejection>,
+    ApiPath(RunId { id }): ApiPath<RunId>,
 ) -> Result<ApiJson<RunView>, ApiError> {
-    let Path(RunId { id }) = path.map_err(bad_path)?;
     Ok(ApiJson(state.engine().cancel(&id).await?))
 }
 
@@ -231,10 +229,9 @@ pub(crate) async fn cancel_run(
     ))]
 pub(crate) async fn approve_step(
     State(state): State<AppState>,
-    path: Result<Path<StepPath>, PathRejection>,
+    ApiPath(StepPath { id, step }): ApiPath<StepPath>,
     OptionalBody(body): OptionalBody<Decision>,
 ) -> Result<ApiJson<StepView>, ApiError> {
-    let Path(StepPath { id, step }) = path.map_err(bad_path)?;
     let view = state.engine().approve(&id, &step, body).await?;
     Ok(ApiJson(view))
 }
@@ -253,10 +250,9 @@ pub(crate) async fn approve_step(
     ))]
 pub(crate) async fn reject_step(
     State(state): State<AppState>,
-    path: Result<Path<StepPath>, PathRejection>,
+    ApiPath(StepPath { id, step }): ApiPath<StepPath>,
     OptionalBody(body): OptionalBody<Decision>,
 ) -> Result<ApiJson<StepView>, ApiError> {
-    let Path(StepPath { id, step }) = path.map_err(bad_path)?;
     let view = state.engine().reject(&id, &step, body).await?;
     Ok(ApiJson(view))
 }

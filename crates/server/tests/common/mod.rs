@@ -199,6 +199,51 @@ pub async fn post(url: String, body: Value) -> (StatusCode, Value) {
     .await
 }
 
+/// A JSON client of one test server: its base URL, and the bearer token
+/// sent with every request when the server has one.
+pub struct Api {
+    pub url: String,
+    pub client: reqwest::Client,
+    pub token: Option<String>,
+}
+
+impl Api {
+    pub fn new(url: String, token: Option<String>) -> Api {
+        install_crypto();
+        Api {
+            url,
+            client: reqwest::Client::new(),
+            token,
+        }
+    }
+
+    /// `METHOD url+path` (with `body` as JSON): the status and the JSON
+    /// body (declared as JSON).
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = self.client.request(method, format!("{}{path}", self.url));
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        json_of(request.send().await.unwrap()).await
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+}
+
 /// Status and JSON body of a response, asserting it is declared as JSON.
 pub async fn json_of(response: reqwest::Response) -> (StatusCode, Value) {
     let status = response.status();

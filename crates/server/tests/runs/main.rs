@@ -35,11 +35,9 @@ scripts.slow = [ { sleep_ms = 200 }, { text = "slow plan" } ]
 /// A server with a flow engine over a fresh SQLite store; project root
 /// `<tmp>/work`.
 struct World {
-    url: String,
+    api: common::Api,
     root: PathBuf,
     state: AppState,
-    client: reqwest::Client,
-    token: Option<String>,
 }
 
 async fn world_with(config: Config) -> World {
@@ -59,11 +57,9 @@ async fn world_with(config: Config) -> World {
     let token = config.token.clone();
     let server = common::spawn_rig(config, rig, tmp).await;
     World {
-        url: server.url,
+        api: common::Api::new(server.url, token),
         root,
         state: server.state,
-        client: reqwest::Client::new(),
-        token,
     }
 }
 
@@ -71,26 +67,15 @@ async fn world() -> World {
     world_with(Config::default()).await
 }
 
+impl std::ops::Deref for World {
+    type Target = common::Api;
+
+    fn deref(&self) -> &common::Api {
+        &self.api
+    }
+}
+
 impl World {
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let mut request = self.client.request(method, format!("{}{path}", self.url));
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        json_of(request.send().await.unwrap()).await
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
-        self.call(Method::GET, path, None).await
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        self.call(Method::POST, path, Some(body)).await
-    }
-
     /// `POST /api/runs {spec, input}`; the run's id.
     async fn start(&self, spec: Value, input: Value) -> String {
         let (status, body) = self

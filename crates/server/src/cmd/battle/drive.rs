@@ -33,18 +33,9 @@ pub(super) fn run_battle(args: RunArgs, rig: &RigArgs) -> ExitCode {
     };
     // Several threads: the oracle's commands, the agents and the progress
     // display run side by side.
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::cmd::multi_thread_runtime(Some(2)) {
         Ok(runtime) => runtime,
-        Err(e) => {
-            return fail(
-                WHAT,
-                &coderig::Error::io(format!("cannot start the async runtime: {e}")),
-            )
-        }
+        Err(e) => return fail(WHAT, &e),
     };
     runtime.block_on(drive(prepared, args.json))
 }

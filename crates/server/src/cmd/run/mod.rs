@@ -90,18 +90,9 @@ pub fn run(args: Args, rig: &RigArgs) -> ExitCode {
     };
     // Several threads: commands, agents and the progress display side by
     // side.
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::multi_thread_runtime(Some(2)) {
         Ok(runtime) => runtime,
-        Err(e) => {
-            return super::fail(
-                WHAT,
-                &coderig::Error::io(format!("cannot start the async runtime: {e}")),
-            )
-        }
+        Err(e) => return super::fail(WHAT, &e),
     };
     runtime.block_on(drive::drive(prepared, args.json))
 }
