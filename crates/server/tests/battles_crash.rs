@@ -229,31 +229,11 @@ mode = "off"
     );
 }
 
-/// `DATABASE_URL` as the test command sets it (a throwaway PostgreSQL);
-/// without it this test says so and passes without running, unless
-/// `CODERIG_REQUIRE_POSTGRES=1` (then a missing URL fails it).
-fn database_url() -> Option<String> {
-    match std::env::var("DATABASE_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert_ne!(
-                std::env::var("CODERIG_REQUIRE_POSTGRES").as_deref(),
-                Ok("1"),
-                "CODERIG_REQUIRE_POSTGRES=1 but DATABASE_URL is not set"
-            );
-            // Straight to fd 2: libtest captures only print!/eprint!.
-            let _ = writeln!(
-                std::io::stderr(),
-                "two_servers_postgres: DATABASE_URL is not set: SKIPPING (passes without running)"
-            );
-            None
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_servers_postgres_share_battles_and_the_local_lane_never_runs_two() {
-    let Some(url) = database_url() else { return };
+    let Some(url) = common::database_url("two_servers_postgres") else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let project = make_project(&root);

@@ -444,31 +444,11 @@ async fn a_server_killed_while_an_approval_waits_leaves_it_waiting_for_the_resta
     );
 }
 
-/// `DATABASE_URL` as the test command sets it (a throwaway PostgreSQL);
-/// without it this test says so and passes without running, unless
-/// `CODERIG_REQUIRE_POSTGRES=1` (then a missing URL fails it).
-fn database_url() -> Option<String> {
-    match std::env::var("DATABASE_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert_ne!(
-                std::env::var("CODERIG_REQUIRE_POSTGRES").as_deref(),
-                Ok("1"),
-                "CODERIG_REQUIRE_POSTGRES=1 but DATABASE_URL is not set"
-            );
-            // Straight to fd 2: libtest captures only print!/eprint!.
-            let _ = writeln!(
-                std::io::stderr(),
-                "two_servers_postgres: DATABASE_URL is not set: SKIPPING (passes without running)"
-            );
-            None
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_servers_postgres_share_runs_and_run_every_step_once() {
-    let Some(db) = database_url() else { return };
+    let Some(db) = common::database_url("two_servers_postgres") else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let log = root.join("log");

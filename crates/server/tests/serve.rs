@@ -9,7 +9,6 @@ use common::get;
 use common::server::{serve, serve_command, start_server};
 use reqwest::StatusCode;
 use serde_json::json;
-use std::io::Write;
 
 const RIG: &str = r#"
 [agents.alice]
@@ -167,31 +166,11 @@ async fn a_token_from_the_environment_guards_the_api() {
     assert_eq!(response.status(), StatusCode::OK);
 }
 
-/// `DATABASE_URL` as the test command sets it (a throwaway PostgreSQL);
-/// without it this test says so and passes without running, unless
-/// `CODERIG_REQUIRE_POSTGRES=1` (then a missing URL fails it).
-fn database_url() -> Option<String> {
-    match std::env::var("DATABASE_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert_ne!(
-                std::env::var("CODERIG_REQUIRE_POSTGRES").as_deref(),
-                Ok("1"),
-                "CODERIG_REQUIRE_POSTGRES=1 but DATABASE_URL is not set"
-            );
-            // Straight to fd 2: libtest captures only print!/eprint!.
-            let _ = writeln!(
-                std::io::stderr(),
-                "serve_postgres: DATABASE_URL is not set: SKIPPING (passes without running)"
-            );
-            None
-        }
-    }
-}
-
 #[tokio::test]
 async fn serve_postgres_opens_the_database_url() {
-    let Some(url) = database_url() else { return };
+    let Some(url) = common::database_url("serve_postgres") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let server = serve(dir.path(), &["--db", &url]).await;
     let (status, body) = get(format!("{}/api/health", server.url)).await;

@@ -74,16 +74,7 @@ steps:
     );
     // The dead engine's step left no process behind: its shell and the
     // sleep it started are gone.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for pid in pids {
-        while !process_gone(pid) {
-            assert!(
-                Instant::now() < deadline,
-                "process {pid} of the killed engine's step is still alive"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
+    await_gone(pids, "the killed engine's step's").await;
     b.shutdown(Duration::from_secs(5)).await;
     w.finish().await;
 }
@@ -264,14 +255,7 @@ steps:
         .map(|a| (a.iteration, a.attempt))
         .collect();
     assert_eq!(interrupted, [(2, 1)], "{body_a:#?}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !process_gone(pid) {
-        assert!(
-            Instant::now() < deadline,
-            "the killed engine's sleep {pid} is still alive"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    await_gone([pid], "the killed engine's sleep").await;
     b.shutdown(Duration::from_secs(5)).await;
     w.finish().await;
 }
@@ -340,16 +324,7 @@ steps:
         "no attempt after the interrupted one: {slow:#?}"
     );
     assert_eq!(w.log(), ["slow 0 1"]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for pid in pids {
-        while !process_gone(pid) {
-            assert!(
-                Instant::now() < deadline,
-                "process {pid} of the killed engine's step is still alive"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
+    await_gone(pids, "the killed engine's step's").await;
     b.shutdown(Duration::from_secs(5)).await;
     w.finish().await;
 }

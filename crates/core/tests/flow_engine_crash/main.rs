@@ -393,6 +393,21 @@ fn process_gone(pid: i32) -> bool {
     }
 }
 
+/// Waits up to 20 s for every process of `pids` to be gone ([`process_gone`]);
+/// panics naming the first one still alive then, as `whose` process.
+async fn await_gone(pids: impl IntoIterator<Item = i32>, whose: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for pid in pids {
+        while !process_gone(pid) {
+            assert!(
+                Instant::now() < deadline,
+                "{whose} process {pid} is still alive"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
 /// The kill tests run on a SQLite file, and on PostgreSQL when
 /// `DATABASE_URL` is set (scripts/test.sh's PostgreSQL stage runs the
 /// `_postgres` ones).
@@ -582,13 +597,7 @@ steps:
         s.attempt == 2 && s.status == StepStatus::Running
     })
     .await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for pid in pids {
-        while !process_gone(pid) {
-            assert!(Instant::now() < deadline, "attempt 1's {pid} lives");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
+    await_gone(pids, "attempt 1's").await;
     // The stale driver notices (its next write or heartbeat is refused)
     // and stops, within a heartbeat; all along the run is driven here.
     let watch = Instant::now() + KILL.lease;

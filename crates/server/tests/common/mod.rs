@@ -199,6 +199,30 @@ pub async fn post(url: String, body: Value) -> (StatusCode, Value) {
     .await
 }
 
+/// `DATABASE_URL` as the test command sets it (a throwaway PostgreSQL);
+/// without it the PostgreSQL test `test` says so on stderr and passes
+/// without running, unless `CODERIG_REQUIRE_POSTGRES=1` (then a missing
+/// URL fails it).
+pub fn database_url(test: &str) -> Option<String> {
+    match std::env::var("DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert_ne!(
+                std::env::var("CODERIG_REQUIRE_POSTGRES").as_deref(),
+                Ok("1"),
+                "CODERIG_REQUIRE_POSTGRES=1 but DATABASE_URL is not set"
+            );
+            // Straight to fd 2: libtest captures only print!/eprint!.
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("{test}: DATABASE_URL is not set: SKIPPING (passes without running)\n")
+                    .as_bytes(),
+            );
+            None
+        }
+    }
+}
+
 /// A JSON client of one test server: its base URL, and the bearer token
 /// sent with every request when the server has one.
 pub struct Api {
