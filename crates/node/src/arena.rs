@@ -47,7 +47,7 @@ pub struct ContestantRow {
     #[napi(ts_type = "'local' | 'cloud'")]
     pub lane: String,
     /// Where the contestant stands.
-    #[napi(ts_type = "'queued' | 'running' | 'done' | 'error' | 'cancelled'")]
+    #[napi(ts_type = "ContestantStatus")]
     pub status: String,
 }
 
@@ -83,7 +83,7 @@ pub struct DispatchOptions {
 #[napi(namespace = "arena", ts_return_type = "'local' | 'cloud'")]
 pub fn classify_lane(
     env: Env,
-    #[napi(ts_arg_type = "'qa' | 'coding'")] battle_type: Unknown,
+    #[napi(ts_arg_type = "BattleType")] battle_type: Unknown,
     #[napi(ts_arg_type = "string")] identity: Unknown,
     #[napi(ts_arg_type = "string")] model: Unknown,
     #[napi(ts_arg_type = "string[] | Set<string>")] local_models: Unknown,
@@ -137,8 +137,7 @@ pub fn dispatch_now(
 #[napi(namespace = "arena")]
 pub fn is_battle_complete(
     env: Env,
-    #[napi(ts_arg_type = "Array<'queued' | 'running' | 'done' | 'error' | 'cancelled'>")]
-    statuses: Unknown,
+    #[napi(ts_arg_type = "Array<ContestantStatus>")] statuses: Unknown,
 ) -> napi::Result<bool> {
     js(&env, || {
         let statuses = arg::<Vec<String>>(&env, "statuses", statuses)?
@@ -238,7 +237,7 @@ pub fn sanitize_slug(
 pub fn battle_slug(
     env: Env,
     #[napi(ts_arg_type = "string")] battle_id: Unknown,
-    #[napi(ts_arg_type = "'qa' | 'coding'")] battle_type: Unknown,
+    #[napi(ts_arg_type = "BattleType")] battle_type: Unknown,
     #[napi(ts_arg_type = "Date | number")] created_at: Unknown,
 ) -> napi::Result<String> {
     js(&env, || {
@@ -273,18 +272,12 @@ pub fn contestant_dir(
 /// What to do with one contestant after a crash (see the core's table):
 /// `'keep' | 're-dispatch' | 'mark-done' | 'mark-error' | 'mark-cancelled'`.
 /// `taskState` is `null` when the task row is missing.
-#[napi(
-    namespace = "arena",
-    ts_return_type = "'keep' | 're-dispatch' | 'mark-done' | 'mark-error' | 'mark-cancelled'"
-)]
+#[napi(namespace = "arena", ts_return_type = "ContestantAction")]
 pub fn reconcile_contestant_resume(
     env: Env,
-    #[napi(ts_arg_type = "'queued' | 'running' | 'done' | 'error' | 'cancelled'")] status: Unknown,
+    #[napi(ts_arg_type = "ContestantStatus")] status: Unknown,
     #[napi(ts_arg_type = "string | null")] task_id: Option<Unknown>,
-    #[napi(
-        ts_arg_type = "'pending' | 'running' | 'blocked' | 'completed' | 'failed' | 'cancelled' | null"
-    )]
-    task_state: Option<Unknown>,
+    #[napi(ts_arg_type = "TaskState | null")] task_state: Option<Unknown>,
 ) -> napi::Result<&'static str> {
     js(&env, || {
         let status = name_arg(&env, "status", status)?;
@@ -311,7 +304,7 @@ pub struct ContestantResumeRow {
     #[serde(default)]
     pub task_id: Option<String>,
     /// Its persisted status.
-    #[napi(ts_type = "'queued' | 'running' | 'done' | 'error' | 'cancelled'")]
+    #[napi(ts_type = "ContestantStatus")]
     pub status: String,
 }
 
@@ -321,7 +314,7 @@ pub struct ContestantResumeAction {
     /// The contestant's id.
     pub id: String,
     /// What to do with it.
-    #[napi(ts_type = "'keep' | 're-dispatch' | 'mark-done' | 'mark-error' | 'mark-cancelled'")]
+    #[napi(ts_type = "ContestantAction")]
     pub action: String,
 }
 
@@ -339,10 +332,7 @@ pub(crate) fn task_states(env: &Env, value: Unknown) -> Res<HashMap<String, Task
 pub fn reconcile_contestants(
     env: Env,
     #[napi(ts_arg_type = "Array<arena.ContestantResumeRow>")] rows: Unknown,
-    #[napi(
-        ts_arg_type = "Record<string, 'pending' | 'running' | 'blocked' | 'completed' | 'failed' | 'cancelled'>"
-    )]
-    task_states: Unknown,
+    #[napi(ts_arg_type = "Record<string, TaskState>")] task_states: Unknown,
 ) -> napi::Result<Vec<ContestantResumeAction>> {
     js(&env, || {
         let rows = records::<ContestantResumeRow>(&env, "rows", rows)?

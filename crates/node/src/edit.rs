@@ -43,7 +43,7 @@ pub struct Nearest {
 #[napi(object, use_nullable = true)]
 pub struct Match {
     /// The tier that found the one location, or `ambiguous` / `not_found`.
-    #[napi(ts_type = "'exact' | 'whitespace' | 'unicode' | 'fuzzy' | 'ambiguous' | 'not_found'")]
+    #[napi(ts_type = "MatchKind")]
     pub kind: String,
     /// UTF-16 offset of the match in `content`; `null` unless found.
     pub start: Option<u32>,
@@ -106,7 +106,7 @@ pub struct Applied {
     /// The new content.
     pub content: String,
     /// The weakest tier any edit needed.
-    #[napi(ts_type = "'exact' | 'whitespace' | 'unicode' | 'fuzzy'")]
+    #[napi(ts_type = "Tier")]
     pub tier: String,
     /// Number of spans replaced.
     pub replacements: u32,
@@ -255,7 +255,7 @@ pub fn apply_edits(
 #[napi(object)]
 pub struct Violation {
     /// Which guard.
-    #[napi(ts_type = "'truncation' | 'dropped_imports' | 'marker_leak' | 'conflict_marker'")]
+    #[napi(ts_type = "ViolationKind")]
     pub kind: String,
     /// What it saw, written for a model to act on.
     pub message: String,

@@ -69,10 +69,7 @@ fn failed_call(env: &Env, error: Unknown) -> Res<FailedCall> {
 /// billing) or `'fatal'` (the request is wrong). Keys may be camelCase or
 /// snake_case (`httpStatus`, `http_status`); a status that is not an
 /// integer from 0 to 65535 throws `INVALID_INPUT`.
-#[napi(
-    namespace = "model",
-    ts_return_type = "'retry' | 'fallback' | 'stop' | 'fatal'"
-)]
+#[napi(namespace = "model", ts_return_type = "ErrorClass")]
 pub fn classify_error(
     env: Env,
     #[napi(ts_arg_type = "model.ModelError")] error: Unknown,
@@ -93,7 +90,7 @@ pub fn classify_error(
 /// the phrase, name or status group that matched (`'default'` for none).
 #[napi(
     namespace = "model",
-    ts_return_type = "{ class: 'retry' | 'fallback' | 'stop' | 'fatal', evidence: 'name' | 'message' | 'status' | 'none', rule: string }"
+    ts_return_type = "{ class: ErrorClass, evidence: ErrorEvidence, rule: string }"
 )]
 pub fn explain_error(
     env: Env,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { rejectsCode } from './helpers.mjs'
+import { rejectsCode, unionOf } from './helpers.mjs'
 
 // Battles end to end on real parts: a real SQLite store in a temporary
 // data dir, a real git repository (made with the git CLI) with a failing
@@ -129,13 +129,6 @@ function variantFields(dts, name, tag, value) {
   const variant = m[1].split(/\n {2}\| /).find((v) => v.startsWith(`{ ${tag}: '${value}'`))
   assert.ok(variant, `${name} with ${tag} '${value}'`)
   return new Set([tag, ...[...variant.matchAll(/^ {6}(\w+)\??:/gm)].map((x) => x[1])])
-}
-
-/** The string literals of the union `field` of `interface name` in index.d.ts. */
-function unionOf(dts, name, field) {
-  const m = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))
-  const line = m[1].split('\n').find((l) => new RegExp(`^\\s+${field}\\??:`).test(l))
-  return [...line.matchAll(/'([^']*)'/g)].map((x) => x[1])
 }
 
 let root, project, rig

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { rejectsCode } from './helpers.mjs'
+import { rejectsCode, unionOf } from './helpers.mjs'
 
 // Flow runs end to end on real parts: a real SQLite store in a temporary
 // data dir, scripted agents (in-process), real `sh` processes for command
@@ -85,13 +85,6 @@ function stepFields(dts) {
   const m = dts.match(/export interface RunSpec \{[\s\S]*?\n {2}steps: Array<([\s\S]*?)\n {2}\}>/)
   assert.ok(m, 'RunSpec.steps in index.d.ts')
   return new Set([...m[1].matchAll(/^ {4}(\w+)\??:/gm)].map((x) => x[1]))
-}
-
-/** The string literals of the union `field` of `interface name` in index.d.ts. */
-function unionOf(dts, name, field) {
-  const m = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))
-  const line = m[1].split('\n').find((l) => new RegExp(`^\\s+${field}\\??:`).test(l))
-  return [...line.matchAll(/'([^']*)'/g)].map((x) => x[1])
 }
 
 let root, data, rig

@@ -80,3 +80,19 @@ export function scriptedModelBinary() {
   const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: root, encoding: 'utf8' }))
   return join(metadata.target_directory, 'debug', 'coderig-scripted-model')
 }
+
+/**
+ * The string literals a field of an interface of `dts` (index.d.ts) may
+ * hold: spelled inline, or through a named union of them (a core list's
+ * type, `status: StepStatus`).
+ */
+export function unionOf(dts, name, field) {
+  const m = dts.match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))
+  const line = m[1].split('\n').find((l) => new RegExp(`^\\s+${field}\\??:`).test(l))
+  const literals = [...line.matchAll(/'([^']*)'/g)].map((x) => x[1])
+  for (const [, alias] of line.slice(line.indexOf(':') + 1).matchAll(/\b([A-Z]\w*)\b/g)) {
+    const union = dts.match(new RegExp(`export type ${alias} = ((?:'[^']*'(?: \\| )?)+)\\n`))
+    if (union) literals.push(...[...union[1].matchAll(/'([^']*)'/g)].map((x) => x[1]))
+  }
+  return literals
+}

@@ -13,9 +13,9 @@
  */
 export interface TurnErrorDetails {
   /** What failed. */
-  agent_error: 'spawn' | 'timeout' | 'idle' | 'cancelled' | 'protocol' | 'provider' | 'exit' | 'unavailable'
+  agent_error: AgentErrorKind
   /** What to do about it: retry, fall back, stop or give up. */
-  class: 'retry' | 'fallback' | 'stop' | 'fatal'
+  class: ErrorClass
   /** The CLI's exit code, where it exited. */
   exit_code?: number
   /** The provider's HTTP status, where known. */
@@ -81,7 +81,7 @@ export type AgentEvent =
       stop_reason?: string }
   | { type: 'error';
       /** What a caller should do about it ([`crate::model::classify_error`]). */
-      class: 'retry' | 'fallback' | 'stop' | 'fatal';
+      class: ErrorClass;
       /** The provider's HTTP status, where known. */
       http_status?: number;
       /** What went wrong, as the agent said it. */
@@ -101,9 +101,9 @@ export interface AgentInfo {
    */
   installed: boolean
   /** `cli`, `openai`, `scripted` or `native` (an [`AgentKind`]'s name). */
-  kind: 'cli' | 'openai' | 'scripted' | 'native'
+  kind: AgentKind
   /** `local` or `cloud` (a [`Lane`]'s name). */
-  lane: 'local' | 'cloud' | 'driver'
+  lane: Lane
   /** The models it serves (the backend's list, else the config's). */
   models: Array<string>
   /** The CLI preset, for kind `cli`. */
@@ -130,7 +130,7 @@ export interface AgentInfo {
  */
 export interface AgentSpec {
   /** native: the wire API, `chat` (default) | `anthropic` | `responses`. */
-  api?: null | 'chat' | 'anthropic' | 'responses'
+  api?: null | NativeApi
   /** openai, native: the API key (prefer `api_key_env`). */
   api_key?: string | null
   /** openai, native: the environment variable holding the API key. */
@@ -161,7 +161,7 @@ export interface AgentSpec {
    * cli `custom`: the stream format of its stdout
    * (`claude-stream-json | codex-json | opencode-json | text`).
    */
-  format?: null | 'claude-stream-json' | 'codex-json' | 'opencode-json' | 'text'
+  format?: null | StreamFormat
   /**
    * native: `read_file` shows `LINE#HH|` anchors and `edit_lines` is
    * offered.
@@ -172,12 +172,12 @@ export interface AgentSpec {
   /** The default idle timeout of a turn. */
   idle_timeout?: null | number | string
   /** What the agent is. */
-  kind: 'cli' | 'openai' | 'scripted' | 'native'
+  kind: AgentKind
   /**
    * The lane its turns run in (default `cloud`; `local` shares the
    * global local lane).
    */
-  lane?: null | 'local' | 'cloud' | 'driver'
+  lane?: null | Lane
   /**
    * native: the turn stops (`max_cost`) past this cost, from `prices`
    * or the server's reported cost.
@@ -220,7 +220,7 @@ export interface AgentSpec {
    */
   network?: null | string
   /** cli: `claude | qwen | codex | opencode | custom`. */
-  preset?: null | 'claude' | 'qwen' | 'codex' | 'opencode' | 'custom'
+  preset?: null | CliPreset
   /**
    * native: US dollars per million tokens, for `max_cost_usd` and the
    * outcome's cost.
@@ -256,7 +256,7 @@ export interface AgentSpec {
    * native: the tool set, `coderig` (default) | `bash` (only `run` and
    * `finish`).
    */
-  tools?: null | 'coderig' | 'bash'
+  tools?: null | NativeTools
 }
 
 /** An agent and model. */
@@ -317,7 +317,7 @@ export interface AttemptRecord {
    * How it ended: `done`, `failed`, `timed_out`, `cancelled` or
    * `interrupted` (its holder died).
    */
-  outcome: 'done' | 'failed' | 'timed_out' | 'cancelled' | 'interrupted'
+  outcome: AttemptOutcome
   /**
    * What the sandbox of a command step's attempt enforced, as the
    * kernel applied it: mode, whether everything was `confined`, the
@@ -348,7 +348,7 @@ export type BattleEvent =
       /** The battle. */
       battle_id: string;
       /** `coding` or `qa`. */
-      battle_type: 'qa' | 'coding';
+      battle_type: BattleType;
       /** The contestants, in the battle's order. */
       contestants: Array<ContestantInfo>;
       /** The prompt every contestant gets. */
@@ -369,7 +369,7 @@ export type BattleEvent =
       /** The oracle's evidence. */
       evidence?: Record<string, unknown>;
       /** Its status now. */
-      status: 'queued' | 'running' | 'done' | 'error' | 'cancelled';
+      status: ContestantStatus;
       /** Generated tokens per second (local lane). */
       tokens_per_sec?: number;
       /** Time to the first token. */
@@ -390,11 +390,11 @@ export type BattleEvent =
       /** Why it failed (the error object of [`crate::Error::to_json`]). */
       error?: Record<string, unknown>;
       /** Its status now. */
-      status: 'running' | 'judging' | 'completed' | 'failed' | 'cancelled';
+      status: BattleStatus;
       /** The winner, when one is named. */
       winner_contestant_id?: string;
       /** Who named the winner. */
-      winner_source?: 'oracle' | 'judge' | 'human';
+      winner_source?: WinnerSource;
       /** The store's instance id, when known. */
       epoch?: string;
       /** The event's place in the store's log (increasing; there may be gaps). */
@@ -405,7 +405,7 @@ export type BattleEvent =
       /** The contestant. */
       contestant_id: string;
       /** What the text is. */
-      kind: 'text' | 'reasoning' | 'tool_call' | 'tool_result';
+      kind: OutputKind;
       /** The text (a delta: concatenate in order). */
       text: string }
   | { type: 'task_rescued';
@@ -452,7 +452,7 @@ export interface BattleFilter {
    */
   project?: string | null
   /** Only battles in this status. */
-  status?: null | 'running' | 'judging' | 'completed' | 'failed' | 'cancelled'
+  status?: null | BattleStatus
 }
 
 /** One page of battles, newest first. */
@@ -516,7 +516,7 @@ export interface BattleStarted {
   /** The battle. */
   battle_id: string
   /** `coding` or `qa`. */
-  battle_type: 'qa' | 'coding'
+  battle_type: BattleType
   /** The contestants, in the battle's order. */
   contestants: Array<ContestantInfo>
   /** The prompt every contestant gets. */
@@ -534,11 +534,11 @@ export interface BattleUpdated {
   /** Why it failed (the error object of [`crate::Error::to_json`]). */
   error?: Record<string, unknown>
   /** Its status now. */
-  status: 'running' | 'judging' | 'completed' | 'failed' | 'cancelled'
+  status: BattleStatus
   /** The winner, when one is named. */
   winner_contestant_id?: string
   /** Who named the winner. */
-  winner_source?: 'oracle' | 'judge' | 'human'
+  winner_source?: WinnerSource
 }
 
 /** A battle with its contestants and cross-examinations. */
@@ -552,7 +552,7 @@ export interface BattleView {
   /** The oracle's run on the base. */
   base_run: null | BaseRun
   /** `coding` or `qa`. */
-  battle_type: 'qa' | 'coding'
+  battle_type: BattleType
   /** Contestants in spec order. */
   contestants: Array<ContestantView>
   /** When it was created (Unix ms). */
@@ -578,11 +578,11 @@ export interface BattleView {
   /** The spec as given (normalized), `BattleSpec` JSON. */
   spec: Record<string, unknown>
   /** Where it stands. */
-  status: 'running' | 'judging' | 'completed' | 'failed' | 'cancelled'
+  status: BattleStatus
   /** The winner's contestant id. */
   winner_contestant_id: string | null
   /** Who named it. */
-  winner_source: null | 'oracle' | 'judge' | 'human'
+  winner_source: null | WinnerSource
 }
 
 /** Counts of how a turn's tool calls were read. */
@@ -649,7 +649,7 @@ export interface ContestantInfo {
   /** The agent identity (`claude`, `local`, ...). */
   identity: string
   /** The lane it runs in. */
-  lane: 'local' | 'cloud' | 'driver'
+  lane: Lane
   /** The model. */
   model: string
 }
@@ -685,7 +685,7 @@ export interface ContestantUpdated {
   /** The oracle's evidence. */
   evidence?: Record<string, unknown>
   /** Its status now. */
-  status: 'queued' | 'running' | 'done' | 'error' | 'cancelled'
+  status: ContestantStatus
   /** Generated tokens per second (local lane). */
   tokens_per_sec?: number
   /** Time to the first token. */
@@ -716,7 +716,7 @@ export interface ContestantView {
    */
   instruction: string | null
   /** The lane it runs in. */
-  lane: 'local' | 'cloud' | 'driver'
+  lane: Lane
   /** Its model. */
   model: string
   /** Size of its `diff.patch` in bytes (coding; 0 = no change). */
@@ -724,9 +724,9 @@ export interface ContestantView {
   /** When its agent started (Unix ms). */
   started_at_ms: number | null
   /** Where it stands. */
-  status: 'queued' | 'running' | 'done' | 'error' | 'cancelled'
+  status: ContestantStatus
   /** The tier of that evidence (`none` without). */
-  tier: 'full' | 'partial' | 'none'
+  tier: EvidenceTier
   /** Generated tokens per second (local lane, where measurable). */
   tokens_per_sec: number | null
   /** Time to the first token. */
@@ -749,7 +749,7 @@ export interface CrossExamView {
   /** Its model. */
   model: string
   /** `pending`, `running`, `done` or `error`. */
-  status: 'pending' | 'running' | 'done' | 'error'
+  status: CrossExamStatus
   /** The examiner's text. */
   text: string | null
   /**
@@ -787,7 +787,7 @@ export interface Evidence {
 export interface RunSpec {
   batch_config?: {
     /** How a batch group as a whole has succeeded. */
-    join_rule?: 'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null
+    join_rule?: TriggerRule | null
     max_concurrent?: number | null
   } | null
   /** What the flow is for. */
@@ -797,7 +797,7 @@ export interface RunSpec {
   report?: string | null
   steps: Array<{
     /** What the agent may do (default read_only). */
-    access?: 'read_only' | 'edit' | 'full' | null
+    access?: Access | null
     /** The configured agent's identity. */
     agent: string
     /** The batch group. */
@@ -822,12 +822,12 @@ export interface RunSpec {
       /** Each next wait is the last times this (default 2). */
       multiplier?: number | null
       /** Which endings are retried (default both). */
-      on?: Array<'failure' | 'timeout'> | null
+      on?: Array<RetryOn> | null
     } | null
     /** Time limit per attempt: seconds, or "90s", "20m", "500ms". */
     timeout?: number | string | null
     /** How the dependencies decide (default all_success). */
-    trigger_rule?: 'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null
+    trigger_rule?: TriggerRule | null
     /** A CEL launch guard over {input, results, steps, iteration}. */
     when?: string | null
     /** The work dir, a template. */
@@ -857,7 +857,7 @@ export interface RunSpec {
       /** Each next wait is the last times this (default 2). */
       multiplier?: number | null
       /** Which endings are retried (default both). */
-      on?: Array<'failure' | 'timeout'> | null
+      on?: Array<RetryOn> | null
     } | null
     /**
      * What the step states about its sandbox (default: write only its cwd and a private TMPDIR, no network but its own loopback, credential stores under $HOME unreadable). Paths must exist when a run starts, writable ones under a project root.
@@ -879,7 +879,7 @@ export interface RunSpec {
       /**
        * enforce: refuse what the kernel cannot confine; auto: run with what it can, and say so; off: unconfined (default: the server's [sandbox] mode).
        */
-      mode?: 'enforce' | 'auto' | 'off' | null
+      mode?: SandboxMode | null
       /**
        * allow, deny (default: its own loopback only) or loopback:PORT[,PORT...] (TCP to those ports only).
        */
@@ -892,7 +892,7 @@ export interface RunSpec {
     /** Time limit per attempt: seconds, or "90s", "20m", "500ms". */
     timeout?: number | string | null
     /** How the dependencies decide (default all_success). */
-    trigger_rule?: 'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null
+    trigger_rule?: TriggerRule | null
     /** A CEL launch guard over {input, results, steps, iteration}. */
     when?: string | null
   } | {
@@ -918,7 +918,7 @@ export interface RunSpec {
       /** Each next wait is the last times this (default 2). */
       multiplier?: number | null
       /** Which endings are retried (default both). */
-      on?: Array<'failure' | 'timeout'> | null
+      on?: Array<RetryOn> | null
     } | null
     /**
      * What the step states about its sandbox (default: write only its cwd and a private TMPDIR, no network but its own loopback, credential stores under $HOME unreadable). Paths must exist when a run starts, writable ones under a project root.
@@ -940,7 +940,7 @@ export interface RunSpec {
       /**
        * enforce: refuse what the kernel cannot confine; auto: run with what it can, and say so; off: unconfined (default: the server's [sandbox] mode).
        */
-      mode?: 'enforce' | 'auto' | 'off' | null
+      mode?: SandboxMode | null
       /**
        * allow, deny (default: its own loopback only) or loopback:PORT[,PORT...] (TCP to those ports only).
        */
@@ -955,7 +955,7 @@ export interface RunSpec {
     /** Time limit per attempt: seconds, or "90s", "20m", "500ms". */
     timeout?: number | string | null
     /** How the dependencies decide (default all_success). */
-    trigger_rule?: 'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null
+    trigger_rule?: TriggerRule | null
     /** A CEL launch guard over {input, results, steps, iteration}. */
     when?: string | null
   } | {
@@ -977,12 +977,12 @@ export interface RunSpec {
       /** Each next wait is the last times this (default 2). */
       multiplier?: number | null
       /** Which endings are retried (default both). */
-      on?: Array<'failure' | 'timeout'> | null
+      on?: Array<RetryOn> | null
     } | null
     /** Time limit per attempt: seconds, or "90s", "20m", "500ms". */
     timeout?: number | string | null
     /** How the dependencies decide (default all_success). */
-    trigger_rule?: 'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null
+    trigger_rule?: TriggerRule | null
     /** A CEL launch guard over {input, results, steps, iteration}. */
     when?: string | null
   } | {
@@ -1006,12 +1006,12 @@ export interface RunSpec {
       /** Each next wait is the last times this (default 2). */
       multiplier?: number | null
       /** Which endings are retried (default both). */
-      on?: Array<'failure' | 'timeout'> | null
+      on?: Array<RetryOn> | null
     } | null
     /** Time limit per attempt: seconds, or "90s", "20m", "500ms". */
     timeout?: number | string | null
     /** How the dependencies decide (default all_success). */
-    trigger_rule?: 'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null
+    trigger_rule?: TriggerRule | null
     /** A CEL launch guard over {input, results, steps, iteration}. */
     when?: string | null
   } | {
@@ -1044,12 +1044,12 @@ export interface RunSpec {
       /** Each next wait is the last times this (default 2). */
       multiplier?: number | null
       /** Which endings are retried (default both). */
-      on?: Array<'failure' | 'timeout'> | null
+      on?: Array<RetryOn> | null
     } | null
     /** Time limit per attempt: seconds, or "90s", "20m", "500ms". */
     timeout?: number | string | null
     /** How the dependencies decide (default all_success). */
-    trigger_rule?: 'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null
+    trigger_rule?: TriggerRule | null
     /** A CEL launch guard over {input, results, steps, iteration}. */
     when?: string | null
   } | {
@@ -1077,12 +1077,12 @@ export interface RunSpec {
       /** Each next wait is the last times this (default 2). */
       multiplier?: number | null
       /** Which endings are retried (default both). */
-      on?: Array<'failure' | 'timeout'> | null
+      on?: Array<RetryOn> | null
     } | null
     /** Time limit per attempt: seconds, or "90s", "20m", "500ms". */
     timeout?: number | string | null
     /** How the dependencies decide (default all_success). */
-    trigger_rule?: 'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always' | null
+    trigger_rule?: TriggerRule | null
     /** A CEL launch guard over {input, results, steps, iteration}. */
     when?: string | null
   }>
@@ -1091,7 +1091,7 @@ export interface RunSpec {
 /** The ratings of one battle type. */
 export interface Leaderboard {
   /** `coding` or `qa`. */
-  battle_type: 'qa' | 'coding'
+  battle_type: BattleType
   /** Best first. */
   entries: Array<LeaderboardEntry>
   /** Completed battles with a winner counted. */
@@ -1119,7 +1119,7 @@ export interface LeaderboardEntry {
  */
 export interface LeaderboardOptions {
   /** Only this battle type's board. */
-  battleType?: null | 'qa' | 'coding'
+  battleType?: null | BattleType
   /** Only battles of this project (confined to the project roots). */
   project?: string | null
 }
@@ -1238,7 +1238,7 @@ export type RunEvent =
       /** The run. */
       run_id: string;
       /** Its status now. */
-      status: 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+      status: RunStatus;
       /** The store's instance id, when known. */
       epoch?: string;
       /** The event's place in the store's log (increasing; there may be gaps). */
@@ -1259,9 +1259,9 @@ export type RunEvent =
        */
       sandbox?: string;
       /** Why it was skipped. */
-      skip_reason?: 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded';
+      skip_reason?: SkipReason;
       /** Its status now. */
-      status: 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled';
+      status: StepStatus;
       /** The step. */
       step_id: string;
       /** The store's instance id, when known. */
@@ -1274,7 +1274,7 @@ export type RunEvent =
       /** The step. */
       step_id: string;
       /** What the text is. */
-      kind: 'text' | 'reasoning' | 'tool_call' | 'tool_result';
+      kind: OutputKind;
       /** The text (a delta: concatenate in order). */
       text: string }
   | { type: 'task_rescued';
@@ -1316,7 +1316,7 @@ export interface RunFilter {
   /** At most this many (1–500, default 50). */
   limit?: number | null
   /** Only runs in this status. */
-  status?: null | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
+  status?: null | RunStatus
 }
 
 /** One page of runs, newest first. */
@@ -1338,7 +1338,7 @@ export interface RunSummary {
   /** The flow's name, when it has one. */
   name: string | null
   /** `running`, `waiting`, `completed`, `failed` or `cancelled`. */
-  status: 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
+  status: RunStatus
   /** When it last changed. */
   updated_at: number
 }
@@ -1350,7 +1350,7 @@ export interface RunUpdated {
   /** The run. */
   run_id: string
   /** Its status now. */
-  status: 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
+  status: RunStatus
 }
 
 /** A run with its steps (`GET /api/runs/{id}`). */
@@ -1372,7 +1372,7 @@ export interface RunView {
   /** The spec it runs. */
   spec: Record<string, unknown>
   /** The run's status. */
-  status: 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
+  status: RunStatus
   /** Its steps, in flow order. */
   steps: Array<StepView>
   /** When it last changed. */
@@ -1387,7 +1387,7 @@ export interface SandboxReport {
   /** Whether every part of the policy was enforced by the kernel. */
   confined: boolean
   /** How writes (and reads of hidden paths) were confined. */
-  filesystem: 'landlock' | 'namespace' | 'none'
+  filesystem: SandboxEnforcer
   /** The hidden paths that exist. */
   hidden: Array<string>
   /** The Landlock ABI the kernel offered, when Landlock was used. */
@@ -1395,13 +1395,13 @@ export interface SandboxReport {
   /** The limits applied. */
   limits: SandboxLimits
   /** The mode it ran under. */
-  mode: 'enforce' | 'auto' | 'off'
+  mode: SandboxMode
   /** The network policy, as named by [`NetworkPolicy::name`]. */
   network: string
   /** How the network policy was enforced. */
-  network_enforced_by: 'landlock' | 'namespace' | 'none'
+  network_enforced_by: SandboxEnforcer
   /** How the process tree is kept from outliving its use. */
-  processes: 'landlock' | 'namespace' | 'none'
+  processes: SandboxEnforcer
   /** What `auto` could not enforce, each with why (empty when confined). */
   unenforced: Array<string>
   /** The writable paths (the private temp dir included). */
@@ -1409,9 +1409,9 @@ export interface SandboxReport {
 }
 
 export type SandboxSetting =
-  | 'enforce' | 'auto' | 'off'
+  | SandboxMode
   | {
-    mode?: 'enforce' | 'auto' | 'off'
+    mode?: SandboxMode
   }
 
 /**
@@ -1486,7 +1486,7 @@ export type ScriptAction =
     /** Ends the turn with a provider error. */
     fail: {
       /** Its class (default: classified from the message). */
-      class?: null | 'retry' | 'fallback' | 'stop' | 'fatal'
+      class?: null | ErrorClass
       /** The error message. */
       message: string
     }
@@ -1508,7 +1508,7 @@ export interface StepState {
   /** A command step's exit code, once it exited. */
   exit_code?: number
   /** Where the step stands (a `StepStatus` name, from the step's row). */
-  status: 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'
+  status: StepStatus
 }
 
 /** `step_updated`. */
@@ -1528,9 +1528,9 @@ export interface StepUpdated {
    */
   sandbox?: string
   /** Why it was skipped. */
-  skip_reason?: 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'
+  skip_reason?: SkipReason
   /** Its status now. */
-  status: 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'
+  status: StepStatus
   /** The step. */
   step_id: string
 }
@@ -1565,7 +1565,7 @@ export interface StepView {
    * (a [`crate::flow::RunStepKind`]'s name: the driver records
    * `StepAction::kind`).
    */
-  kind: 'agent' | 'command' | 'code' | 'approval' | 'switch' | 'do_while'
+  kind: RunStepKind
   /** An approval step's message. */
   message: string | null
   /**
@@ -1575,14 +1575,14 @@ export interface StepView {
    */
   output: unknown
   /** Why it was skipped. */
-  skip_reason: null | 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'
+  skip_reason: null | SkipReason
   /** When the current attempt started. */
   started_at: null | number
   /**
    * `pending`, `running`, `waiting`, `done`, `failed`, `skipped`,
    * `timed_out` or `cancelled`.
    */
-  status: 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'
+  status: StepStatus
   /** A switch's decision. */
   switch: null | SwitchRecord
 }
@@ -1637,7 +1637,7 @@ export interface TaskRescued {
  */
 export interface TurnOptions {
   /** What the agent may do: `read_only` (default), `edit` or `full`. */
-  access?: null | 'read_only' | 'edit' | 'full'
+  access?: null | Access
   /**
    * A directory for the turn's artifacts (the native agent's
    * transcript and cut tool outputs).
@@ -1738,3 +1738,135 @@ export type RunBatchConfig = NonNullable<RunSpec['batch_config']>
 
 /** What each list of `names()` names: the keys of the core's `names::LISTS`, in its order. */
 export type NameList = 'tier' | 'match_kind' | 'violation_kind' | 'hashline_op' | 'trigger_rule' | 'step_kind' | 'skip_reason' | 'step_status' | 'resume_action' | 'failure_kind' | 'step_outcome' | 'flow_error' | 'task_state' | 'run_status' | 'run_step_kind' | 'attempt_outcome' | 'retry_on' | 'battle_type' | 'battle_status' | 'lane' | 'contestant_status' | 'contestant_action' | 'cross_exam_status' | 'evidence_tier' | 'winner_source' | 'verdict' | 'event_type' | 'output_kind' | 'stream_format' | 'cli_preset' | 'access' | 'sandbox_mode' | 'sandbox_enforcer' | 'agent_kind' | 'agent_error_kind' | 'agent_event_type' | 'native_api' | 'native_tools' | 'native_stop_reason' | 'error_class' | 'error_evidence' | 'fallback_error_reason' | 'error_kind' | 'error_code'
+
+/** The names of `names().tier`, in the core's order. */
+export type Tier = 'exact' | 'whitespace' | 'unicode' | 'fuzzy'
+
+/** The names of `names().match_kind`, in the core's order. */
+export type MatchKind = 'exact' | 'whitespace' | 'unicode' | 'fuzzy' | 'ambiguous' | 'not_found'
+
+/** The names of `names().violation_kind`, in the core's order. */
+export type ViolationKind = 'truncation' | 'dropped_imports' | 'marker_leak' | 'conflict_marker'
+
+/** The names of `names().hashline_op`, in the core's order. */
+export type HashlineOp = 'replace' | 'append' | 'prepend'
+
+/** The names of `names().trigger_rule`, in the core's order. */
+export type TriggerRule = 'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always'
+
+/** The names of `names().step_kind`, in the core's order. */
+export type StepKind = 'agent' | 'code' | 'approval' | 'switch' | 'do_while'
+
+/** The names of `names().skip_reason`, in the core's order. */
+export type SkipReason = 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'
+
+/** The names of `names().step_status`, in the core's order. */
+export type StepStatus = 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'
+
+/** The names of `names().resume_action`, in the core's order. */
+export type ResumeAction = 'keep' | 're-dispatch' | 'mark-done' | 'mark-failed' | 'mark-cancelled' | 'retry'
+
+/** The names of `names().failure_kind`, in the core's order. */
+export type FailureKind = 'timeout' | 'rate_limited' | 'transient' | 'crashed' | 'validation' | 'cancelled' | 'permanent'
+
+/** The names of `names().step_outcome`, in the core's order. */
+export type StepOutcome = 'pending' | 'in_flight' | 'done' | 'failed' | 'timed_out' | 'skipped'
+
+/** The names of `names().flow_error`, in the core's order. */
+export type FlowError = 'invalid' | 'unknown_step' | 'invalid_transition' | 'already_started' | 'not_started' | 'switch_outcome_required' | 'not_a_switch' | 'unknown_case' | 'not_a_loop' | 'loop_body_busy' | 'step_in_two_buckets' | 'switch_result_not_done' | 'switch_exclusions_mismatch' | 'loop_body_outside_loop'
+
+/** The names of `names().task_state`, in the core's order. */
+export type TaskState = 'pending' | 'running' | 'blocked' | 'completed' | 'failed' | 'cancelled'
+
+/** The names of `names().run_status`, in the core's order. */
+export type RunStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled'
+
+/** The names of `names().run_step_kind`, in the core's order. */
+export type RunStepKind = 'agent' | 'command' | 'code' | 'approval' | 'switch' | 'do_while'
+
+/** The names of `names().attempt_outcome`, in the core's order. */
+export type AttemptOutcome = 'done' | 'failed' | 'timed_out' | 'cancelled' | 'interrupted'
+
+/** The names of `names().retry_on`, in the core's order. */
+export type RetryOn = 'failure' | 'timeout'
+
+/** The names of `names().battle_type`, in the core's order. */
+export type BattleType = 'qa' | 'coding'
+
+/** The names of `names().battle_status`, in the core's order. */
+export type BattleStatus = 'running' | 'judging' | 'completed' | 'failed' | 'cancelled'
+
+/** The names of `names().lane`, in the core's order. */
+export type Lane = 'local' | 'cloud' | 'driver'
+
+/** The names of `names().contestant_status`, in the core's order. */
+export type ContestantStatus = 'queued' | 'running' | 'done' | 'error' | 'cancelled'
+
+/** The names of `names().contestant_action`, in the core's order. */
+export type ContestantAction = 'keep' | 're-dispatch' | 'mark-done' | 'mark-error' | 'mark-cancelled'
+
+/** The names of `names().cross_exam_status`, in the core's order. */
+export type CrossExamStatus = 'pending' | 'running' | 'done' | 'error'
+
+/** The names of `names().evidence_tier`, in the core's order. */
+export type EvidenceTier = 'full' | 'partial' | 'none'
+
+/** The names of `names().winner_source`, in the core's order. */
+export type WinnerSource = 'oracle' | 'judge' | 'human'
+
+/** The names of `names().verdict`, in the core's order. */
+export type Verdict = 'first' | 'second' | 'tie' | 'invalid'
+
+/** The names of `names().event_type`, in the core's order. */
+export type EventType = 'battle_started' | 'contestant_updated' | 'battle_updated' | 'run_updated' | 'step_updated' | 'agent_output' | 'task_rescued'
+
+/** The names of `names().output_kind`, in the core's order. */
+export type OutputKind = 'text' | 'reasoning' | 'tool_call' | 'tool_result'
+
+/** The names of `names().stream_format`, in the core's order. */
+export type StreamFormat = 'claude-stream-json' | 'codex-json' | 'opencode-json' | 'text'
+
+/** The names of `names().cli_preset`, in the core's order. */
+export type CliPreset = 'claude' | 'qwen' | 'codex' | 'opencode' | 'custom'
+
+/** The names of `names().access`, in the core's order. */
+export type Access = 'read_only' | 'edit' | 'full'
+
+/** The names of `names().sandbox_mode`, in the core's order. */
+export type SandboxMode = 'enforce' | 'auto' | 'off'
+
+/** The names of `names().sandbox_enforcer`, in the core's order. */
+export type SandboxEnforcer = 'landlock' | 'namespace' | 'none'
+
+/** The names of `names().agent_kind`, in the core's order. */
+export type AgentKind = 'cli' | 'openai' | 'scripted' | 'native'
+
+/** The names of `names().agent_error_kind`, in the core's order. */
+export type AgentErrorKind = 'spawn' | 'timeout' | 'idle' | 'cancelled' | 'protocol' | 'provider' | 'exit' | 'unavailable'
+
+/** The names of `names().agent_event_type`, in the core's order. */
+export type AgentEventType = 'session_started' | 'text_delta' | 'reasoning_delta' | 'tool_call' | 'tool_result' | 'usage' | 'finished' | 'error'
+
+/** The names of `names().native_api`, in the core's order. */
+export type NativeApi = 'chat' | 'anthropic' | 'responses'
+
+/** The names of `names().native_tools`, in the core's order. */
+export type NativeTools = 'coderig' | 'bash'
+
+/** The names of `names().native_stop_reason`, in the core's order. */
+export type NativeStopReason = 'finished' | 'no_tool_call' | 'max_steps' | 'max_tokens' | 'max_wall' | 'max_cost' | 'doom_loop' | 'format_errors' | 'cancelled'
+
+/** The names of `names().error_class`, in the core's order. */
+export type ErrorClass = 'retry' | 'fallback' | 'stop' | 'fatal'
+
+/** The names of `names().error_evidence`, in the core's order. */
+export type ErrorEvidence = 'name' | 'message' | 'status' | 'none'
+
+/** The names of `names().fallback_error_reason`, in the core's order. */
+export type FallbackErrorReason = 'empty' | 'empty_provider' | 'empty_model' | 'unclosed_variant' | 'empty_variant' | 'text_after_variant' | 'unknown_variant' | 'bad_character' | 'duplicate'
+
+/** The names of `names().error_kind`, in the core's order. */
+export type ErrorKind = 'not_found' | 'ambiguous' | 'guard' | 'no_op' | 'hashline_mismatch' | 'invalid_input' | 'conflict' | 'not_found_id' | 'unavailable' | 'agent' | 'io' | 'internal'
+
+/** The names of `names().error_code`, in the core's order. */
+export type ErrorCode = 'NOT_FOUND' | 'AMBIGUOUS' | 'GUARD' | 'NO_OP' | 'HASHLINE_MISMATCH' | 'INVALID_INPUT' | 'CONFLICT' | 'NOT_FOUND_ID' | 'UNAVAILABLE' | 'AGENT' | 'IO' | 'INTERNAL'

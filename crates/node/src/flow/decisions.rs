@@ -19,7 +19,7 @@ pub struct Skip {
     /// The step.
     pub id: String,
     /// Why it did not run.
-    #[napi(ts_type = "'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'")]
+    #[napi(ts_type = "SkipReason")]
     pub reason: String,
 }
 
@@ -70,10 +70,7 @@ pub fn evaluate_trigger_rule(
     env: Env,
     #[napi(ts_arg_type = "string[]")] deps: Unknown,
     #[napi(ts_arg_type = "flow.State | flow.StateInput | undefined | null")] state: Unknown,
-    #[napi(
-        ts_arg_type = "'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always'"
-    )]
-    rule: Unknown,
+    #[napi(ts_arg_type = "TriggerRule")] rule: Unknown,
 ) -> napi::Result<bool> {
     js(&env, || {
         let deps: Vec<String> = arg(&env, "deps", deps)?;
@@ -96,9 +93,7 @@ pub struct BatchGroup {
     /// The group's cap (`null`: unbounded).
     pub max_concurrent: Option<f64>,
     /// The group's join rule.
-    #[napi(
-        ts_type = "'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always'"
-    )]
+    #[napi(ts_type = "TriggerRule")]
     pub join_rule: String,
 }
 
@@ -261,10 +256,7 @@ pub fn should_retry(
 #[napi(namespace = "flow")]
 pub fn is_retriable(
     env: Env,
-    #[napi(
-        ts_arg_type = "'timeout' | 'rate_limited' | 'transient' | 'crashed' | 'validation' | 'cancelled' | 'permanent'"
-    )]
-    kind: Unknown,
+    #[napi(ts_arg_type = "FailureKind")] kind: Unknown,
 ) -> napi::Result<bool> {
     js(&env, || {
         Ok(core::is_retriable(name_arg(&env, "kind", kind)?))
@@ -274,21 +266,12 @@ pub fn is_retriable(
 /// What a resuming runtime does with one persisted step row (see the core's
 /// table). `status` `'completed'` is `'done'`. `taskState` is `null` when
 /// the task row is missing; `maxRetries` `null` means no retries.
-#[napi(
-    namespace = "flow",
-    ts_return_type = "'keep' | 're-dispatch' | 'mark-done' | 'mark-failed' | 'mark-cancelled' | 'retry'"
-)]
+#[napi(namespace = "flow", ts_return_type = "ResumeAction")]
 pub fn reconcile_resume_step(
     env: Env,
-    #[napi(
-        ts_arg_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
-    )]
-    status: Unknown,
+    #[napi(ts_arg_type = "StepStatus")] status: Unknown,
     #[napi(ts_arg_type = "string | null")] task_id: Option<Unknown>,
-    #[napi(
-        ts_arg_type = "'pending' | 'running' | 'blocked' | 'completed' | 'failed' | 'cancelled' | null"
-    )]
-    task_state: Option<Unknown>,
+    #[napi(ts_arg_type = "TaskState | null")] task_state: Option<Unknown>,
     #[napi(ts_arg_type = "number | null")] retry_count: Option<Unknown>,
     #[napi(ts_arg_type = "number | null")] max_retries: Option<Unknown>,
 ) -> napi::Result<&'static str> {
@@ -325,9 +308,7 @@ pub struct ResumeRow {
     #[napi(ts_type = "string | null")]
     pub task_id: Option<String>,
     /// Its persisted status.
-    #[napi(
-        ts_type = "'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'skipped' | 'timed_out' | 'cancelled'"
-    )]
+    #[napi(ts_type = "StepStatus")]
     pub status: String,
     /// Retries used so far (default 0).
     #[napi(ts_type = "number | null")]
@@ -343,9 +324,7 @@ pub struct StepAction {
     /// The step's id.
     pub step_id: String,
     /// What to do with it.
-    #[napi(
-        ts_type = "'keep' | 're-dispatch' | 'mark-done' | 'mark-failed' | 'mark-cancelled' | 'retry'"
-    )]
+    #[napi(ts_type = "ResumeAction")]
     pub action: String,
 }
 
@@ -355,10 +334,7 @@ pub struct StepAction {
 pub fn reconcile_run(
     env: Env,
     #[napi(ts_arg_type = "Array<flow.ResumeRow>")] rows: Unknown,
-    #[napi(
-        ts_arg_type = "Record<string, 'pending' | 'running' | 'blocked' | 'completed' | 'failed' | 'cancelled'>"
-    )]
-    task_states: Unknown,
+    #[napi(ts_arg_type = "Record<string, TaskState>")] task_states: Unknown,
 ) -> napi::Result<Vec<StepAction>> {
     js(&env, || {
         let rows = records::<ResumeRow>(&env, "rows", rows)?

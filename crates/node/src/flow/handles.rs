@@ -126,10 +126,7 @@ impl State {
     }
 
     /// Steps that did not run, with why.
-    #[napi(
-        getter,
-        ts_return_type = "Record<string, 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'>"
-    )]
+    #[napi(getter, ts_return_type = "Record<string, SkipReason>")]
     pub fn skipped(&self) -> BTreeMap<String, &'static str> {
         self.inner
             .skipped

@@ -22,10 +22,12 @@ use std::ops::Deref;
 )]
 pub struct StepOutcome {
     /// Where the step stands (a step waiting for a batch slot is `'pending'`).
+    // Spelled out: inside `flow`, `StepOutcome` is this interface, not the
+    // top-level type of the core's list (which names.test.mjs holds it to).
     #[napi(ts_type = "'pending' | 'in_flight' | 'done' | 'failed' | 'timed_out' | 'skipped'")]
     pub status: String,
     /// Why it was skipped; `null` unless `status` is `'skipped'`.
-    #[napi(ts_type = "'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'")]
+    #[napi(ts_type = "SkipReason")]
     pub reason: Option<String>,
 }
 
@@ -199,9 +201,7 @@ impl Scheduler {
 
     /// Why `id` was skipped, or `null` when it is not skipped (the
     /// `reason` of `outcome(id)`); an unknown id throws as `outcome` does.
-    #[napi(
-        ts_return_type = "'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded' | null"
-    )]
+    #[napi(ts_return_type = "SkipReason | null")]
     pub fn skip_reason(
         &self,
         env: Env,

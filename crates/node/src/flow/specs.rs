@@ -34,14 +34,12 @@ pub struct StepSpec {
     /// Unique id within the flow.
     pub id: String,
     /// What the step does.
-    #[napi(ts_type = "'agent' | 'code' | 'approval' | 'switch' | 'do_while'")]
+    #[napi(ts_type = "StepKind")]
     pub kind: String,
     /// Ids of the steps this one waits for.
     pub deps: Option<Vec<String>>,
     /// How the dependencies' outcomes decide whether it runs (default `'all_success'`).
-    #[napi(
-        ts_type = "'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always'"
-    )]
+    #[napi(ts_type = "TriggerRule")]
     pub trigger_rule: Option<String>,
     /// The batch group it belongs to.
     #[napi(ts_type = "string | null")]
@@ -85,9 +83,7 @@ pub struct FlowSpec {
     pub batch_max_concurrent: Option<u32>,
     /// Rule by which a batch group as a whole succeeded (default
     /// `'all_success'`); the same as `batch_config.join_rule`.
-    #[napi(
-        ts_type = "'all_success' | 'all_failed' | 'all_done' | 'all_skipped' | 'one_success' | 'one_failed' | 'one_done' | 'none_failed' | 'none_failed_min_one_success' | 'none_skipped' | 'always'"
-    )]
+    #[napi(ts_type = "TriggerRule")]
     pub batch_join_rule: Option<String>,
 }
 
@@ -103,9 +99,7 @@ pub struct StateInput {
     #[napi(ts_type = "string[] | Set<string>")]
     pub done: Option<Value>,
     /// Steps that did not run: ids (each as `condition_false`) or `{id: reason}`.
-    #[napi(
-        ts_type = "string[] | Set<string> | Record<string, 'upstream_failed' | 'branch_not_taken' | 'condition_false' | 'excluded'>"
-    )]
+    #[napi(ts_type = "string[] | Set<string> | Record<string, SkipReason>")]
     pub skipped: Option<Value>,
     /// Steps that failed.
     #[napi(ts_type = "string[] | Set<string>")]
