@@ -2,15 +2,16 @@
 //! behind one napi async iterator ([`WatchEvents`]). Following (subscribe, replay, live,
 //! de-duplicate) and the one end rule are the core's; this room only
 //! converts each event to its JSON object (a stored one with its `seq` and
-//! `epoch`, the live-only `agent_output` without) and a refusal to an
-//! error.
+//! `epoch`, the live-only `agent_output` without) and a refusal to the one
+//! JS form of the core's error (the Promise of `next()` rejects with it).
 
-use crate::helpers::{arg, promise, with_args, Count};
+use crate::helpers::{arg, promise, to_js_error, with_args, Count};
 use crate::rig::to_value;
 use coderig::bus::BusEvent;
 use coderig::rig::{Rig, Subject, Watch};
-use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, Unknown};
-use napi::Env;
+use coderig::Error;
+use napi::bindgen_prelude::{AsyncGenerator, PromiseRaw, ToNapiValue, Unknown};
+use napi::{sys, Env};
 use napi_derive::napi;
 use serde_json::Value;
 use std::future::Future;
@@ -64,9 +65,35 @@ impl WatchEvents {
     }
 }
 
+/// One `next()` of the iterator (typed `WatchEvent` in index.d.ts: a
+/// `BattleEvent` or a `RunEvent`): an event, or the core's refusal (the
+/// subject is gone, the rig was shut down). The refusal becomes the one JS
+/// form of the core's error ([`to_js_error`]: `code`, `details`, ...) when
+/// napi converts the item on the JS thread — the first place with an `Env`
+/// — so the Promise of `next()` rejects with it, as every Promise of the
+/// addon does.
+pub enum WatchEvent {
+    Event(Value),
+    Failed(Error),
+}
+
+// The one `unsafe` of the addon: napi's conversion trait is an unsafe fn
+// of a raw env. napi calls it on the JS thread with that thread's live env,
+// which is all `Value`'s own conversion needs.
+#[allow(unsafe_code)]
+impl ToNapiValue for WatchEvent {
+    unsafe fn to_napi_value(env: sys::napi_env, item: Self) -> napi::Result<sys::napi_value> {
+        match item {
+            // SAFETY: `env` is the live env napi passed in, on its thread.
+            WatchEvent::Event(value) => unsafe { Value::to_napi_value(env, value) },
+            WatchEvent::Failed(e) => Err(to_js_error(&Env::from_raw(env), &e)),
+        }
+    }
+}
+
 #[napi]
 impl AsyncGenerator for WatchEvents {
-    type Yield = Value;
+    type Yield = WatchEvent;
     type Next = ();
     type Return = ();
 
@@ -74,23 +101,14 @@ impl AsyncGenerator for WatchEvents {
         &mut self,
         _value: Option<Self::Next>,
     ) -> impl Future<Output = napi::Result<Option<Self::Yield>>> + Send + 'static {
-        next_event(self.watch.clone())
+        let watch = self.watch.clone();
+        async move {
+            Ok(match watch.lock().await.next().await {
+                Ok(None) => None,
+                Ok(Some(BusEvent::Stored(stored))) => Some(WatchEvent::Event(to_value(&stored))),
+                Ok(Some(BusEvent::Live(live))) => Some(WatchEvent::Event(to_value(&live))),
+                Err(e) => Some(WatchEvent::Failed(e)),
+            })
+        }
     }
-}
-
-/// The watch's next event as the `next()` of an napi async iterator
-/// returns it (`None`: the watch ended).
-async fn next_event(events: Arc<Mutex<Watch>>) -> napi::Result<Option<Value>> {
-    let event = events.lock().await.next().await.map_err(|e| {
-        // No Env here to build the taxonomy's JS error: the code leads
-        // the message.
-        napi::Error::new(
-            napi::Status::GenericFailure,
-            format!("{}: {}", e.code(), e.message()),
-        )
-    })?;
-    Ok(event.map(|event| match event {
-        BusEvent::Stored(stored) => to_value(&stored),
-        BusEvent::Live(live) => to_value(&live),
-    }))
 }

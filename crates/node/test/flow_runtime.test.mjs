@@ -479,6 +479,11 @@ describe('close', () => {
     await closing.close()
     await gone(pid)
     await rejectsCode(closing.runFlow(spec), 'UNAVAILABLE')
+    // Following the run on the closed rig: its history, then the one JS
+    // error of the core's refusal (code, kind, details), as every Promise.
+    const seen = []
+    await rejectsCode((async () => { for await (const e of run.events()) seen.push(e.type) })(), 'UNAVAILABLE')
+    assert.equal(seen[0], 'run_updated')
     await closing.close() // twice: nothing happens
     // The next rig on the store finds the run where the closed one left it.
     const again = new Rig({ dataDir: join(dir, 'data'), projectRoots: [dir] })

@@ -1736,6 +1736,9 @@ export type RetrySpec = NonNullable<RunStepSpec['retry']>
 /** The limits of a flow's batch groups. */
 export type RunBatchConfig = NonNullable<RunSpec['batch_config']>
 
+/** An event of a battle or a run, as `battle.events()` and `run.events()` yield them. */
+export type WatchEvent = BattleEvent | RunEvent
+
 /** What each list of `names()` names: the keys of the core's `names::LISTS`, in its order. */
 export type NameList = 'tier' | 'match_kind' | 'violation_kind' | 'hashline_op' | 'trigger_rule' | 'step_kind' | 'skip_reason' | 'step_status' | 'resume_action' | 'failure_kind' | 'step_outcome' | 'flow_error' | 'task_state' | 'run_status' | 'run_step_kind' | 'attempt_outcome' | 'retry_on' | 'battle_type' | 'battle_status' | 'lane' | 'contestant_status' | 'contestant_action' | 'cross_exam_status' | 'evidence_tier' | 'winner_source' | 'verdict' | 'event_type' | 'output_kind' | 'stream_format' | 'cli_preset' | 'access' | 'sandbox_mode' | 'sandbox_enforcer' | 'agent_kind' | 'agent_error_kind' | 'agent_event_type' | 'native_api' | 'native_tools' | 'native_stop_reason' | 'error_class' | 'error_evidence' | 'fallback_error_reason' | 'error_kind' | 'error_code'
 

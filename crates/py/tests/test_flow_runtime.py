@@ -626,6 +626,13 @@ def test_close_stops_the_rigs_work_and_a_closed_rig_refuses_more(tmp_path):
     assert not until(lambda: alive(pid), lambda up: not up, limit=30)
     with pytest.raises(coderig.UnavailableError, match="closed"):
         rig.run_flow(spec)
+    # Following the run on the closed rig: its history, then the core's
+    # refusal (as Node's iterator rejects with it).
+    seen = []
+    with pytest.raises(coderig.UnavailableError, match="shut down"):
+        for event in run.events():
+            seen.append(event["type"])
+    assert seen[0] == "run_updated"
     rig.close()  # twice: nothing happens
     again = coderig.Rig(data_dir=tmp_path / "data", project_roots=[tmp_path])
     try:
