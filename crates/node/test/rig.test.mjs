@@ -219,7 +219,7 @@ describe('new Rig', () => {
     throwsCode(() => new Rig({ agents: { bob: { kind: 'robot' } } }), 'INVALID_INPUT', { message: /agents\.bob\.kind/ })
     throwsCode(() => new Rig({ agents: [] }), 'INVALID_INPUT', { message: /agents/ })
     throwsCode(() => new Rig({ config: 'a.toml', agents: {} }), 'INVALID_INPUT', { message: 'give either a config file or an agents table, not both' })
-    throwsCode(() => new Rig({ dataDir: 5 }), 'INVALID_INPUT', { message: /^`options\.data_dir`: invalid type: integer `5`, expected path string/ })
+    throwsCode(() => new Rig({ dataDir: 5 }), 'INVALID_INPUT', { message: /^`options\.data_dir`: invalid type: integer `5`, expected a string \(a path\)/ })
     throwsCode(() => new Rig({ agent: {} }), 'INVALID_INPUT', { message: /^`options\.agent`: unknown field `agent`, expected one of `data_dir`, `db`, `config`, `agents`/ })
     throwsCode(() => new Rig('coderig.toml'), 'INVALID_INPUT', { message: /^`options`: must be an object of options/ })
   })

@@ -172,9 +172,10 @@ fn path_error(e: serde_path_to_error::Error<serde_json::Error>) -> Error {
 
 /// serde names JSON's arrays and objects after its own data model
 /// ("sequence", "map"); the contract and the rest of these messages speak
-/// JSON. Only the type names serde itself writes are rewritten: the
-/// unexpected type right after `invalid type: ` and the expected type at
-/// the very end (a quoted string value in between is left alone).
+/// JSON (and a path is a string). Only the type names serde itself writes
+/// are rewritten: the unexpected type right after `invalid type: ` and the
+/// expected type at the very end (a quoted string value in between is left
+/// alone).
 fn json_words(text: String) -> String {
     let mut text = text;
     for (serde_word, json_word) in [("map", "object"), ("sequence", "array")] {
@@ -183,7 +184,12 @@ fn json_words(text: String) -> String {
             text = format!("invalid type: {json_word}, {rest}");
         }
     }
-    for (serde_word, json_word) in [("a map", "an object"), ("a sequence", "an array")] {
+    for (serde_word, json_word) in [
+        ("a map", "an object"),
+        ("a sequence", "an array"),
+        // A `PathBuf` field: what JSON holds of a path is a string.
+        ("path string", "a string (a path)"),
+    ] {
         let suffix = format!(", expected {serde_word}");
         if let Some(head) = text.strip_suffix(&suffix) {
             text = format!("{head}, expected {json_word}");
@@ -279,6 +285,11 @@ mod tests {
         }
         let e = decode::<Vec<String>>(json!({"a": 1})).unwrap_err();
         assert_eq!(e.message(), "invalid type: object, expected an array");
+        let e = decode::<std::path::PathBuf>(json!(5)).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "invalid type: integer `5`, expected a string (a path)"
+        );
         // A string value that happens to end like serde's words is kept.
         let e = decode::<Vec<String>>(json!("x, expected a map")).unwrap_err();
         assert_eq!(
