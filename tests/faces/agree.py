@@ -23,6 +23,12 @@ member. The battle is a qa battle of scripted agents (the local lane runs
 its contestants one at a time, so its order is the same everywhere). Real
 processes, real HTTP on loopback, no mock.
 
+The faces also refuse alike: each bad flow spec and battle spec of
+`BAD_FLOWS` and `BAD_BATTLES` is refused by every face that can be given it
+(the CLI takes a flow spec as a file and a battle as flags, so it is given
+the flow specs and the battles its flags can say) with the same kind, code,
+message, `path` and `problems`, and nothing is created.
+
 Usage: python tests/faces/agree.py BIN_DIR  (the cargo build's directory
 of binaries, holding `coderig`; the Python module importable; crates/node
 built).
@@ -105,6 +111,46 @@ SLOW = {
         {"id": "after", "kind": "command", "deps": ["sleep"], "shell": "echo after"},
     ],
 }
+
+
+# Mistakes every face must refuse alike (name, spec). A flow spec's paths are
+# its own (`steps[1].deps[0]`), whichever face is given it.
+BAD_FLOWS = [
+    ("an unknown field", {"steps": [{"id": "a", "kind": "command", "shell": "true", "sheel": 1}]}),
+    ("a field of the wrong type", {"steps": [{"id": "a", "kind": "command", "shell": 5}]}),
+    ("a dependency cycle", {"steps": [
+        {"id": "a", "kind": "command", "shell": "true", "deps": ["b"]},
+        {"id": "b", "kind": "command", "shell": "true", "deps": ["a"]}]}),
+    ("an unknown dependency and a bad condition at once", {"steps": [
+        {"id": "a", "kind": "command", "shell": "true", "deps": ["nowhere"]},
+        {"id": "b", "kind": "command", "shell": "true", "when": "input.x >"}]}),
+    ("an unknown agent", {"steps": [{"id": "a", "kind": "agent", "agent": "nobody", "prompt": "x"}]}),
+    ("a code step (no callable given)", {"steps": [{"id": "a", "kind": "code"}]}),
+]
+
+
+def bad_battle(**change):
+    spec = battle("m0")
+    spec.update(change)
+    return spec
+
+
+# (name, spec, whether the CLI's flags can say it)
+BAD_BATTLES = [
+    ("an unknown identity", bad_battle(contestants=[{"identity": "nobody", "model": "m"},
+                                                    {"identity": "bob", "model": "m1"}]), True),
+    ("one contestant", bad_battle(contestants=[{"identity": "bob", "model": "m1"}]), True),
+    ("an unknown field", bad_battle(promt="x"), False),
+    ("a prompt of the wrong type", bad_battle(prompt=5), False),
+    ("an unknown battle type", bad_battle(battle_type="poker"), False),
+]
+
+
+def refusal(body):
+    """What must agree of an error body: kind, code, message, path, problems."""
+    error = body.get("error", body)
+    return (error.get("kind"), error.get("code"), error.get("message"), error.get("path"),
+            json.dumps(error.get("problems"), sort_keys=True))
 
 
 def key(subject, event):
@@ -315,6 +361,114 @@ def via_node(base, subject, spec, cancel=False):
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 
 
+def refused_http(server, subject, spec):
+    path, body = ("/api/runs", {"spec": spec, "input": {}}) if subject is RUN else ("/api/battles", spec)
+    request = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        urllib.request.urlopen(request, timeout=30)
+    except urllib.error.HTTPError as e:
+        assert e.code == 400, f"http: status {e.code}"
+        return refusal(json.load(e))
+    raise AssertionError(f"http accepted {spec}")
+
+
+def refused_cli(binary, base, subject, spec):
+    data = os.path.join(base, "cli-refusals")
+    os.makedirs(data, exist_ok=True)
+    out = subprocess.run(cli_command(binary, data, base, subject, spec), capture_output=True,
+                         text=True, timeout=120, cwd=base, env=clean_env())
+    assert out.returncode != 0, f"cli accepted {spec}"
+    lines = out.stdout.splitlines()
+    assert len(lines) == 1, f"cli: expected one JSON error line, got {out.stdout!r} ({out.stderr})"
+    kind, code, message, path, problems = refusal(json.loads(lines[0]))
+    # The CLI may name the file it read before the spec's own message (it
+    # does for what the decoder refuses).
+    file = os.path.join(data, "flow.json")
+    if subject is RUN and message.startswith(f"{file}: "):
+        message = message[len(file) + 2:]
+    return kind, code, message, path, problems
+
+
+def refused_python(rig, subject, spec):
+    import coderig
+    try:
+        rig.run_flow(spec, {}) if subject is RUN else rig.start_battle(spec)
+    except coderig.Error as e:
+        return refusal({"kind": e.kind, "code": e.code, "message": e.message, **e.details})
+    raise AssertionError(f"python accepted {spec}")
+
+
+REFUSALS_SCRIPT = r"""
+const { Rig } = require(process.argv[1])
+const [data, root, config, casesText] = process.argv.slice(2)
+;(async () => {
+  const rig = new Rig({ dataDir: data, projectRoots: [root], config })
+  const out = []
+  for (const [kind, spec] of JSON.parse(casesText)) {
+    try {
+      await (kind === 'run' ? rig.runFlow(spec, {}) : rig.startBattle(spec))
+      out.push(null)
+    } catch (e) {
+      out.push({ kind: e.kind, code: e.code, message: e.message, ...e.details })
+    }
+  }
+  process.stdout.write(JSON.stringify(out))
+  process.exit(0)
+})().catch((e) => { console.error(e); process.exit(1) })
+"""
+
+
+def refusals(binary):
+    """Every bad spec, through every face that can be given it: the same refusal."""
+    import coderig
+    base = os.path.realpath(tempfile.mkdtemp(prefix="coderig-agree-"))
+    with open(os.path.join(base, "coderig.toml"), "w") as f:
+        f.write(AGENTS)
+    cases = [(RUN, name, spec, True) for name, spec in BAD_FLOWS]
+    cases += [(BATTLE, name, spec, cli) for name, spec, cli in BAD_BATTLES]
+    try:
+        os.makedirs(os.path.join(base, "http"))
+        server = Server(binary, os.path.join(base, "http"), base, os.path.join(base, "coderig.toml"))
+        try:
+            answers = {"http": [refused_http(server, subject, spec) for subject, _, spec, _ in cases]}
+            for subject in (RUN, BATTLE):
+                listed = server.call("GET", f"/api/{subject.name}s")[f"{subject.name}s"]
+                assert listed == [], f"http created {listed}"
+        finally:
+            server.stop()
+        answers["cli"] = [refused_cli(binary, base, subject, spec) if cli else None
+                          for subject, _, spec, cli in cases]
+        rig = coderig.Rig(data_dir=os.path.join(base, "py"), project_roots=[base],
+                          config=os.path.join(base, "coderig.toml"))
+        try:
+            answers["python"] = [refused_python(rig, subject, spec) for subject, _, spec, _ in cases]
+            assert rig.runs()["runs"] == [] and rig.battles()["battles"] == [], "python created some"
+        finally:
+            rig.close()
+        out = subprocess.run(
+            ["node", "-e", REFUSALS_SCRIPT, os.path.join(ROOT, "crates", "node"),
+             os.path.join(base, "node"), base, os.path.join(base, "coderig.toml"),
+             json.dumps([[subject.name, spec] for subject, _, spec, _ in cases])],
+            capture_output=True, text=True, timeout=180, cwd=base, env=clean_env())
+        assert out.returncode == 0, f"node: exit {out.returncode}\n{out.stderr}"
+        answers["node"] = [refusal(e) if e else None for e in json.loads(out.stdout)]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    differences = []
+    for i, (subject, name, _, _) in enumerate(cases):
+        reference = answers["http"][i]
+        assert reference[0] == "invalid_input", f"{subject.name} with {name}: http says {reference}"
+        for face, got in answers.items():
+            if got[i] is None and face == "cli":
+                continue
+            if got[i] != reference:
+                differences.append(f"{subject.name} with {name}: {face} differs from http:\n"
+                                   f"  {face}: {got[i]}\n  http: {reference}")
+    assert not differences, "\n".join(differences)
+    return len(cases)
+
+
 def scenario(binary, subject, spec, cancel):
     base = os.path.realpath(tempfile.mkdtemp(prefix="coderig-agree-"))
     with open(os.path.join(base, "coderig.toml"), "w") as f:
@@ -355,6 +509,7 @@ def main():
     ]:
         done = scenario(binary, subject, spec, cancel)
         print(f"faces agree on {what}: {len(done)} events, ending {done[-1][:3]}")
+    print(f"faces refuse alike: {refusals(binary)} bad specs")
 
 
 if __name__ == "__main__":
