@@ -36,7 +36,7 @@ use super::script::Script;
 use crate::error::Error;
 use crate::names::macros::named_enum;
 use crate::task::Lane;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -218,14 +218,14 @@ pub struct AgentSpec {
     /// native: US dollars per million tokens, for `max_cost_usd` and the
     /// outcome's cost.
     #[serde(default)]
-    pub prices: Option<crate::agent::native::config::Prices>,
+    pub prices: Option<Prices>,
     /// native: replaces coderig's system prompt.
     #[serde(default)]
     pub system_prompt: Option<String>,
     /// native: per-model overrides of `system_prompt`, `sampling` and
     /// `context_window`, by model name.
     #[serde(default)]
-    pub model_overrides: BTreeMap<String, crate::agent::native::config::ModelOverride>,
+    pub model_overrides: BTreeMap<String, ModelOverride>,
     /// native: the default and longest timeout of one `run` command
     /// (default 5 minutes).
     #[serde(default, deserialize_with = "super::duration::deserialize_opt")]
@@ -402,7 +402,7 @@ impl ConfigFile {
                 }
                 AgentKind::Openai | AgentKind::Native => {
                     if spec.kind == AgentKind::Native {
-                        problems.extend(crate::agent::native::config::problems(spec, &at));
+                        problems.extend(native_problems(spec, &at));
                     }
                     match spec.base_url.as_deref() {
                         None => problems.push(format!("{at}.base_url: required for kind \"{}\" (e.g. \"http://127.0.0.1:8080/v1\")", spec.kind)),
@@ -432,6 +432,86 @@ impl ConfigFile {
             Err(Error::invalid_input(problems.join("; ")))
         }
     }
+}
+
+/// US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Prices {
+    /// Uncached input.
+    #[serde(default)]
+    pub input: f64,
+    /// Output.
+    #[serde(default)]
+    pub output: f64,
+    /// Input read from the provider's cache (default: the input price).
+    #[serde(default)]
+    pub cache_read: Option<f64>,
+}
+
+impl Prices {
+    /// The cost of `usage` at these prices.
+    pub fn cost(&self, usage: &crate::agent::Usage) -> f64 {
+        let m = 1_000_000.0;
+        usage.input as f64 * self.input / m
+            + usage.output as f64 * self.output / m
+            + usage.cache_read as f64 * self.cache_read.unwrap_or(self.input) / m
+    }
+}
+
+/// What one model overrides of the agent's table.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ModelOverride {
+    /// Replaces the system prompt for this model.
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    /// Sampling options added over the agent's.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub sampling: serde_json::Map<String, serde_json::Value>,
+    /// This model's context window.
+    #[serde(default)]
+    pub context_window: Option<u32>,
+}
+
+/// What is wrong with a native table that decoding cannot see, each as
+/// `agents.<identity>.<key>: ...`.
+fn native_problems(spec: &AgentSpec, at: &str) -> Vec<String> {
+    let mut out = vec![];
+    if spec.max_steps == Some(0) {
+        out.push(format!("{at}.max_steps: must be at least 1"));
+    }
+    if spec.max_output_tokens == Some(0) {
+        out.push(format!("{at}.max_output_tokens: must be at least 1"));
+    }
+    if let Some(w) = spec.context_window {
+        if w < 1024 {
+            out.push(format!(
+                "{at}.context_window: {w} tokens cannot hold the system prompt and the tools; give at least 1024"
+            ));
+        }
+    }
+    if let Some(c) = spec.max_cost_usd {
+        if !(c.is_finite() && c > 0.0) {
+            out.push(format!("{at}.max_cost_usd: must be a positive number"));
+        }
+    }
+    if spec.max_cost_usd.is_some() && spec.prices.is_none() {
+        out.push(format!(
+            "{at}.max_cost_usd: needs `prices` (dollars per million tokens) to count the cost"
+        ));
+    }
+    for (model, o) in &spec.model_overrides {
+        if let Some(w) = o.context_window.filter(|w| *w < 1024) {
+            out.push(format!(
+                "{at}.model_overrides.{model}.context_window: {w} is below 1024"
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -161,6 +161,11 @@ impl Default for BatchConfig {
 /// A do-while's iteration cap when the spec gives none.
 pub const DEFAULT_LOOP_MAX_ITERATIONS: u32 = 100;
 
+/// A do-while's iteration cap; `null` means "not given": the default.
+fn loop_cap<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    crate::json::int::opt_u32(d).map(|n| n.unwrap_or(DEFAULT_LOOP_MAX_ITERATIONS))
+}
+
 fn default_loop_max_iterations() -> u32 {
     DEFAULT_LOOP_MAX_ITERATIONS
 }
@@ -204,10 +209,7 @@ pub struct Step {
     #[serde(skip)]
     pub loop_condition: Option<Condition>,
     /// Iteration cap of a `do_while` (default 100).
-    #[serde(
-        default = "default_loop_max_iterations",
-        deserialize_with = "crate::json::int::loop_cap"
-    )]
+    #[serde(default = "default_loop_max_iterations", deserialize_with = "loop_cap")]
     pub loop_max_iterations: u32,
     /// Launch-time guard: when it is false for the launch context the step
     /// is excluded from the run (see [`crate::flow::manifest_steps`]).

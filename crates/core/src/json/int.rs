@@ -97,11 +97,6 @@ pub(crate) fn u32_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Err
     optional::<u32, D>(d).map(Option::unwrap_or_default)
 }
 
-/// A do-while's iteration cap; `null` means "not given": the default, 100.
-pub(crate) fn loop_cap<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    optional::<u32, D>(d).map(|n| n.unwrap_or(crate::flow::spec::DEFAULT_LOOP_MAX_ITERATIONS))
-}
-
 /// An optional `u32` (`null` is `None`).
 pub(crate) fn opt_u32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     optional(d)

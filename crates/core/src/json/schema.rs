@@ -350,23 +350,6 @@ fn nearest_schema() -> Value {
 
 named_schema!(Nearest, "Nearest", nearest_schema);
 
-/// `[first_line, last_line]`, 1-based and inclusive. (Two integers with
-/// `minItems`/`maxItems`, not `prefixItems`: schemathesis 4 mis-converts a
-/// `prefixItems` tuple in a response schema.)
-pub(crate) struct LineRange;
-
-fn line_range_schema() -> Value {
-    json!({
-        "type": "array",
-        "description": "[first_line, last_line], 1-based, inclusive.",
-        "items": {"type": "integer", "minimum": 1},
-        "minItems": 2,
-        "maxItems": 2,
-    })
-}
-
-named_schema!(LineRange, "LineRange", line_range_schema);
-
 fn guard_violation_schema() -> Value {
     json!({
         "type": "object",
@@ -519,7 +502,7 @@ mod tests {
             HashlineEditInput => hashline_edit_schema,
             HashlineValidateRequest => hashline_validate_schema,
             Nearest => nearest_schema,
-            LineRange => line_range_schema,
+            crate::json::edit::LineRange => crate::json::edit::line_range_schema,
             GuardViolation => guard_violation_schema,
             Flow => flow_schema,
             Step => step_schema,

@@ -14,9 +14,12 @@
 //! sampling = { temperature = 0.2 }
 //! ```
 
+// The price and per-model tables are declared with the table itself
+// (`agent::config`), which this room reads and which must not read it back.
+pub use crate::agent::config::{ModelOverride, Prices};
+
 use super::{Api, ToolsMode};
 use crate::agent::config::AgentSpec;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,49 +30,6 @@ pub const DEFAULT_MAX_STEPS: u32 = 50;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
 /// The default (and longest) timeout of one `run` command.
 pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Prices {
-    /// Uncached input.
-    #[serde(default)]
-    pub input: f64,
-    /// Output.
-    #[serde(default)]
-    pub output: f64,
-    /// Input read from the provider's cache (default: the input price).
-    #[serde(default)]
-    pub cache_read: Option<f64>,
-}
-
-impl Prices {
-    /// The cost of `usage` at these prices.
-    pub fn cost(&self, usage: &crate::agent::Usage) -> f64 {
-        let m = 1_000_000.0;
-        usage.input as f64 * self.input / m
-            + usage.output as f64 * self.output / m
-            + usage.cache_read as f64 * self.cache_read.unwrap_or(self.input) / m
-    }
-}
-
-/// What one model overrides of the agent's table.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct ModelOverride {
-    /// Replaces the system prompt for this model.
-    #[serde(default)]
-    pub system_prompt: Option<String>,
-    /// Sampling options added over the agent's.
-    #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
-    pub sampling: Map<String, Value>,
-    /// This model's context window.
-    #[serde(default)]
-    pub context_window: Option<u32>,
-}
 
 /// The loop's hard limits.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -242,43 +202,6 @@ pub fn is_loopback_url(url: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-/// What is wrong with a native table that decoding cannot see, each as
-/// `agents.<identity>.<key>: ...`.
-pub fn problems(spec: &AgentSpec, at: &str) -> Vec<String> {
-    let mut out = vec![];
-    if spec.max_steps == Some(0) {
-        out.push(format!("{at}.max_steps: must be at least 1"));
-    }
-    if spec.max_output_tokens == Some(0) {
-        out.push(format!("{at}.max_output_tokens: must be at least 1"));
-    }
-    if let Some(w) = spec.context_window {
-        if w < 1024 {
-            out.push(format!(
-                "{at}.context_window: {w} tokens cannot hold the system prompt and the tools; give at least 1024"
-            ));
-        }
-    }
-    if let Some(c) = spec.max_cost_usd {
-        if !(c.is_finite() && c > 0.0) {
-            out.push(format!("{at}.max_cost_usd: must be a positive number"));
-        }
-    }
-    if spec.max_cost_usd.is_some() && spec.prices.is_none() {
-        out.push(format!(
-            "{at}.max_cost_usd: needs `prices` (dollars per million tokens) to count the cost"
-        ));
-    }
-    for (model, o) in &spec.model_overrides {
-        if let Some(w) = o.context_window.filter(|w| *w < 1024) {
-            out.push(format!(
-                "{at}.model_overrides.{model}.context_window: {w} is below 1024"
-            ));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

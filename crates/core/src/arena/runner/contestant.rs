@@ -1,7 +1,7 @@
 //! One contestant's task: worktree, agent turn, archive, oracle, benchmark.
 
 use super::data::{decode, encode, now_ms, BattleData, ContestantData};
-use super::worker::contestant_event;
+use super::events::contestant_event;
 use super::{folder, Inner};
 use crate::agent::{Access, AgentEvent, Turn};
 use crate::arena::{BattleSpec, BattleType, ContestantStatus, Evidence, Lane};

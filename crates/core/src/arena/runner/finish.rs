@@ -10,8 +10,8 @@
 //! `conflict`, on which they stop quietly ([`quiet_if_taken`]).
 
 use super::data::{decode, now_ms, BattleData};
-use super::worker::{cancel_local, contestant_event};
-use super::{battle_event, Inner};
+use super::events::{battle_event, contestant_event};
+use super::Inner;
 use crate::arena::ContestantStatus;
 use crate::error::Error;
 use crate::event::BattleStatus;
@@ -125,7 +125,7 @@ pub(crate) async fn stop_battle(
             Err(e) => return Err(e),
         }
     }
-    cancel_local(inner, id);
+    inner.tasks.cancel_work(id);
     inner.bus.notify();
     Ok(())
 }

@@ -12,7 +12,8 @@ use super::data::{
     decode, encode, now_ms, BattleData, ContestantData, CrossExamData, DecisionRecord,
     DigestRecord, JudgeData, VerdictRecord, WinnerRecord,
 };
-use super::{battle_event, folder, Inner};
+use super::events::battle_event;
+use super::{folder, Inner};
 use crate::agent::{Access, Turn};
 use crate::arena::evidence::{
     apply_analysis, decide_winner, judge_field, pair_verdict, plan_judging, tier, EvidenceTier,

@@ -44,6 +44,7 @@
 
 mod contestant;
 pub mod data;
+mod events;
 mod finish;
 pub mod folder;
 mod judge;
@@ -59,11 +60,12 @@ use crate::agent::Registry;
 use crate::arena::{AgentRef, BattleSpec, BattleType, Lane, WinnerSource};
 use crate::bus::EventBus;
 use crate::error::Error;
-use crate::event::{BattleStatus, BattleUpdated, Event};
-use crate::store::{NewEvent, OwnerKind, Store, Target, Transition, WorkFilter, WorkKind};
+use crate::event::BattleStatus;
+use crate::store::{OwnerKind, Store, Target, Transition, WorkFilter, WorkKind};
 use crate::worker::{TaskHandler, TaskSet, TaskWorker, WorkerConfig};
 use crate::workspace::{GitWorkspace, GitWorkspaceConfig, Patch, Workspace};
 use data::{decode, encode, now_ms, BattleData, JudgeData, WinnerRecord};
+use events::battle_event;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -732,7 +734,7 @@ impl Arena {
 
     #[doc(hidden)]
     pub fn cancel_local(&self, battle_id: &str) {
-        worker::cancel_local(&self.inner, battle_id);
+        self.inner.tasks.cancel_work(battle_id);
     }
 }
 
@@ -744,22 +746,4 @@ fn busy(id: &str, e: Error) -> Error {
     } else {
         e
     }
-}
-
-/// `battle_updated` for the battle as `data` says.
-pub(crate) fn battle_event(
-    id: &str,
-    status: BattleStatus,
-    data: &BattleData,
-    cross_exam_id: Option<String>,
-) -> Result<NewEvent, Error> {
-    NewEvent::from_event(&Event::BattleUpdated(BattleUpdated {
-        battle_id: id.to_owned(),
-        status,
-        winner_contestant_id: data.winner.as_ref().map(|w| w.contestant_id.clone()),
-        winner_source: data.winner.as_ref().map(|w| w.source),
-        analysis_ready: Some(data.analysis_ready),
-        cross_exam_id,
-        error: data.error.clone().map(serde_json::Value::String),
-    }))
 }

@@ -9,16 +9,17 @@
 //! [`TaskSet::cancel_work`](crate::worker::TaskSet::cancel_work).
 
 use super::data::{decode, encode, ContestantData, JudgeData};
-use super::{battle_event, contestant, judge, Inner};
+use super::events::{battle_event, contestant_event};
+use super::{contestant, judge, Inner};
 use crate::arena::lifecycle::{
     next_battle_actions, BattleAction, BattleFacts, ContestantFacts, JudgeStatus,
 };
 use crate::arena::{ContestantStatus, Lane};
 use crate::error::Error;
-use crate::event::{BattleStatus, ContestantUpdated, Event};
+use crate::event::BattleStatus;
 use crate::store::{
-    NewEvent, OwnerKind, OwnerRef, OwnerUpdate, Target, TaskSpec, Transition, Update, WorkFilter,
-    WorkKind, WorkSnapshot,
+    OwnerKind, OwnerRef, OwnerUpdate, Target, TaskSpec, Transition, Update, WorkFilter, WorkKind,
+    WorkSnapshot,
 };
 use crate::worker::{Held, TaskHandler, TaskSet};
 use crate::workspace::Workspace;
@@ -101,11 +102,6 @@ async fn run_task(inner: &Arc<Inner>, held: &Held) -> Result<(), Error> {
     result
 }
 
-/// Cancels this process's running tasks of a battle (a stop).
-pub(crate) fn cancel_local(inner: &Inner, battle_id: &str) {
-    inner.tasks.cancel_work(battle_id);
-}
-
 /// Cancels every live task of a (stopped) battle in the store, settling
 /// its owner, and stops this process's holders at once.
 pub(crate) async fn cancel_live_tasks(inner: &Arc<Inner>, battle_id: &str) -> Result<(), Error> {
@@ -145,32 +141,8 @@ pub(crate) async fn cancel_live_tasks(inner: &Arc<Inner>, battle_id: &str) -> Re
             Err(e) => return Err(e),
         }
     }
-    cancel_local(inner, battle_id);
+    inner.tasks.cancel_work(battle_id);
     Ok(())
-}
-
-/// `contestant_updated` with the contestant's benchmark and evidence.
-pub(crate) fn contestant_event(
-    battle_id: &str,
-    contestant_id: &str,
-    status: ContestantStatus,
-    data: Option<&ContestantData>,
-    error: Option<&str>,
-) -> Result<NewEvent, Error> {
-    NewEvent::from_event(&Event::ContestantUpdated(ContestantUpdated {
-        battle_id: battle_id.to_owned(),
-        contestant_id: contestant_id.to_owned(),
-        status,
-        duration_ms: data.and_then(|d| d.duration_ms),
-        ttft_ms: data.and_then(|d| d.ttft_ms),
-        usage: data.and_then(|d| d.usage.as_ref()).map(encode),
-        tokens_per_sec: data.and_then(|d| d.tokens_per_sec),
-        evidence: data.and_then(|d| d.evidence.as_ref()).map(encode),
-        error: error
-            .map(str::to_owned)
-            .or_else(|| data.and_then(|d| d.error.clone()))
-            .map(serde_json::Value::String),
-    }))
 }
 
 /// The facts of the lifecycle decision from a snapshot.

@@ -226,8 +226,8 @@ impl ToolBox {
         let root = self.settings.workdir.clone();
         let result = match call.name.as_str() {
             "read_file" => read::read_file(&root, call, &spec, self.settings.hashline),
-            "list_files" => read::list_files(&root, call, &spec),
-            "grep" => read::grep(&root, call, &spec),
+            "list_files" => list::list_files(&root, call, &spec),
+            "grep" => grep::grep(&root, call, &spec),
             "edit_file" => edit::edit_file(&root, call, &spec, &mut self.edit_failures),
             "write_file" => {
                 let result = edit::write_file(&root, call, &spec);
@@ -292,8 +292,8 @@ pub fn specs_for(settings: &ToolSettings) -> Vec<ToolSpec> {
     if settings.mode == ToolsMode::Coderig {
         specs.extend([
             read::read_file_spec(settings.hashline),
-            read::list_files_spec(),
-            read::grep_spec(),
+            list::list_files_spec(),
+            grep::grep_spec(),
         ]);
         if writes {
             specs.extend([edit::edit_file_spec(), edit::write_file_spec()]);

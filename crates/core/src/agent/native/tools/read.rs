@@ -6,9 +6,6 @@
 //! whole lines before [`OUTPUT_CAP_CHARS`], so the tool box's head-and-tail
 //! cap never cuts them in the middle.
 
-pub use super::grep::{grep, grep_spec};
-pub use super::list::{list_files, list_files_spec};
-
 use super::paths::{self, PathRefusal};
 use super::{arguments, ToolResult, OUTPUT_CAP_CHARS};
 use crate::agent::native::{ToolCall, ToolSpec};
@@ -507,7 +504,11 @@ mod tests {
 
     #[test]
     fn specs_are_flat_objects() {
-        for spec in [read_file_spec(false), list_files_spec(), grep_spec()] {
+        for spec in [
+            read_file_spec(false),
+            super::super::list::list_files_spec(),
+            super::super::grep::grep_spec(),
+        ] {
             let p = &spec.parameters;
             assert_eq!(p["type"], "object", "{}", spec.name);
             assert_eq!(p["additionalProperties"], false, "{}", spec.name);
