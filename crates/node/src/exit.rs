@@ -17,7 +17,6 @@
 //! a collected `Rig` are stopped while their `Turn` lives).
 
 use crate::helpers::Res;
-use crate::rig::Opened;
 use coderig::agent::{Registry, DEFAULT_SHUTDOWN_GRACE};
 use coderig::rig::Rig;
 use napi::bindgen_prelude::{
@@ -26,6 +25,11 @@ use napi::bindgen_prelude::{
 use napi::Env;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
+use tokio::sync::OnceCell;
+
+/// A core rig, once opened: the face's `Rig` opens it, and this
+/// listener shuts it down at the process's exit.
+pub(crate) type Opened = Arc<OnceCell<Rig>>;
 
 /// What the exit listener stops of one `Rig`.
 struct ExitTarget {

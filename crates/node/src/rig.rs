@@ -18,7 +18,7 @@
 //! decoders read the options (after the addon's JS → JSON conversion), so
 //! a bad option gets the same message and path as in Python.
 
-use crate::exit::shut_down_at_exit;
+use crate::exit::{shut_down_at_exit, Opened};
 use crate::helpers::{decode_named, js, options, Res};
 use coderig::agent::{AgentsOptions, Registry, DEFAULT_SHUTDOWN_GRACE};
 use coderig::rig::{Rig as CoreRig, RigConfig, RigOptions};
@@ -30,7 +30,6 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::OnceCell;
 
 /// The options object of a call as the JSON object the core decodes
 /// (`null` fields left out, keys in snake_case).
@@ -42,10 +41,6 @@ pub(crate) fn options_json(env: &Env, value: Option<Unknown>) -> Res<Value> {
 pub(crate) fn to_value<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
-
-/// A core rig, once opened (shared with the exit listener, which shuts it
-/// down).
-pub(crate) type Opened = Arc<OnceCell<CoreRig>>;
 
 /// The agents of a project, the turns they run, and its battles and runs.
 #[napi]

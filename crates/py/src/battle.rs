@@ -15,11 +15,10 @@
 //! [`Watch`](coderig::watch::Watch) ([`crate::watch`]): the core's one end
 //! rule, nothing of the face's own.
 
-use crate::helpers::to_py_err;
-use crate::turn::{block_on, to_dict};
+use crate::blocking::call;
+use crate::helpers::to_dict;
 use crate::watch::Events;
 use coderig::rig::{Rig, Subject};
-use coderig::Error;
 use pyo3::prelude::*;
 
 /// Registers `Battle` and `BattleEvents`.
@@ -27,16 +26,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Battle>()?;
     m.add_class::<BattleEvents>()?;
     Ok(())
-}
-
-/// Runs one call of the core's runtime with the GIL released; its error is
-/// raised as the coderig exception of its kind.
-pub fn call<T, F>(py: Python<'_>, fut: F) -> PyResult<T>
-where
-    F: std::future::Future<Output = Result<T, Error>> + Send,
-    T: Send,
-{
-    block_on(py, fut, || {})?.map_err(to_py_err)
 }
 
 /// A battle of a `Rig` (`Rig.start_battle`, `Rig.battle`). Dropping it

@@ -12,12 +12,14 @@ use pyo3::conversion::FromPyObjectOwned;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTimeoutError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyIterator, PyList, PyString, PyTuple, PyType};
 use pyo3::IntoPyObjectExt;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 // ---------------------------------------------------------------------------
 // Exceptions.
@@ -319,6 +321,14 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
     Ok(pythonize::pythonize(py, value)?)
 }
 
+/// A serializable core value as Python (dicts and lists, snake_case keys,
+/// exactly the core's serde shape).
+pub fn to_dict<T: Serialize>(py: Python<'_>, value: &T) -> PyResult<Py<PyAny>> {
+    let json =
+        serde_json::to_value(value).map_err(|e| to_py_err(Error::internal(e.to_string())))?;
+    Ok(to_py(py, &json)?.unbind())
+}
+
 /// Decodes with one of the core's decoders; its error is raised as is.
 pub fn decode<T>(value: Value, decoder: impl FnOnce(Value) -> Result<T, Error>) -> PyResult<T> {
     decoder(value).map_err(to_py_err)
@@ -390,4 +400,46 @@ impl<'py, T: FromPyObjectOwned<'py>> FromPyObject<'_, 'py> for Items<T> {
         }
         Ok(Items(items))
     }
+}
+
+// ---------------------------------------------------------------------------
+// Durations.
+
+/// A duration argument (seconds or a string like `"90s"`), decoded by the
+/// core's duration decoder: a bad one is the core's `InvalidInputError` at
+/// `at`. `None` is no duration.
+pub fn duration(value: Option<&Bound<'_, PyAny>>, at: &str) -> PyResult<Option<Duration>> {
+    #[derive(Deserialize)]
+    struct Limit(
+        #[serde(deserialize_with = "coderig::agent::duration::deserialize_opt")] Option<Duration>,
+    );
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    finite(value, at)?;
+    let Limit(limit) = coderig::json::decode(to_json(value, at)?)
+        .map_err(|e| to_py_err(Error::invalid_at(at, e.message())))?;
+    Ok(limit)
+}
+
+/// Refuses a NaN or an infinity for a duration: JSON has none (pythonize
+/// would make them `null`, "not given").
+pub fn finite(value: &Bound<'_, PyAny>, at: &str) -> PyResult<()> {
+    let Ok(f) = value.cast::<PyFloat>().map(|f| f.value()) else {
+        return Ok(());
+    };
+    if f.is_finite() {
+        return Ok(());
+    }
+    let shown = if f.is_nan() {
+        "NaN"
+    } else if f > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    };
+    Err(to_py_err(Error::invalid_at(
+        at,
+        format!("must be a finite number, got {shown}"),
+    )))
 }

@@ -26,6 +26,7 @@
 
 pub mod arena;
 pub mod battle;
+pub mod blocking;
 pub mod edit;
 pub mod flow;
 pub mod hashline;

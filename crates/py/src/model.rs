@@ -1,8 +1,8 @@
 //! `coderig.model`: which served model a name means, what a failed model
 //! call means, and fallback chains (the core's `coderig::model`).
 
+use crate::helpers::to_dict;
 use crate::helpers::{name, to_py_err, Items};
-use crate::turn::to_dict;
 use coderig::model::{self, ErrorClass};
 use pyo3::prelude::*;
 use std::time::SystemTime;

@@ -3,67 +3,22 @@
 //! outcome, and its cancel switch.
 //!
 //! Everything runs on the module's one tokio runtime (pyo3-async-runtimes'
-//! shared runtime). A blocking call releases the GIL and wakes every
-//! [`SIGNAL_POLL`] to run Python's signal handlers, so Ctrl-C interrupts it;
-//! an interrupted blocking call cancels the turn before the
-//! `KeyboardInterrupt` propagates (a turn nobody waits for any more should
-//! not go on editing files).
+//! shared runtime). A blocking call ([`crate::blocking`]) releases the GIL
+//! and wakes every few milliseconds to run Python's signal handlers, so
+//! Ctrl-C interrupts it; an interrupted blocking call cancels the turn
+//! before the `KeyboardInterrupt` propagates (a turn nobody waits for any
+//! more should not go on editing files).
 
-use crate::helpers::{to_py, to_py_err};
+use crate::blocking::{block_on, runtime};
+use crate::helpers::{duration, to_dict, to_py_err};
 use coderig::agent::{AgentError, AgentEvent, TurnHandle, TurnOutcome};
-use coderig::Error;
 use pyo3::exceptions::{PyStopAsyncIteration, PyTimeoutError};
 use pyo3::prelude::*;
-use serde::Serialize;
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::runtime::Runtime;
 use tokio::sync::{watch, Mutex};
 use tokio_util::sync::CancellationToken;
-
-/// How often a blocking call looks for a pending signal (Ctrl-C).
-const SIGNAL_POLL: Duration = Duration::from_millis(50);
-
-/// The module's tokio runtime: the one pyo3-async-runtimes drives the async
-/// twins on, so blocking and async calls share tasks and timers.
-pub fn runtime() -> &'static Runtime {
-    pyo3_async_runtimes::tokio::get_runtime()
-}
-
-/// Runs `fut` to completion on [`runtime`] with the GIL released, looking
-/// for signals every [`SIGNAL_POLL`]; a signal handler's exception (Ctrl-C's
-/// `KeyboardInterrupt`) is raised after `on_interrupt` ran.
-pub fn block_on<F>(py: Python<'_>, fut: F, on_interrupt: impl FnOnce()) -> PyResult<F::Output>
-where
-    F: Future + Send,
-    F::Output: Send,
-{
-    let mut fut = Box::pin(fut);
-    loop {
-        let step = py.detach(|| {
-            runtime().block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut fut).await })
-        });
-        match step {
-            Ok(done) => return Ok(done),
-            Err(_elapsed) => {
-                if let Err(e) = py.check_signals() {
-                    on_interrupt();
-                    return Err(e);
-                }
-            }
-        }
-    }
-}
-
-/// A serializable core value as Python (dicts and lists, snake_case keys,
-/// exactly the core's serde shape).
-pub fn to_dict<T: Serialize>(py: Python<'_>, value: &T) -> PyResult<Py<PyAny>> {
-    let json =
-        serde_json::to_value(value).map_err(|e| to_py_err(Error::internal(e.to_string())))?;
-    Ok(to_py(py, &json)?.unbind())
-}
 
 type Ending = Result<TurnOutcome, AgentError>;
 
@@ -171,7 +126,7 @@ impl Turn {
     /// `TimeoutError` is raised and the turn goes on.
     #[pyo3(signature = (timeout=None))]
     fn wait(&self, py: Python<'_>, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        let limit = crate::rig::duration(timeout, "timeout")?;
+        let limit = duration(timeout, "timeout")?;
         let cancel = self.shared.cancel.clone();
         let ending = block_on(py, self.shared.clone().ending(limit), || cancel.cancel())?;
         match ending {
@@ -187,7 +142,7 @@ impl Turn {
         py: Python<'py>,
         timeout: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let limit = crate::rig::duration(timeout, "timeout")?;
+        let limit = duration(timeout, "timeout")?;
         let shared = self.shared.clone();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             match shared.ending(limit).await {

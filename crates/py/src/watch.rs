@@ -13,7 +13,7 @@
 //! subject that is gone, `UnavailableError` when the rig was shut down
 //! before the subject ended.
 
-use crate::battle::call;
+use crate::blocking::call;
 use crate::helpers::{to_py, to_py_err};
 use coderig::bus::BusEvent;
 use coderig::rig::{Rig, Subject, Watch};
@@ -84,7 +84,7 @@ pub fn wait(
     subject: Subject,
     timeout: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let limit = crate::rig::duration(timeout, "timeout")?;
+    let limit = crate::helpers::duration(timeout, "timeout")?;
     let view = call(py, view_at_end(rig.clone(), subject, limit))?;
     Ok(to_py(py, &view)?.unbind())
 }
@@ -96,7 +96,7 @@ pub fn wait_async<'py>(
     subject: Subject,
     timeout: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let limit = crate::rig::duration(timeout, "timeout")?;
+    let limit = crate::helpers::duration(timeout, "timeout")?;
     let rig = rig.clone();
     pyo3_async_runtimes::tokio::future_into_py(py, async move {
         let view = view_at_end(rig, subject, limit).await.map_err(to_py_err)?;

@@ -42,6 +42,9 @@ fn bearer(request: &Request) -> Option<&[u8]> {
         .then(|| token.trim_ascii())
 }
 
+/// Where the dashboard asks for the token (open: the login itself).
+pub(crate) const SESSION_PATH: &str = "/ui/session";
+
 /// The dashboard's session cookie: the token itself, `HttpOnly` (no script
 /// reads it) and `SameSite=Strict` (no other site's page sends it).
 pub(crate) const SESSION_COOKIE: &str = "coderig_session";
@@ -85,7 +88,7 @@ fn is_open(request: &Request) -> bool {
     let path = request.uri().path();
     (request.method() == Method::GET
         && (path == "/api/health" || path == "/" || path.starts_with("/ui/")))
-        || (request.method() == Method::POST && path == crate::dashboard::SESSION_PATH)
+        || (request.method() == Method::POST && path == SESSION_PATH)
 }
 
 /// The middleware: an open request passes ([`is_open`]), as does one with

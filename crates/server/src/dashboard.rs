@@ -16,7 +16,7 @@
 //! state-changing request it makes carries the dashboard's header, which
 //! no other site's page can send (see `auth`).
 
-use crate::auth::{self, Token};
+use crate::auth::{self, Token, SESSION_PATH};
 use crate::ApiError;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -24,9 +24,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::json;
-
-/// Where the dashboard asks for the token.
-pub(crate) const SESSION_PATH: &str = "/ui/session";
 
 const INDEX: &str = include_str!("../dashboard/index.html");
 

@@ -3,7 +3,8 @@
 //! the core and returns its answer.
 
 use super::conditions::with_conditions;
-use super::decode::{decode_step, flow_arg, state_arg};
+use super::decode::decode_step;
+use super::handles::{flow_arg, state_arg};
 use crate::helpers::{arg, js, name_arg, opt_name_arg, parse_name, records, to_json, Res, U32};
 use coderig::flow as core;
 use napi::bindgen_prelude::Unknown;

@@ -1,19 +1,16 @@
 //! JS specs and states as core values: a spec object (conditions as JS
 //! functions, camelCase or snake_case keys) decoded by the core with its
-//! conditions attached, and the arguments that take a handle or a plain
-//! object ([`flow_arg`], [`state_arg`]).
+//! conditions attached, and a plain state object.
 
 use super::conditions::condition;
-use super::handles::{Flow, State};
 use crate::helpers::{snake_case, snake_keys, to_json, to_json_with_functions, JsFunction, Res};
 use coderig::flow as core;
 use coderig::json;
 use coderig::Error;
-use napi::bindgen_prelude::{ClassInstance, FromNapiValue, JavaScriptClassExt, Unknown};
-use napi::{Env, ValueType};
+use napi::bindgen_prelude::Unknown;
+use napi::Env;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::ops::Deref;
 
 /// The conditions taken out of one step object before the core decodes it.
 #[derive(Default)]
@@ -174,56 +171,6 @@ pub(super) fn decode_step(env: &Env, value: Unknown) -> Res<core::Step> {
     let mut step = json::step(spec)?;
     conditions.attach(&mut step);
     Ok(step)
-}
-
-/// A flow argument: a `Flow` handle, borrowed, or a plain spec decoded for
-/// this call.
-pub(super) enum FlowArg<'a> {
-    Handle(ClassInstance<'a, Flow>),
-    Plain(core::Flow),
-}
-
-impl Deref for FlowArg<'_> {
-    type Target = core::Flow;
-    fn deref(&self) -> &core::Flow {
-        match self {
-            FlowArg::Handle(h) => &h.inner,
-            FlowArg::Plain(f) => f,
-        }
-    }
-}
-
-pub(super) fn flow_arg<'a>(env: &Env, value: Unknown<'a>) -> Res<FlowArg<'a>> {
-    if value.get_type()? == ValueType::Object && Flow::instance_of(env, &value)? {
-        return Ok(FlowArg::Handle(ClassInstance::from_unknown(value)?));
-    }
-    Ok(FlowArg::Plain(decode_flow(env, value)?))
-}
-
-/// A state argument: a `State` handle, borrowed, or a plain object decoded
-/// for this call (`undefined` / `null`: the empty state).
-pub(super) enum StateArg<'a> {
-    Handle(ClassInstance<'a, State>),
-    Plain(core::SchedulerState),
-}
-
-impl Deref for StateArg<'_> {
-    type Target = core::SchedulerState;
-    fn deref(&self) -> &core::SchedulerState {
-        match self {
-            StateArg::Handle(h) => &h.inner,
-            StateArg::Plain(s) => s,
-        }
-    }
-}
-
-pub(super) fn state_arg<'a>(env: &Env, value: Option<Unknown<'a>>) -> Res<StateArg<'a>> {
-    match value {
-        Some(v) if v.get_type()? == ValueType::Object && State::instance_of(env, &v)? => {
-            Ok(StateArg::Handle(ClassInstance::from_unknown(v)?))
-        }
-        v => Ok(StateArg::Plain(decode_state(env, v)?)),
-    }
 }
 
 pub(super) fn decode_state(env: &Env, value: Option<Unknown>) -> Res<core::SchedulerState> {

@@ -2,15 +2,16 @@
 //! once, passed to every `flow.*` function without converting it again.
 
 use super::decode::{decode_flow, decode_state, to_value};
-use crate::helpers::{js, to_json};
+use crate::helpers::{js, to_json, Res};
 use coderig::flow as core;
 use coderig::json;
 use coderig::Error;
-use napi::bindgen_prelude::{FromNapiValue, Unknown};
+use napi::bindgen_prelude::{ClassInstance, FromNapiValue, JavaScriptClassExt, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::ops::Deref;
 
 /// A flow, decoded once: steps in flow order, batch limits, and the JS
 /// conditions attached. Pass it to every `flow.*` function and to
@@ -178,5 +179,55 @@ impl State {
     #[napi(js_name = "toJSON")]
     pub fn to_json(&self) -> Value {
         to_value(&self.inner)
+    }
+}
+
+/// A flow argument: a `Flow` handle, borrowed, or a plain spec decoded for
+/// this call.
+pub(super) enum FlowArg<'a> {
+    Handle(ClassInstance<'a, Flow>),
+    Plain(core::Flow),
+}
+
+impl Deref for FlowArg<'_> {
+    type Target = core::Flow;
+    fn deref(&self) -> &core::Flow {
+        match self {
+            FlowArg::Handle(h) => &h.inner,
+            FlowArg::Plain(f) => f,
+        }
+    }
+}
+
+pub(super) fn flow_arg<'a>(env: &Env, value: Unknown<'a>) -> Res<FlowArg<'a>> {
+    if value.get_type()? == ValueType::Object && Flow::instance_of(env, &value)? {
+        return Ok(FlowArg::Handle(ClassInstance::from_unknown(value)?));
+    }
+    Ok(FlowArg::Plain(decode_flow(env, value)?))
+}
+
+/// A state argument: a `State` handle, borrowed, or a plain object decoded
+/// for this call (`undefined` / `null`: the empty state).
+pub(super) enum StateArg<'a> {
+    Handle(ClassInstance<'a, State>),
+    Plain(core::SchedulerState),
+}
+
+impl Deref for StateArg<'_> {
+    type Target = core::SchedulerState;
+    fn deref(&self) -> &core::SchedulerState {
+        match self {
+            StateArg::Handle(h) => &h.inner,
+            StateArg::Plain(s) => s,
+        }
+    }
+}
+
+pub(super) fn state_arg<'a>(env: &Env, value: Option<Unknown<'a>>) -> Res<StateArg<'a>> {
+    match value {
+        Some(v) if v.get_type()? == ValueType::Object && State::instance_of(env, &v)? => {
+            Ok(StateArg::Handle(ClassInstance::from_unknown(v)?))
+        }
+        v => Ok(StateArg::Plain(decode_state(env, v)?)),
     }
 }

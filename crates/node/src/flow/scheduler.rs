@@ -3,7 +3,7 @@
 
 use super::conditions::with_conditions;
 use super::decisions::{skips, Skip};
-use super::decode::flow_arg;
+use super::handles::flow_arg;
 use super::handles::State;
 use crate::helpers::{arg, js, to_json};
 use coderig::flow as core;

@@ -4,53 +4,11 @@
 
 use crate::helpers::{fspath, to_json, to_py_err, Items};
 use coderig::arena::BattleSpec;
-use coderig::Error;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyString};
-use serde::Deserialize;
+use pyo3::types::{PyDict, PyString};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::time::Duration;
-
-/// A duration argument (seconds or a string like `"90s"`), decoded by the
-/// core's duration decoder: a bad one is the core's `InvalidInputError` at
-/// `at`. `None` is no duration.
-pub fn duration(value: Option<&Bound<'_, PyAny>>, at: &str) -> PyResult<Option<Duration>> {
-    #[derive(Deserialize)]
-    struct Limit(
-        #[serde(deserialize_with = "coderig::agent::duration::deserialize_opt")] Option<Duration>,
-    );
-    let Some(value) = value else {
-        return Ok(None);
-    };
-    finite(value, at)?;
-    let Limit(limit) = coderig::json::decode(to_json(value, at)?)
-        .map_err(|e| to_py_err(Error::invalid_at(at, e.message())))?;
-    Ok(limit)
-}
-
-/// Refuses a NaN or an infinity for a duration: JSON has none (pythonize
-/// would make them `null`, "not given").
-pub fn finite(value: &Bound<'_, PyAny>, at: &str) -> PyResult<()> {
-    let Ok(f) = value.cast::<PyFloat>().map(|f| f.value()) else {
-        return Ok(());
-    };
-    if f.is_finite() {
-        return Ok(());
-    }
-    let shown = if f.is_nan() {
-        "NaN"
-    } else if f > 0.0 {
-        "Infinity"
-    } else {
-        "-Infinity"
-    };
-    Err(to_py_err(Error::invalid_at(
-        at,
-        format!("must be a finite number, got {shown}"),
-    )))
-}
 
 /// A path argument (`str` or `os.PathLike`); another type is a `TypeError`.
 pub fn path_arg(value: Option<&Bound<'_, PyAny>>, at: &str) -> PyResult<Option<PathBuf>> {

@@ -28,13 +28,17 @@
 
 mod args;
 
-pub use args::duration;
+pub use crate::helpers::duration;
 
-use crate::battle::{call, Battle};
+use crate::battle::Battle;
+use crate::blocking::call;
+use crate::blocking::{block_on, runtime};
+use crate::helpers::finite;
+use crate::helpers::to_dict;
 use crate::helpers::{fspath, name, object, to_json, to_py_err};
 use crate::run::{code_steps, flow_spec, Run};
-use crate::turn::{block_on, runtime, to_dict, Turn};
-use args::{db_arg, finite, path_arg};
+use crate::turn::Turn;
+use args::{db_arg, path_arg};
 use coderig::agent::{Registry, TurnOptions, DEFAULT_PROBE_TIMEOUT, DEFAULT_SHUTDOWN_GRACE};
 use coderig::arena::runner::BattleFilter;
 use coderig::event::RunStatus;

@@ -19,9 +19,9 @@ mod code;
 
 pub use code::code_steps;
 
-use crate::battle::call;
+use crate::blocking::call;
+use crate::helpers::to_dict;
 use crate::helpers::{to_json, to_py_err};
-use crate::turn::to_dict;
 use crate::watch::Events;
 use coderig::flow::engine::Decision;
 use coderig::flow::runspec::FlowSpec;
