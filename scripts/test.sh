@@ -124,8 +124,10 @@ for cli in claude codex opencode qwen; do
     printf '  %-9s %s\n' "$cli" "$("$CODERIG_AGENT_BIN/$cli" --version </dev/null 2>/dev/null | head -n 1)"
 done
 
-stage "cargo fmt --check"
+stage "cargo fmt --check; no import circles"
 cargo fmt --all --check
+# No module of a crate imports one that imports it back (issue 17).
+python3 scripts/import_circles.py crates/*/src
 
 # One feature set and one profile for every Rust build below: the whole
 # workspace with every feature, dev profile, tests included. Cargo unifies

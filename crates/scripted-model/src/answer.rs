@@ -4,9 +4,17 @@
 
 use serde_json::{json, Value};
 
-use crate::chat::{CACHED_TOKENS, COMPLETION_TOKENS, PROMPT_TOKENS, REASONING_TEXT};
 use crate::decide::{Flags, Reply, ToolArgs};
 use crate::script::Step;
+
+/// Prompt tokens every reply reports (of which 50 cached under `usage_cached`).
+pub const PROMPT_TOKENS: u64 = 200;
+/// Completion tokens every reply reports.
+pub const COMPLETION_TOKENS: u64 = 20;
+/// Cached prompt tokens reported under `usage_cached`.
+pub const CACHED_TOKENS: u64 = 50;
+/// The reasoning text streamed under the `reasoning`/`reasoning_content` flags.
+pub const REASONING_TEXT: &str = "Thinking about the request.";
 
 /// Token counts one reply reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,18 +5,12 @@
 use serde_json::{json, Value};
 
 use crate::answer::{self, Answer, Finish, Usage, Wire};
+// What every reply reports, on every wire; declared with the answer.
+pub use crate::answer::{CACHED_TOKENS, COMPLETION_TOKENS, PROMPT_TOKENS, REASONING_TEXT};
 use crate::decide::{Flags, RequestView, ToolInfo};
 use crate::script::PriorReply;
 use crate::sse;
 
-/// Prompt tokens every reply reports (of which 50 cached under `usage_cached`).
-pub const PROMPT_TOKENS: u64 = 200;
-/// Completion tokens every reply reports.
-pub const COMPLETION_TOKENS: u64 = 20;
-/// Cached prompt tokens reported under `usage_cached`.
-pub const CACHED_TOKENS: u64 = 50;
-/// The reasoning text streamed under the `reasoning`/`reasoning_content` flags.
-pub const REASONING_TEXT: &str = "Thinking about the request.";
 /// Fixed so replies do not depend on the clock.
 const CREATED: u64 = 1_700_000_000;
 
