@@ -132,24 +132,6 @@ impl OwnerChange {
             data: None,
         }
     }
-
-    /// The same change, only from one of `statuses` (empty = any).
-    pub fn from<S: AsRef<str>>(mut self, statuses: &[S]) -> Self {
-        self.from = statuses.iter().map(|s| s.as_ref().to_string()).collect();
-        self
-    }
-
-    /// The same change, setting the status.
-    pub fn status(mut self, status: impl Into<String>) -> Self {
-        self.status = Some(status.into());
-        self
-    }
-
-    /// The same change, replacing the data.
-    pub fn data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
 }
 
 /// A compare-and-set of the fenced task's work (battle or run), one part of
@@ -172,25 +154,34 @@ impl WorkChange {
     pub fn new() -> Self {
         WorkChange::default()
     }
-
-    /// The same change, only from one of `statuses` (empty = any).
-    pub fn from<S: AsRef<str>>(mut self, statuses: &[S]) -> Self {
-        self.from = statuses.iter().map(|s| s.as_ref().to_string()).collect();
-        self
-    }
-
-    /// The same change, setting the status.
-    pub fn status(mut self, status: impl Into<String>) -> Self {
-        self.status = Some(status.into());
-        self
-    }
-
-    /// The same change, replacing the data.
-    pub fn data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
 }
+
+/// The builder steps of a compare-and-set ([`OwnerChange`], [`WorkChange`]):
+/// the statuses it may start from, the new status, the new data.
+macro_rules! compare_and_set {
+    ($($ty:ty),+) => {$(
+        impl $ty {
+            /// The same change, only from one of `statuses` (empty = any).
+            pub fn from<S: AsRef<str>>(mut self, statuses: &[S]) -> Self {
+                self.from = statuses.iter().map(|s| s.as_ref().to_string()).collect();
+                self
+            }
+
+            /// The same change, setting the status.
+            pub fn status(mut self, status: impl Into<String>) -> Self {
+                self.status = Some(status.into());
+                self
+            }
+
+            /// The same change, replacing the data.
+            pub fn data(mut self, data: Value) -> Self {
+                self.data = Some(data);
+                self
+            }
+        }
+    )+};
+}
+compare_and_set!(OwnerChange, WorkChange);
 
 /// An event to append with [`Changes`]: about `owner_id` (an owner of the
 /// fenced task's work, checked like an [`OwnerChange`]'s) or about the work
