@@ -382,10 +382,10 @@ def refused_cli(binary, base, subject, spec):
     lines = out.stdout.splitlines()
     assert len(lines) == 1, f"cli: expected one JSON error line, got {out.stdout!r} ({out.stderr})"
     kind, code, message, path, problems = refusal(json.loads(lines[0]))
-    # The CLI may name the file it read before the spec's own message (it
-    # does for what the decoder refuses).
-    file = os.path.join(data, "flow.json")
-    if subject is RUN and message.startswith(f"{file}: "):
+    if subject is RUN:
+        # The CLI says which file it read before the spec's own message.
+        file = os.path.join(data, "flow.json")
+        assert message.startswith(f"{file}: "), f"cli: {message!r} does not name {file}"
         message = message[len(file) + 2:]
     return kind, code, message, path, problems
 

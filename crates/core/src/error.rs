@@ -164,6 +164,19 @@ impl Error {
         self
     }
 
+    /// The same error said of the file `file` (a spec or config file the
+    /// user named): the message starts with `file: `, and `file` is among
+    /// the details; the other details (the `path` inside the file, its
+    /// `problems`) are kept. Said once: an error already of `file` is
+    /// returned as it is.
+    pub fn in_file(mut self, file: &str) -> Self {
+        if self.details.get("file").and_then(Value::as_str) == Some(file) {
+            return self;
+        }
+        self.message = format!("{file}: {}", self.message);
+        self.with_detail("file", file)
+    }
+
     /// Replaces every detail at once, as a capability's error gives them
     /// (the conversions of the capabilities' errors).
     pub(crate) fn with_details(mut self, details: Map<String, Value>) -> Self {
@@ -265,6 +278,23 @@ impl From<ParseNameError> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_is_said_of_its_file_once_with_its_details_kept() {
+        let e = Error::invalid_at("steps[0].agent", "no agent \"x\"").in_file("flow.yaml");
+        assert_eq!(e.kind(), ErrorKind::InvalidInput);
+        assert_eq!(e.message(), "flow.yaml: `steps[0].agent`: no agent \"x\"");
+        assert_eq!(e.details()["file"], "flow.yaml");
+        assert_eq!(e.details()["path"], "steps[0].agent");
+        let again = e.clone().in_file("flow.yaml");
+        assert_eq!(again, e);
+        let other = e.in_file("b.yaml");
+        assert_eq!(
+            other.message(),
+            "b.yaml: flow.yaml: `steps[0].agent`: no agent \"x\""
+        );
+        assert_eq!(other.details()["file"], "b.yaml");
+    }
 
     #[test]
     fn kinds_codes_statuses_and_exit_codes_form_one_table() {

@@ -197,13 +197,7 @@ impl Registry {
     pub fn load(path: &Path) -> Result<Registry, Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::io(format!("cannot read {}: {e}", path.display())))?;
-        Registry::from_toml_str(&text).map_err(|e| {
-            let mut err = Error::new(e.kind(), format!("{}: {}", path.display(), e.message()));
-            for (key, value) in e.details() {
-                err = err.with_detail(key, value.clone());
-            }
-            err.with_detail("file", path.display().to_string())
-        })
+        Registry::from_toml_str(&text).map_err(|e| e.in_file(&path.display().to_string()))
     }
 
     /// The registry every face opens: from the `config` file, or from

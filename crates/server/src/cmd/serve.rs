@@ -87,18 +87,11 @@ pub(crate) fn load_flows(
     let mut specs = Vec::with_capacity(files.len());
     for file in files {
         let in_file = |e: coderig::Error| {
-            // FlowSpec::load names the file already; compile does not.
-            let message = if e.message().contains(&file.display().to_string()) {
-                e.message().to_owned()
-            } else {
-                format!("{}: {}", file.display(), e.message())
-            };
-            let mut out = coderig::Error::new(e.kind(), format!("--flows: {message}"))
-                .with_detail("file", file.display().to_string());
+            // FlowSpec::load says its file already; compile does not.
+            let e = e.in_file(&file.display().to_string());
+            let mut out = coderig::Error::new(e.kind(), format!("--flows: {}", e.message()));
             for (k, v) in e.details() {
-                if k != "file" {
-                    out = out.with_detail(k, v.clone());
-                }
+                out = out.with_detail(k, v.clone());
             }
             out
         };

@@ -67,13 +67,6 @@ impl FlowSpec {
         } else {
             FlowSpec::from_yaml_str(&text)
         };
-        spec.map_err(|e| {
-            let message = format!("{shown}: {}", e.message());
-            let mut out = Error::invalid_input(message).with_detail("file", shown.as_str());
-            for (k, v) in e.details() {
-                out = out.with_detail(k, v.clone());
-            }
-            out
-        })
+        spec.map_err(|e| e.in_file(&shown))
     }
 }

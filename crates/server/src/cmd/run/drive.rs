@@ -40,6 +40,7 @@ pub(super) async fn drive(prepared: Prepared, json: bool) -> ExitCode {
     };
     let Prepared {
         spec,
+        file,
         input,
         config,
         approvals,
@@ -53,7 +54,11 @@ pub(super) async fn drive(prepared: Prepared, json: bool) -> ExitCode {
         Ok(id) => id,
         Err(e) => {
             rig.shutdown(SHUTDOWN_GRACE).await;
-            return report_error(&e);
+            // A problem at a path of the spec (an agent this rig does not
+            // configure) is said of its file, as the compiler's are.
+            let of_spec =
+                e.kind() == coderig::ErrorKind::InvalidInput && e.details().contains_key("path");
+            return report_error(&if of_spec { e.in_file(&file) } else { e });
         }
     };
     // The run's history first (its first event included, however late

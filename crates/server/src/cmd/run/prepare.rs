@@ -14,6 +14,8 @@ use std::time::Duration;
 /// What `run` checked before any store is opened, and the rig it opens.
 pub(super) struct Prepared {
     pub(super) spec: FlowSpec,
+    /// The spec's file, as given (its problems are said of it).
+    pub(super) file: String,
     pub(super) input: Value,
     pub(super) config: RigConfig,
     pub(super) approvals: Approvals,
@@ -91,16 +93,9 @@ pub(super) fn prepare(args: &Args, rig: &RigArgs) -> Result<Prepared, coderig::E
         .with_detail("path", "FLOW"));
     }
     let spec = FlowSpec::load(&args.flow)?;
-    spec.compile().map_err(|e| {
-        // The compiler's problems name paths inside the spec; say which file.
-        let file = args.flow.display().to_string();
-        let mut out = coderig::Error::new(e.kind(), format!("{file}: {}", e.message()))
-            .with_detail("file", file.as_str());
-        for (k, v) in e.details() {
-            out = out.with_detail(k, v.clone());
-        }
-        out
-    })?;
+    // The compiler's problems name paths inside the spec; say which file.
+    let file = args.flow.display().to_string();
+    spec.compile().map_err(|e| e.in_file(&file))?;
     let input = parse_input(args.input_json.as_deref(), &args.inputs)?;
     let approval_steps: Vec<&str> = spec
         .steps
@@ -135,6 +130,7 @@ pub(super) fn prepare(args: &Args, rig: &RigArgs) -> Result<Prepared, coderig::E
     config.poll = Some(Duration::from_millis(200));
     Ok(Prepared {
         spec,
+        file,
         input,
         config,
         approvals,
